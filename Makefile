@@ -1,0 +1,54 @@
+# tokio-ebpf-trace — top-level build.
+#   make deps    install system packages and vendor Debian crates (idempotent)
+#   make         build the tracer and the sample service (every Tokio line, usdt + stock)
+#   make test    run every test (tests/run.sh); make test T=pattern runs a subset
+#   make demo    build, run the sample service with its pathologies, trace it, write a report
+#   make bench-probes / make bench   benchmarks (not tests)
+# V=1 shows full commands.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+SHELL := /bin/bash
+
+ROOT   := $(CURDIR)
+BUILD  := $(ROOT)/build
+BIN    := $(BUILD)/bin
+OBJ    := $(BUILD)/obj
+CACHE  := $(ROOT)/.cache
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(ROOT)/%,%,$(2))";
+endif
+
+CC      ?= cc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -Wformat-signedness -Wmissing-field-initializers -Wno-unused-parameter
+# Objects of the tracer binary: fragments in mk/ append to these.
+TRACER_OBJS :=
+TRACER_LIBS := -lbpf -lelf -lz
+ALL_TARGETS :=
+
+.PHONY: all deps test demo bench bench-probes clean distclean
+all: build-all
+
+include $(sort $(wildcard mk/*.mk))
+
+build-all: $(ALL_TARGETS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+test: all
+	$(Q)tests/run.sh $(T)
+
+clean:
+	rm -rf $(BUILD)
+
+distclean: clean
+	rm -rf $(CACHE)

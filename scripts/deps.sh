@@ -1,0 +1,29 @@
+#!/bin/bash
+# make deps: install the Debian packages in scripts/packages.txt (only those missing) and
+# vendor the Debian crate sources for each supported Tokio line. Idempotent.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+die() { echo "deps: $*" >&2; exit 1; }
+
+mapfile -t want < <(grep -v '^#' "$ROOT/scripts/packages.txt" | grep .)
+missing=()
+for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    [ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}); run 'make deps' as root"
+    echo "deps: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq || die "apt-get update failed"
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || die "apt-get install failed"
+fi
+command -v cargo >/dev/null || die "cargo not found (install a Rust toolchain: rustup or Debian's cargo)"
+
+for suite in bookworm trixie sid; do
+    "$ROOT/scripts/vendor-crates.sh" "$suite"
+done
+# tracefs for bpftrace and uprobe checks
+if [ ! -d /sys/kernel/tracing/events ] && [ "$(id -u)" = 0 ]; then
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+echo "deps: ok" >&2

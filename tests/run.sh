@@ -1,0 +1,36 @@
+#!/bin/bash
+# Runs every tests/t_*.sh (in name order), or those whose name contains $1.
+# A test exits 0 (pass), 77 (skip: it must print why; under CI=true a skip counts as a failure)
+# or anything else (fail). Each test's output goes to build/test-logs/NAME.log; a failing
+# test's log tail is printed. Ends with the line "N passed, N failed, N skipped".
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LOGS="$ROOT/build/test-logs"
+mkdir -p "$LOGS"
+pass=0; fail=0; skip=0; failed=()
+for t in "$ROOT"/tests/t_*.sh; do
+    name=$(basename "$t" .sh)
+    if [ -n "${1:-}" ] && [[ "$name" != *"$1"* ]]; then continue; fi
+    start=$(date +%s)
+    printf '%-40s ' "$name"
+    ( cd "$ROOT" && exec timeout --kill-after=10 "${TEST_TIMEOUT:-900}" bash "$t" ) > "$LOGS/$name.log" 2>&1 < /dev/null
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+    if [ $rc = 0 ]; then
+        echo "PASS (${secs}s)"; pass=$((pass+1))
+    elif [ $rc = 77 ]; then
+        reason=$(grep -m1 '^SKIP' "$LOGS/$name.log" || echo "SKIP: (no reason printed)")
+        if [ "${CI:-}" = true ]; then
+            echo "FAIL (skipped under CI=true: $reason)"; fail=$((fail+1)); failed+=("$name")
+        else
+            echo "SKIPPED — $reason"; skip=$((skip+1))
+        fi
+    else
+        [ $rc = 124 ] && echo "FAIL (timeout after ${secs}s)" || echo "FAIL (exit $rc, ${secs}s)"
+        fail=$((fail+1)); failed+=("$name")
+        tail -n 40 "$LOGS/$name.log" | sed 's/^/    | /'
+    fi
+done
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]
