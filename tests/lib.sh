@@ -46,3 +46,29 @@ need_root() {
         skip_test "needs root for BPF/uprobes (running as uid $(id -u))"
     fi
 }
+
+# ---- Tokio lines and sample-service builds ------------------------------------------------------
+LINES=(1.24 1.43 1.53)
+declare -A SUITE_OF=([1.24]=bookworm [1.43]=trixie [1.53]=sid)
+sample_bin() { echo "$BUILD/sample-service/tokio-$1/$2/sample-service"; }   # LINE usdt|stock
+need_file() {  # need_file PATH WHAT: a missing build product fails the test (make builds it)
+    [ -e "$1" ] || die_test "$2 missing: $1 (run 'make')"
+}
+# tokio_notes BINARY: "name argcount" per tokio note, as readelf -n prints them
+tokio_notes() {
+    readelf -n --wide "$1" | awk '
+        /Provider: tokio$/ { p=1; next }
+        /Provider:/        { p=0; next }
+        p && /^ *Name:/    { name=$2 }
+        p && /^ *Arguments:/ { sub(/^ *Arguments: */,""); n=split($0,a," "); print name, n; p=0 }
+        p && /^ *Location:/ && 0 {}'
+}
+# Argument counts of the tokio probes (probes-patch/PROBES.md)
+declare -A PROBE_ARGC=([task_spawn]=9 [task_poll_begin]=3 [task_poll_end]=3 [task_yielded]=2
+    [waker_wake]=3 [waker_clone]=2 [waker_drop]=2 [task_terminate]=3 [worker_park]=2 [worker_unpark]=2)
+# wait_for_line FILE REGEX TIMEOUT_S: waits until FILE has a line matching REGEX
+wait_for_line() {
+    local i
+    for i in $(seq $(( $3 * 10 ))); do grep -qE "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+    return 1
+}

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Intent: a process started AFTER the tracer attached is traced. The probes are gated by USDT
+# semaphores, which the kernel increments in new processes only when the binary's segment layout
+# lets it (the kit links with -z separate-loadable-segments because rust-lld's default layout
+# breaks this). bpftrace attaches to the binary path first; the yield workload started afterwards
+# must show exactly its 4 × (10 + 1) = 44 polls.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+for line in "${LINES[@]}"; do
+    bin=$(sample_bin "$line" usdt)
+    need_file "$bin" "usdt sample-service for tokio $line"
+    bpftrace -e "usdt:$bin:tokio:task_poll_begin { @polls = count(); }" > "$TMPD/bt.$line" 2>&1 &
+    bt=$!; track_pid $bt
+    if ! wait_for_line "$TMPD/bt.$line" '^Attaching' 30; then
+        cat "$TMPD/bt.$line"; not_ok "tokio $line: bpftrace did not attach"; stop_pid $bt; continue
+    fi
+    sleep 0.5
+    "$bin" yield-workload --tasks 4 --yields 10 --workers 2 > "$TMPD/w.$line" 2>&1
+    check_eq "tokio $line: workload started after attach ran" 0 $?
+    stop_pid $bt INT
+    wait $bt 2>/dev/null
+    check_eq "tokio $line: process started after attach is traced: 44 polls" "@polls: 44" "$(grep '^@polls' "$TMPD/bt.$line")"
+done
+finish

@@ -1,0 +1,50 @@
+#!/bin/bash
+# Intent: the patch sets put exactly the ten documented tokio probes into a usdt build (readelf -n,
+# an observer we did not write), each with its documented argument count; a stock build carries
+# no tokio notes; and the patched Tokio compiled WITHOUT --cfg tokio_task_tracking carries none
+# either and has the same .text size as the stock build (the patch compiles to stock Tokio).
+. "$(dirname "$0")/lib.sh"
+
+text_size() { readelf -S --wide "$1" | awk '$2==".text"{print strtonum("0x"$6)}'; }
+
+for line in "${LINES[@]}"; do
+    usdt=$(sample_bin "$line" usdt); stock=$(sample_bin "$line" stock)
+    need_file "$usdt" "usdt sample-service for tokio $line"
+    need_file "$stock" "stock sample-service for tokio $line"
+
+    tokio_notes "$usdt" > "$TMPD/notes"
+    names=$(cut -d' ' -f1 "$TMPD/notes" | sort -u | tr '\n' ' ')
+    want=$(printf '%s\n' "${!PROBE_ARGC[@]}" | sort | tr '\n' ' ')
+    check_eq "tokio $line usdt: readelf -n lists exactly the ten probes" "$want" "$names"
+    badargs=""
+    while read -r n c; do
+        [ "${PROBE_ARGC[$n]:-x}" = "$c" ] || badargs+="$n:$c "
+    done < "$TMPD/notes"
+    check_eq "tokio $line usdt: every note ($(wc -l < "$TMPD/notes") notes) has its documented argument count" "" "$badargs"
+    check "tokio $line usdt: .probes section (semaphores) present" \
+        bash -c "readelf -S --wide '$usdt' | grep -q ' \.probes '"
+    check_eq "tokio $line stock: no tokio notes" 0 "$(tokio_notes "$stock" | wc -l)"
+
+    # the patched tokio the kit made, built without the cfg, like the stock build otherwise
+    patched=$(ls -d "$BUILD/cargo/tokio-$line/usdt/tokio-usdt"/tokio-*/ 2>/dev/null | head -1)
+    [ -n "$patched" ] || { not_ok "tokio $line: patched source missing under build/cargo/tokio-$line/usdt/tokio-usdt"; continue; }
+    manifest="$ROOT/sample-service/lines/tokio-$line/Cargo.toml"
+    lock="$ROOT/sample-service/lines/tokio-$line/Cargo.lock"
+    cp "$lock" "$TMPD/lock.orig"
+    if (cd "$ROOT/sample-service/lines/tokio-$line" &&
+        env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo --config "patch.crates-io.tokio.path=\"${patched%/}\"" \
+            build --release --offline --manifest-path "$manifest" --target-dir "$BUILD/cargo/tokio-$line/nocfg") \
+            > "$TMPD/nocfg.log" 2>&1; then
+        nocfg="$BUILD/cargo/tokio-$line/nocfg/release/sample-service"
+        check_eq "tokio $line patched without cfg: no tokio notes" 0 "$(tokio_notes "$nocfg" | wc -l)"
+        check "tokio $line patched without cfg: no .probes section" \
+            bash -c "! readelf -S --wide '$nocfg' | grep -q ' \.probes '"
+        check_eq "tokio $line patched without cfg: .text size equals the stock build's" \
+            "$(text_size "$stock")" "$(text_size "$nocfg")"
+    else
+        tail -20 "$TMPD/nocfg.log"
+        not_ok "tokio $line: build of the patched tokio without the cfg failed"
+    fi
+    cp "$TMPD/lock.orig" "$lock"
+done
+finish

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Intent: the probe asm is red-zone safe. Linux >= 6.18 turns uprobes on the 5-byte-nop probe sites
+# into calls to a trampoline, which write below the stack pointer; a probe asm! with
+# options(nostack) would let the compiler keep live data there. A hot loop computing a checksum
+# with probes inside must give the same result untraced, traced (bpftrace on every probe, so
+# every site is hit by the kernel), and in the stock build.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+for line in "${LINES[@]}"; do
+    bin=$(sample_bin "$line" usdt); stock=$(sample_bin "$line" stock)
+    need_file "$bin" "usdt sample-service for tokio $line"
+    need_file "$stock" "stock sample-service for tokio $line"
+    want=$("$stock" checksum --iterations 20000 | grep -o 'checksum=[0-9a-fx]*')
+    untraced=$("$bin" checksum --iterations 20000 | grep -o 'checksum=[0-9a-fx]*')
+    P="usdt:$bin:tokio"
+    timeout 120 bpftrace -q -e "$P:task_spawn,$P:task_poll_begin,$P:task_poll_end,$P:task_yielded,$P:waker_wake,$P:waker_clone,$P:waker_drop,$P:task_terminate,$P:worker_park,$P:worker_unpark { @hits = count(); }" \
+        -c "$bin checksum --iterations 20000" > "$TMPD/t.$line" 2>&1
+    traced=$(grep -o 'checksum=[0-9a-fx]*' "$TMPD/t.$line")
+    hits=$(awk '/^@hits:/{print $2}' "$TMPD/t.$line")
+    [ -n "$want" ] || not_ok "tokio $line: stock build printed no checksum"
+    check_eq "tokio $line: untraced checksum equals stock" "$want" "$untraced"
+    check_eq "tokio $line: traced checksum equals stock" "$want" "$traced"
+    check "tokio $line: the traced run hit probes (${hits:-0} hits)" test "${hits:-0}" -gt 20000
+done
+finish
