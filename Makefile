@@ -39,10 +39,18 @@ all: build-all
 
 include $(sort $(wildcard mk/*.mk))
 
-build-all: $(ALL_TARGETS)
+build-all: $(BUILD)/.deps-ok $(ALL_TARGETS)
+$(ALL_TARGETS): | $(BUILD)/.deps-ok
+
+# Everything needs the system packages and vendored crates; deps.sh is idempotent and quick
+# when nothing is missing, so a fresh machine needs nothing but `make demo` / `make test`.
+$(BUILD)/.deps-ok: scripts/deps.sh scripts/packages.txt scripts/vendor-crates.sh $(wildcard crates/*)
+	$(Q)scripts/deps.sh
+	$(Q)mkdir -p $(BUILD) && touch $@
 
 deps:
 	$(Q)scripts/deps.sh
+	$(Q)mkdir -p $(BUILD) && touch $(BUILD)/.deps-ok
 
 test: all
 	$(Q)tests/run.sh $(T)
