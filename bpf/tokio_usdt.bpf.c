@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * tokio_usdt.bpf.c — one program per tokio:* USDT probe (probes-patch/PROBES.md).
+ *
+ * Each program filters on the target process, fetches the probe's arguments through libbpf's
+ * USDT support (argument specs resolved by libbpf at attach time; semaphores handled by the
+ * kernel through uprobe ref_ctr_offset), and writes one fixed-size record to the ring buffer.
+ *
+ * Records are submitted with BPF_RB_NO_WAKEUP: the consumer drains on a timer, so no probe hit
+ * pays for a wakeup (measured: ~2.5 µs per event with wakeups, ~0.6 µs without). The timestamp
+ * is taken after the reservation, so the ring order of two causally related events (a wake,
+ * then the poll it caused on another CPU) agrees with their timestamps.
+ *
+ * Nothing is lost silently: every hit that passes the filter counts in `seen`, every failed
+ * reservation in `drops`, per event type, in a per-CPU array user space sums. The counters are
+ * bumped atomically: uprobe programs run with migration, not preemption, disabled, so two
+ * programs can interleave on one CPU.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+/* Rust inlines probe sites freely; leave room for many distinct argument specs. */
+#define BPF_USDT_MAX_SPEC_CNT 1024
+#include <bpf/usdt.bpf.h>
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by user space between open and load. 0 = every process (attach by binary path). */
+const volatile __u32 target_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by user space before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tet_counters);
+} counters SEC(".maps");
+
+static __always_inline struct tet_counters *counters_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+/* Returns the tgid when this hit is for us, else 0. */
+static __always_inline __u32 filter(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if (target_tgid && tgid != target_tgid)
+		return 0;
+	return tgid;
+}
+
+static __always_inline void hdr_fill(struct tet_hdr *h, __u32 type, __u32 tgid)
+{
+	h->ts = bpf_ktime_get_ns();
+	h->type = type;
+	h->pid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->cpu = bpf_get_smp_processor_id();
+}
+
+static __always_inline __u64 arg(struct pt_regs *ctx, __u64 n, struct tet_counters *c)
+{
+	long v = 0;
+
+	if (bpf_usdt_arg(ctx, n, &v) < 0)
+		__sync_fetch_and_add(&c->arg_errors, 1);
+	return (__u64)v;
+}
+
+/* The common path of the nine small probes: up to four arguments, mapped onto the record's
+ * task_id/header_ptr/a/b by the caller's argument numbers (-1 = absent). */
+static __always_inline int emit(struct pt_regs *ctx, __u32 type,
+				int n_task, int n_hdr, int n_a, int n_b)
+{
+	struct tet_counters *c;
+	struct tet_event_rec *r;
+	__u32 tgid;
+
+	tgid = filter();
+	if (!tgid)
+		return 0;
+	c = counters_get();
+	if (!c)
+		return 0;
+	__sync_fetch_and_add(&c->seen[type], 1);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&c->drops[type], 1);
+		return 0;
+	}
+	hdr_fill(&r->h, type, tgid);
+	r->task_id = n_task >= 0 ? arg(ctx, n_task, c) : 0;
+	r->header_ptr = n_hdr >= 0 ? arg(ctx, n_hdr, c) : 0;
+	r->a = n_a >= 0 ? arg(ctx, n_a, c) : 0;
+	r->b = n_b >= 0 ? arg(ctx, n_b, c) : 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("usdt")
+int tet_poll_begin(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_POLL_BEGIN, 0, 1, 2, -1);
+}
+
+SEC("usdt")
+int tet_poll_end(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_POLL_END, 0, 1, 2, -1);
+}
+
+SEC("usdt")
+int tet_yielded(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_YIELD, 0, -1, 1, -1);
+}
+
+SEC("usdt")
+int tet_wake(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_WAKE, 0, 1, 2, -1);
+}
+
+SEC("usdt")
+int tet_waker_clone(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_WAKER_CLONE, 0, 1, -1, -1);
+}
+
+SEC("usdt")
+int tet_waker_drop(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_WAKER_DROP, 0, 1, -1, -1);
+}
+
+SEC("usdt")
+int tet_terminate(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_TERMINATE, 0, 1, 2, -1);
+}
+
+SEC("usdt")
+int tet_park(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_PARK, -1, -1, 0, 1);
+}
+
+SEC("usdt")
+int tet_unpark(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_UNPARK, -1, -1, 0, 1);
+}
+
+/* Copies min(len, max) bytes of a user string; returns the count copied, 0 on failure. */
+static __always_inline __u16 read_bounded(char *dst, __u64 src, __u64 len, __u32 max,
+					  struct tet_counters *c)
+{
+	__u32 n = len > max ? max : (__u32)len;
+
+	if (n == 0 || !src)
+		return 0;
+	n &= 0x1ff; /* n ≤ max ≤ 256 < 512: the verifier sees the bound */
+	if (n > max)
+		return 0;
+	if (bpf_probe_read_user(dst, n, (const void *)src) < 0) {
+		__sync_fetch_and_add(&c->read_errors, 1);
+		return 0;
+	}
+	return n;
+}
+
+SEC("usdt")
+int tet_spawn(struct pt_regs *ctx)
+{
+	struct tet_counters *c;
+	struct tet_spawn_rec *r;
+	__u64 file_ptr, type_ptr;
+	__u32 tgid;
+
+	tgid = filter();
+	if (!tgid)
+		return 0;
+	c = counters_get();
+	if (!c)
+		return 0;
+	__sync_fetch_and_add(&c->seen[TET_EV_SPAWN], 1);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&c->drops[TET_EV_SPAWN], 1);
+		return 0;
+	}
+	hdr_fill(&r->h, TET_EV_SPAWN, tgid);
+	r->task_id = arg(ctx, 0, c);
+	r->header_ptr = arg(ctx, 1, c);
+	r->kind = (__u32)arg(ctx, 2, c);
+	file_ptr = arg(ctx, 3, c);
+	r->file_len = arg(ctx, 4, c);
+	r->line = (__u32)arg(ctx, 5, c);
+	r->col = (__u32)arg(ctx, 6, c);
+	type_ptr = arg(ctx, 7, c);
+	r->type_len = arg(ctx, 8, c);
+	r->file_copied = read_bounded(r->data, file_ptr, r->file_len, TET_FILE_MAX, c);
+	r->type_copied = read_bounded(r->data + TET_FILE_MAX, type_ptr, r->type_len,
+				      TET_TYPE_MAX, c);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -1,0 +1,23 @@
+# mk/trace-fixtures.mk — C stand-ins for Tokio processes, used by tests/t_trace_*.sh.
+#   fake_tokio     the probes linked into the executable
+#   fake_tokio_so  the same scenario with the probes in a shared library (libfake_rt.so)
+FIXTURES := $(BUILD)/fixtures
+FIXTURE_CFLAGS := -O2 -g -pthread $(WARN) -Itests/fixtures/trace
+FIXTURE_SRC := tests/fixtures/trace
+
+ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so
+
+$(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c
+
+$(FIXTURES)/libfake_rt.so: $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIC -shared -o $@ $(FIXTURE_SRC)/fake_rt.c
+
+$(FIXTURES)/fake_tokio_so: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURES)/libfake_rt.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/fake_tokio.c -L$(FIXTURES) -lfake_rt \
+	    -Wl,-rpath,'$$ORIGIN'

@@ -1,0 +1,1154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * analyzer.c — task state machine, aggregates and detectors.
+ *
+ * Input: ring-buffer records (bpf/events.h) in ring order. The ring is one MPSC buffer and
+ * every BPF program takes its timestamp after its reservation, so causally related events
+ * (a wake, then the poll it enables on another CPU) arrive in causal order with increasing
+ * timestamps; unrelated events of different CPUs may interleave a little, which no figure
+ * depends on.
+ *
+ * Identity: a task is (pid, task_id) — or (pid, header_ptr) in the uprobe fallback, where no
+ * task id exists (opts.key_by_header). A header is reused after its task is freed; the
+ * terminate event retires the key first.
+ *
+ * Per task, a state machine on kernel timestamps:
+ *
+ *     spawn ──► SPAWNED ─┐             ┌──────── wake ◄────────┐
+ *                        ▼             ▼                       │
+ *                   (runnable: SPAWNED/SCHEDULED) ──poll_begin──► POLLING ──poll_end──►
+ *                        ▲                                         │  Pending   → PENDING ┘
+ *                        └────────── Notified (2) / woken in poll ◄┤  Ready/Cancelled/
+ *                                                                  │  Panicked  → DONE
+ *                                              terminate (any state) ──► TERMINATED (folded)
+ *
+ *   scheduling delay = poll_begin − the moment the task became runnable (spawn, wake of a
+ *                      PENDING task, or the end of a poll that was notified);
+ *   pending time     = wake − poll_end(Pending);
+ *   busy time        = Σ (poll_end − poll_begin).
+ *   A wake while POLLING marks the poll "woken"; issued by the polling thread itself it is a
+ *   self-wake. A self-wake in a poll that also yielded (yield_now, coop budget) is explained;
+ *   the others count towards the self_wake ratio. A wake whose thread never polled as a
+ *   runtime worker (worker ≥ 0) nor parked one is "outside the runtime".
+ *   Live wakers = clones − drops − wakes by value (wake() consumes its waker; wake_by_ref
+ *   does not). Known only for tasks whose spawn we saw and when waker_clone/drop are attached.
+ *
+ * Tasks first met without their spawn (spawned before the trace) are created at their first
+ * poll_begin under the pseudo site "unknown"; their first scheduling delay and waker count are
+ * unknown. Wakes, clones, drops and terminations of tasks never polled are counted only.
+ *
+ * Memory: live tasks (bounded by opts.max_live_tasks) hold three sparse histograms; at
+ * terminate a task is folded into its spawn site — whose aggregates are kept up to date on
+ * every event anyway — and reduced to a fixed-size summary for the report (at most
+ * opts.max_task_records; beyond, counted as omitted). Sites are bounded by opts.max_sites
+ * (beyond, new locations share the pseudo site "other").
+ *
+ * Detectors (each once per task and kind, so findings do not flicker; a finding keeps the
+ * worst value seen and whether its condition still held at the end):
+ *   long_poll     at poll_end: poll > long_poll_ns (spawn_blocking tasks are exempt)
+ *   never_yields  at tick: a poll in progress for ≥ never_yields_ns (blocking exempt)
+ *   lost_waker    at tick: PENDING for ≥ lost_waker_ns with zero live wakers (known)
+ *   stalled       at tick, or at the late wake: PENDING for ≥ stall_ns without a wake,
+ *                 unless the lost_waker condition holds (no waker alive → lost_waker)
+ *   self_wake     at poll_end and finish: ≥ min polls and unexplained self-wake ratio ≥ r
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer.h"
+
+/* ---- small open-addressing hash table: (k1, k2) → pointer, backward-shift deletion ---- */
+struct hent {
+	uint64_t k1, k2;
+	void *v;
+};
+struct htab {
+	struct hent *e;
+	size_t cap, len; /* cap: power of two */
+};
+
+static uint64_t hmix(uint64_t a, uint64_t b)
+{
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static void *htab_get(const struct htab *t, uint64_t k1, uint64_t k2)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = hmix(k1, k2) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		if (!t->e[i].v)
+			return NULL;
+		if (t->e[i].k1 == k1 && t->e[i].k2 == k2)
+			return t->e[i].v;
+	}
+}
+
+static int htab_put(struct htab *t, uint64_t k1, uint64_t k2, void *v);
+
+static int htab_grow(struct htab *t)
+{
+	struct htab n = { NULL, t->cap ? t->cap * 2 : 64, 0 };
+
+	n.e = calloc(n.cap, sizeof(*n.e));
+	if (!n.e)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->e[i].v)
+			htab_put(&n, t->e[i].k1, t->e[i].k2, t->e[i].v);
+	free(t->e);
+	*t = n;
+	return 0;
+}
+
+/* Inserts or replaces. */
+static int htab_put(struct htab *t, uint64_t k1, uint64_t k2, void *v)
+{
+	if ((t->len + 1) * 10 > t->cap * 7 && htab_grow(t))
+		return -ENOMEM;
+	for (size_t i = hmix(k1, k2) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		if (!t->e[i].v) {
+			t->e[i] = (struct hent){ k1, k2, v };
+			t->len++;
+			return 0;
+		}
+		if (t->e[i].k1 == k1 && t->e[i].k2 == k2) {
+			t->e[i].v = v;
+			return 0;
+		}
+	}
+}
+
+static void htab_del(struct htab *t, uint64_t k1, uint64_t k2)
+{
+	size_t mask = t->cap - 1, i, j;
+
+	if (!t->cap)
+		return;
+	for (i = hmix(k1, k2) & mask;; i = (i + 1) & mask) {
+		if (!t->e[i].v)
+			return;
+		if (t->e[i].k1 == k1 && t->e[i].k2 == k2)
+			break;
+	}
+	t->e[i].v = NULL;
+	t->len--;
+	/* shift back the entries of the cluster that follow */
+	for (j = (i + 1) & mask; t->e[j].v; j = (j + 1) & mask) {
+		size_t home = hmix(t->e[j].k1, t->e[j].k2) & mask;
+
+		/* move e[j] to the hole at i unless its home lies cyclically in (i, j] */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		t->e[i] = t->e[j];
+		t->e[j].v = NULL;
+		i = j;
+	}
+}
+
+/* ---- state ---- */
+struct task {
+	struct an_task_summary s;  /* hist summaries filled on demand */
+	struct hist poll, sched, pending;
+	struct an_site *site;
+	uint64_t seq;
+	uint64_t ready_since;      /* 0 = unknown */
+	uint64_t poll_begin, pending_since;
+	uint32_t poll_tid;
+	int32_t poll_worker;
+	bool woke_in_poll, self_woke_in_poll, yielded_in_poll;
+	int32_t finding[AN_FINDING_KINDS]; /* index + 1 into findings, 0 = none */
+};
+
+struct analyzer {
+	struct an_opts o;
+	struct an_totals t;
+	uint64_t now, seq;
+	struct htab tasks, sites, workers, runtime_tids;
+	struct an_site **sitev;
+	size_t nsites, sites_cap;
+	struct an_site *unknown_site, *other_site;
+	struct an_worker **workerv;
+	size_t nworkers, workers_cap;
+	struct an_task_summary *records;
+	size_t nrecords, records_cap;
+	struct an_finding *findings;
+	size_t nfindings, findings_cap;
+	struct an_top *top_polls, *top_sched;
+	size_t ntop_polls, ntop_sched;
+	struct an_tl_rec *tl;
+	size_t tl_len, tl_head; /* ring: tl_head = next write */
+	bool wakers_unreliable;  /* events that live waker counts rely on were dropped */
+};
+
+void an_opts_default(struct an_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->long_poll_ns = 10ull * 1000000;
+	o->stall_ns = 1000ull * 1000000;
+	o->lost_waker_ns = 250ull * 1000000;
+	o->never_yields_ns = 1000ull * 1000000;
+	o->self_wake_ratio = 0.5;
+	o->self_wake_min_polls = 100;
+	o->detect = AN_DETECT_ALL;
+	o->waker_events = true;
+	o->max_live_tasks = 1000000;
+	o->max_task_records = 100000;
+	o->max_findings = 10000;
+	o->max_sites = 65536;
+	o->timeline_cap = 0;
+	o->top_n = 10;
+}
+
+struct analyzer *an_new(const struct an_opts *o)
+{
+	struct analyzer *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->o = *o;
+	if (!a->o.top_n)
+		a->o.top_n = 1;
+	a->top_polls = calloc(a->o.top_n, sizeof(*a->top_polls));
+	a->top_sched = calloc(a->o.top_n, sizeof(*a->top_sched));
+	if (a->o.timeline_cap)
+		a->tl = calloc(a->o.timeline_cap, sizeof(*a->tl));
+	if (!a->top_polls || !a->top_sched || (a->o.timeline_cap && !a->tl)) {
+		an_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static void task_free(struct task *t)
+{
+	hist_free(&t->poll);
+	hist_free(&t->sched);
+	hist_free(&t->pending);
+	free(t);
+}
+
+static void site_free(struct an_site *s)
+{
+	if (!s)
+		return;
+	free(s->file);
+	free(s->type_name);
+	free(s->location);
+	hist_free(&s->poll_ns);
+	hist_free(&s->sched_ns);
+	hist_free(&s->pending_ns);
+	hist_free(&s->lifetime_ns);
+	free(s);
+}
+
+void an_free(struct analyzer *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->tasks.cap; i++)
+		if (a->tasks.e[i].v)
+			task_free(a->tasks.e[i].v);
+	for (size_t i = 0; i < a->nsites; i++)
+		site_free(a->sitev[i]);
+	for (size_t i = 0; i < a->nworkers; i++) {
+		hist_free(&a->workerv[i]->park_ns);
+		free(a->workerv[i]);
+	}
+	free(a->tasks.e);
+	free(a->sites.e);
+	free(a->workers.e);
+	free(a->runtime_tids.e);
+	free(a->sitev);
+	free(a->workerv);
+	free(a->records);
+	free(a->findings);
+	free(a->top_polls);
+	free(a->top_sched);
+	free(a->tl);
+	free(a);
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	p = realloc(*v, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* ---- sites ---- */
+static uint64_t bytes_hash(const char *p, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static char *dup_bytes(const char *p, size_t n)
+{
+	char *d = malloc(n + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, p, n);
+	d[n] = 0;
+	return d;
+}
+
+static struct an_site *site_add(struct analyzer *a, bool unknown)
+{
+	struct an_site *s;
+
+	if (grow((void **)&a->sitev, &a->sites_cap, a->nsites + 1, sizeof(*a->sitev)))
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->index = (uint32_t)a->nsites;
+	s->unknown = unknown;
+	a->sitev[a->nsites++] = s;
+	return s;
+}
+
+static struct an_site *site_unknown(struct analyzer *a)
+{
+	if (!a->unknown_site)
+		a->unknown_site = site_add(a, true);
+	return a->unknown_site;
+}
+
+static bool site_matches(const struct an_site *s, const char *file, size_t flen, uint32_t line,
+			 uint32_t col, const char *type, size_t tlen, uint8_t kind)
+{
+	return !s->unknown && !s->other && s->line == line && s->col == col && s->kind == kind &&
+	       s->file_len == flen && s->type_len == tlen && !memcmp(s->file, file, flen) &&
+	       !memcmp(s->type_name, type, tlen);
+}
+
+static struct an_site *site_get(struct analyzer *a, const struct tet_spawn_rec *r)
+{
+	const char *file = r->data, *type = r->data + TET_FILE_MAX;
+	size_t flen = r->file_copied > TET_FILE_MAX ? TET_FILE_MAX : r->file_copied;
+	size_t tlen = r->type_copied > TET_TYPE_MAX ? TET_TYPE_MAX : r->type_copied;
+	uint8_t kind = (uint8_t)(r->kind < 256 ? r->kind : 255);
+	uint64_t h = bytes_hash(type, tlen, bytes_hash(file, flen, 0xcbf29ce484222325ull) ^ kind);
+	uint64_t k2 = (uint64_t)r->line << 32 | r->col;
+	struct an_site *s;
+	char buf[32];
+	int n;
+
+	for (;; h++) { /* a (64-bit) hash collision moves on to the next key */
+		s = htab_get(&a->sites, h, k2);
+		if (!s)
+			break;
+		if (site_matches(s, file, flen, r->line, r->col, type, tlen, kind))
+			return s;
+	}
+	if (a->nsites >= a->o.max_sites) {
+		if (!a->other_site) {
+			a->other_site = site_add(a, false);
+			if (a->other_site)
+				a->other_site->other = true;
+		}
+		return a->other_site;
+	}
+	s = site_add(a, false);
+	if (!s)
+		return NULL;
+	s->kind = kind;
+	s->line = r->line;
+	s->col = r->col;
+	s->file = dup_bytes(file, flen);
+	s->file_len = flen;
+	s->file_len_reported = r->file_len;
+	s->type_name = dup_bytes(type, tlen);
+	s->type_len = tlen;
+	s->type_len_reported = r->type_len;
+	n = snprintf(buf, sizeof(buf), ":%u:%u", r->line, r->col);
+	s->location = malloc(flen + (size_t)n + 1);
+	if (!s->file || !s->type_name || !s->location)
+		return NULL; /* freed with the site list */
+	memcpy(s->location, file, flen);
+	memcpy(s->location + flen, buf, (size_t)n + 1);
+	s->location_len = flen + (size_t)n;
+	if (htab_put(&a->sites, h, k2, s))
+		return NULL;
+	return s;
+}
+
+/* ---- workers and runtime threads ---- */
+static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t index, uint64_t ts)
+{
+	struct an_worker *w = htab_get(&a->workers, pid, (uint32_t)index);
+
+	if (w)
+		return w;
+	if (grow((void **)&a->workerv, &a->workers_cap, a->nworkers + 1, sizeof(*a->workerv)))
+		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->pid = pid;
+	w->index = index;
+	w->first_ts = ts;
+	if (htab_put(&a->workers, pid, (uint32_t)index, w)) {
+		free(w);
+		return NULL;
+	}
+	a->workerv[a->nworkers++] = w;
+	return w;
+}
+
+static void runtime_tid_add(struct analyzer *a, uint32_t pid, uint32_t tid)
+{
+	if (!htab_get(&a->runtime_tids, pid, tid))
+		htab_put(&a->runtime_tids, pid, tid, (void *)1);
+}
+
+/* ---- findings, tops, timeline ---- */
+static struct an_finding *finding_get(struct analyzer *a, struct task *t,
+				      enum an_finding_kind k, uint64_t ts, uint64_t threshold)
+{
+	struct an_finding *f;
+
+	if (!(a->o.detect & (1u << k)))
+		return NULL;
+	if (t->finding[k])
+		return &a->findings[t->finding[k] - 1];
+	if (a->nfindings >= a->o.max_findings ||
+	    grow((void **)&a->findings, &a->findings_cap, a->nfindings + 1, sizeof(*a->findings))) {
+		a->t.findings_omitted++;
+		return NULL;
+	}
+	f = &a->findings[a->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->kind = k;
+	f->pid = t->s.pid;
+	f->task_id = t->s.task_id;
+	f->header_ptr = t->s.header_ptr;
+	f->site = t->site;
+	f->first_ts = ts;
+	f->threshold_ns = threshold;
+	f->live_wakers = -1;
+	t->finding[k] = (int32_t)a->nfindings;
+	t->site->findings[k]++;
+	return f;
+}
+
+/* Counts a new occurrence when `start` (poll begin, pending since) differs from the last. */
+static void occur(struct an_finding *f, uint64_t start)
+{
+	if (!f->occurrences || f->last_ts != start) {
+		f->occurrences++;
+		f->last_ts = start;
+	}
+}
+
+static void top_add(struct an_top *v, size_t *n, size_t cap, const struct an_top *x)
+{
+	size_t i;
+
+	if (*n == cap && x->value_ns <= v[cap - 1].value_ns)
+		return;
+	i = *n < cap ? (*n)++ : cap - 1;
+	for (; i > 0 && v[i - 1].value_ns < x->value_ns; i--)
+		v[i] = v[i - 1];
+	v[i] = *x;
+}
+
+static void tl_push(struct analyzer *a, const struct an_tl_rec *r)
+{
+	if (!a->o.timeline_cap)
+		return;
+	a->tl[a->tl_head] = *r;
+	a->tl_head = (a->tl_head + 1) % a->o.timeline_cap;
+	if (a->tl_len < a->o.timeline_cap)
+		a->tl_len++;
+}
+
+/* ---- tasks ---- */
+static uint64_t task_key(const struct analyzer *a, uint64_t task_id, uint64_t header_ptr)
+{
+	return a->o.key_by_header ? header_ptr : task_id;
+}
+
+static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr,
+			     struct an_site *site, uint64_t ts)
+{
+	struct task *t;
+
+	if (a->t.tasks_live >= a->o.max_live_tasks) {
+		a->t.tasks_untracked++;
+		site->tasks_untracked++;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->s.pid = pid;
+	t->s.task_id = id;
+	t->s.header_ptr = hdr;
+	t->s.site = site;
+	t->s.term_reason = -1;
+	t->s.first_ts = ts;
+	t->s.last_ts = ts;
+	t->site = site;
+	t->seq = a->seq++;
+	if (htab_put(&a->tasks, pid, task_key(a, id, hdr), t)) {
+		free(t);
+		return NULL;
+	}
+	a->t.tasks_seen++;
+	a->t.tasks_live++;
+	site->tasks++;
+	return t;
+}
+
+static void summarize(const struct task *t, struct an_task_summary *s, uint64_t now)
+{
+	*s = t->s;
+	hist_summarize(&t->poll, &s->poll_ns);
+	hist_summarize(&t->sched, &s->sched_ns);
+	hist_summarize(&t->pending, &s->pending_ns);
+	s->pending_now_ns = t->s.state == AN_PENDING && now > t->pending_since ?
+			    now - t->pending_since : 0;
+}
+
+static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int reason)
+{
+	struct an_site *site = t->site;
+
+	t->s.state = AN_TERMINATED;
+	t->s.term_reason = (int8_t)reason;
+	t->s.end_ts = ts;
+	site->tasks_terminated++;
+	if (reason >= 0 && reason < AN_TERM_REASONS)
+		site->terms[reason]++;
+	if (t->s.spawn_seen && ts >= t->s.spawn_ts)
+		hist_add(&site->lifetime_ns, ts - t->s.spawn_ts);
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		if (t->finding[k])
+			a->findings[t->finding[k] - 1].ongoing = false;
+	if (a->nrecords < a->o.max_task_records &&
+	    !grow((void **)&a->records, &a->records_cap, a->nrecords + 1, sizeof(*a->records)))
+		summarize(t, &a->records[a->nrecords++], ts);
+	else
+		a->t.task_records_omitted++;
+	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	a->t.tasks_live--;
+	task_free(t);
+}
+
+static struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr)
+{
+	return htab_get(&a->tasks, pid, task_key(a, id, hdr));
+}
+
+/* ---- event handlers ---- */
+static int on_spawn(struct analyzer *a, const struct tet_spawn_rec *r)
+{
+	struct an_site *site;
+	struct task *t;
+
+	a->t.spawns++;
+	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
+	if (t) /* key reused (fallback) or a duplicate: the old task is gone */
+		task_retire(a, t, r->h.ts, -1);
+	site = site_get(a, r);
+	if (!site)
+		return -ENOMEM;
+	t = task_new(a, r->h.pid, r->task_id, r->header_ptr, site, r->h.ts);
+	if (!t)
+		return 0;
+	t->s.kind = (uint8_t)r->kind;
+	t->s.state = AN_SPAWNED;
+	t->s.spawn_seen = true;
+	t->s.spawn_ts = r->h.ts;
+	t->s.wakers_known = a->o.waker_events;
+	t->ready_since = r->h.ts;
+	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id, .pid = r->h.pid,
+				       .tid = r->h.tid, .worker = -1, .type = AN_TL_SPAWN,
+				       .code = (uint8_t)r->kind });
+	return 0;
+}
+
+static void on_poll_begin(struct analyzer *a, const struct tet_event_rec *r)
+{
+	int32_t worker = (int32_t)(uint32_t)r->a;
+	struct task *t;
+
+	a->t.polls++;
+	if (worker >= 0) {
+		struct an_worker *w = worker_get(a, r->h.pid, worker, r->h.ts);
+
+		runtime_tid_add(a, r->h.pid, r->h.tid);
+		if (w) {
+			w->polls++;
+			w->tid = r->h.tid;
+			w->last_ts = r->h.ts;
+		}
+	}
+	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
+	if (!t) {
+		struct an_site *u = site_unknown(a);
+
+		t = u ? task_new(a, r->h.pid, r->task_id, r->header_ptr, u, r->h.ts) : NULL;
+		if (!t) {
+			if (u)
+				u->polls++;
+			return;
+		}
+		t->s.state = AN_SCHEDULED;
+	}
+	if (t->s.state == AN_POLLING) /* its poll_end was lost */
+		a->t.unmatched_poll_ends++;
+	if ((t->s.state == AN_SPAWNED || t->s.state == AN_SCHEDULED) && t->ready_since &&
+	    r->h.ts >= t->ready_since) {
+		uint64_t d = r->h.ts - t->ready_since;
+
+		hist_add(&t->sched, d);
+		hist_add(&t->site->sched_ns, d);
+		top_add(a->top_sched, &a->ntop_sched, a->o.top_n,
+			&(struct an_top){ d, r->h.ts, r->h.pid, r->h.tid, worker, r->task_id,
+					  t->site });
+	}
+	t->s.state = AN_POLLING;
+	t->s.polls++;
+	t->site->polls++;
+	t->s.last_ts = r->h.ts;
+	t->poll_begin = r->h.ts;
+	t->poll_tid = r->h.tid;
+	t->poll_worker = worker;
+	t->woke_in_poll = t->self_woke_in_poll = t->yielded_in_poll = false;
+	t->ready_since = 0;
+}
+
+static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts)
+{
+	struct an_finding *f;
+	double ratio;
+
+	if (t->s.polls < a->o.self_wake_min_polls || !t->s.polls)
+		return;
+	ratio = (double)t->s.self_wake_polls / (double)t->s.polls;
+	if (ratio < a->o.self_wake_ratio)
+		return;
+	f = finding_get(a, t, AN_SELF_WAKE, ts, 0);
+	if (!f)
+		return;
+	f->last_ts = ts;
+	f->ongoing = t->s.state != AN_TERMINATED;
+	f->ratio = ratio;
+	f->polls = t->s.polls;
+	f->occurrences = t->s.self_wake_polls;
+}
+
+static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
+{
+	unsigned result = r->a < 256 ? (unsigned)r->a : 255;
+	struct task *t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
+	uint64_t d;
+
+	if (!t || t->s.state != AN_POLLING) {
+		a->t.unmatched_poll_ends++;
+		return;
+	}
+	d = r->h.ts >= t->poll_begin ? r->h.ts - t->poll_begin : 0;
+	t->s.busy_ns += d;
+	t->site->busy_ns += d;
+	hist_add(&t->poll, d);
+	hist_add(&t->site->poll_ns, d);
+	if (result < AN_POLL_RESULTS)
+		t->site->results[result]++;
+	if (t->poll_worker >= 0) {
+		struct an_worker *w = htab_get(&a->workers, r->h.pid, (uint32_t)t->poll_worker);
+
+		if (w) {
+			w->busy_ns += d;
+			w->last_ts = r->h.ts;
+		}
+	}
+	top_add(a->top_polls, &a->ntop_polls, a->o.top_n,
+		&(struct an_top){ d, t->poll_begin, r->h.pid, t->poll_tid, t->poll_worker,
+				  r->task_id, t->site });
+	tl_push(a, &(struct an_tl_rec){ .ts = t->poll_begin, .end = r->h.ts, .task_id = t->s.task_id,
+				       .pid = r->h.pid, .tid = t->poll_tid, .worker = t->poll_worker,
+				       .type = AN_TL_POLL, .code = (uint8_t)result });
+	if (t->self_woke_in_poll && !t->yielded_in_poll) {
+		t->s.self_wake_polls++;
+		t->site->self_wake_polls++;
+	}
+	if (d > a->o.long_poll_ns && t->s.kind != AN_KIND_BLOCKING) {
+		struct an_finding *f = finding_get(a, t, AN_LONG_POLL, t->poll_begin,
+						   a->o.long_poll_ns);
+		if (f) {
+			occur(f, t->poll_begin);
+			if (d > f->value_ns)
+				f->value_ns = d;
+			f->polls = t->s.polls;
+		}
+	}
+	if (t->finding[AN_NEVER_YIELDS]) {
+		struct an_finding *f = &a->findings[t->finding[AN_NEVER_YIELDS] - 1];
+
+		if (f->ongoing) {
+			f->ongoing = false;
+			if (d > f->value_ns)
+				f->value_ns = d;
+		}
+	}
+	t->s.last_ts = r->h.ts;
+	switch (result) {
+	case AN_POLL_PENDING:
+		if (!t->woke_in_poll) {
+			t->s.state = AN_PENDING;
+			t->pending_since = r->h.ts;
+			break;
+		}
+		/* woken while polling: runnable again at once */
+		__attribute__((fallthrough));
+	case AN_POLL_NOTIFIED:
+		t->s.state = AN_SCHEDULED;
+		t->ready_since = r->h.ts;
+		break;
+	case AN_POLL_READY:
+	case AN_POLL_CANCELLED:
+	case AN_POLL_PANICKED:
+		t->s.state = AN_DONE;
+		break;
+	default: /* unknown code: treat as Pending */
+		t->s.state = AN_PENDING;
+		t->pending_since = r->h.ts;
+	}
+	check_self_wake(a, t, r->h.ts);
+}
+
+static void on_yield(struct analyzer *a, const struct tet_event_rec *r)
+{
+	struct task *t = task_find(a, r->h.pid, r->task_id, 0);
+
+	a->t.yields++;
+	if (!t && a->o.key_by_header) /* yield has no header: fallback cannot key it */
+		return;
+	if (!t) {
+		a->t.unknown_task_events++;
+		return;
+	}
+	if (r->a < AN_YIELD_REASONS) {
+		t->s.yields[r->a]++;
+		t->site->yields[r->a]++;
+	}
+	if (t->s.state == AN_POLLING && (r->a == AN_YIELD_NOW || r->a == AN_YIELD_COOP))
+		t->yielded_in_poll = true;
+}
+
+static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
+{
+	bool outside = !htab_get(&a->runtime_tids, r->h.pid, r->h.tid);
+	struct task *t;
+
+	a->t.wakes++;
+	if (outside)
+		a->t.outside_wakes++;
+	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id, .pid = r->h.pid,
+				       .tid = r->h.tid, .worker = -1, .type = AN_TL_WAKE,
+				       .code = (uint8_t)r->a });
+	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
+	if (!t) {
+		a->t.unknown_task_events++;
+		return;
+	}
+	t->s.wakes++;
+	t->site->wakes++;
+	t->s.last_ts = r->h.ts;
+	if (!r->a)
+		t->s.live_wakers--;
+	if (outside) {
+		t->s.outside_wakes++;
+		t->site->outside_wakes++;
+	}
+	switch (t->s.state) {
+	case AN_POLLING:
+		t->woke_in_poll = true;
+		if (r->h.tid == t->poll_tid) {
+			t->self_woke_in_poll = true;
+			t->s.self_wakes++;
+			t->site->self_wakes++;
+			a->t.self_wakes++;
+		}
+		break;
+	case AN_PENDING: {
+		uint64_t d = r->h.ts >= t->pending_since ? r->h.ts - t->pending_since : 0;
+
+		hist_add(&t->pending, d);
+		hist_add(&t->site->pending_ns, d);
+		if (t->finding[AN_LOST_WAKER]) {
+			struct an_finding *f = &a->findings[t->finding[AN_LOST_WAKER] - 1];
+
+			if (f->ongoing) {
+				f->ongoing = false;
+				f->contradicted = true;
+				a->t.lost_waker_contradicted++;
+			}
+		}
+		if (d >= a->o.stall_ns && !t->finding[AN_LOST_WAKER]) {
+			struct an_finding *f = finding_get(a, t, AN_STALLED, t->pending_since,
+							   a->o.stall_ns);
+			if (f) {
+				occur(f, t->pending_since);
+				if (d > f->value_ns)
+					f->value_ns = d;
+				f->ongoing = false;
+				f->live_wakers = t->s.wakers_known ? t->s.live_wakers + (r->a ? 0 : 1) : -1;
+			}
+		} else if (t->finding[AN_STALLED]) {
+			a->findings[t->finding[AN_STALLED] - 1].ongoing = false;
+		}
+		t->s.state = AN_SCHEDULED;
+		t->ready_since = r->h.ts;
+		break;
+	}
+	default: /* already runnable (a redundant wake) or done */
+		break;
+	}
+}
+
+static void on_waker(struct analyzer *a, const struct tet_event_rec *r, bool clone)
+{
+	struct task *t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
+
+	if (clone)
+		a->t.waker_clones++;
+	else
+		a->t.waker_drops++;
+	if (!t) {
+		a->t.unknown_task_events++;
+		return;
+	}
+	if (clone) {
+		t->s.waker_clones++;
+		t->s.live_wakers++;
+	} else {
+		t->s.waker_drops++;
+		t->s.live_wakers--;
+	}
+}
+
+static void on_terminate(struct analyzer *a, const struct tet_event_rec *r)
+{
+	struct task *t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
+
+	a->t.terminates++;
+	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id, .pid = r->h.pid,
+				       .tid = r->h.tid, .worker = -1, .type = AN_TL_TERMINATE,
+				       .code = (uint8_t)r->a });
+	if (!t) {
+		a->t.unknown_task_events++;
+		return;
+	}
+	task_retire(a, t, r->h.ts, r->a < AN_TERM_REASONS ? (int)r->a : -1);
+}
+
+static void on_park(struct analyzer *a, const struct tet_event_rec *r, bool park)
+{
+	int32_t index = (int32_t)(uint32_t)r->a;
+	struct an_worker *w;
+
+	if (park)
+		a->t.parks++;
+	else
+		a->t.unparks++;
+	runtime_tid_add(a, r->h.pid, r->h.tid);
+	w = worker_get(a, r->h.pid, index, r->h.ts);
+	if (!w)
+		return;
+	w->tid = r->h.tid;
+	w->last_ts = r->h.ts;
+	if (park) {
+		w->parks++;
+		w->park_since = r->h.ts;
+		return;
+	}
+	if (w->park_since && r->h.ts >= w->park_since) {
+		uint64_t d = r->h.ts - w->park_since;
+
+		w->parked_ns += d;
+		hist_add(&w->park_ns, d);
+		tl_push(a, &(struct an_tl_rec){ .ts = w->park_since, .end = r->h.ts, .pid = r->h.pid,
+					       .tid = r->h.tid, .worker = index,
+					       .type = AN_TL_PARK });
+	}
+	w->park_since = 0;
+}
+
+int an_event(struct analyzer *a, const void *rec, size_t size)
+{
+	const struct tet_hdr *h = rec;
+	const struct tet_event_rec *r = rec;
+
+	if (size < sizeof(*h) || h->type >= TET_EV_COUNT ||
+	    (h->type == TET_EV_SPAWN ? size < sizeof(struct tet_spawn_rec) : size < sizeof(*r)))
+		return -EINVAL;
+	a->t.events++;
+	a->t.by_type[h->type]++;
+	if (!a->t.first_ts || h->ts < a->t.first_ts)
+		a->t.first_ts = h->ts;
+	if (h->ts > a->t.last_ts)
+		a->t.last_ts = h->ts;
+	switch (h->type) {
+	case TET_EV_SPAWN:
+		return on_spawn(a, rec);
+	case TET_EV_POLL_BEGIN:
+		on_poll_begin(a, r);
+		break;
+	case TET_EV_POLL_END:
+		on_poll_end(a, r);
+		break;
+	case TET_EV_YIELD:
+		on_yield(a, r);
+		break;
+	case TET_EV_WAKE:
+		on_wake(a, r);
+		break;
+	case TET_EV_WAKER_CLONE:
+		on_waker(a, r, true);
+		break;
+	case TET_EV_WAKER_DROP:
+		on_waker(a, r, false);
+		break;
+	case TET_EV_TERMINATE:
+		on_terminate(a, r);
+		break;
+	case TET_EV_PARK:
+		on_park(a, r, true);
+		break;
+	case TET_EV_UNPARK:
+		on_park(a, r, false);
+		break;
+	}
+	return 0;
+}
+
+void an_tick(struct analyzer *a, uint64_t now)
+{
+	if (now > a->now)
+		a->now = now;
+	now = a->now;
+	for (size_t i = 0; i < a->tasks.cap; i++) {
+		struct task *t = a->tasks.e[i].v;
+		struct an_finding *f = NULL;
+		uint64_t d;
+
+		if (!t)
+			continue;
+		if (t->s.state == AN_POLLING && t->s.kind != AN_KIND_BLOCKING &&
+		    now > t->poll_begin && now - t->poll_begin >= a->o.never_yields_ns) {
+			d = now - t->poll_begin;
+			f = finding_get(a, t, AN_NEVER_YIELDS, t->poll_begin, a->o.never_yields_ns);
+			if (f) {
+				occur(f, t->poll_begin);
+				f->ongoing = true;
+				f->polls = t->s.polls;
+				if (d > f->value_ns)
+					f->value_ns = d;
+			}
+		} else if (t->s.state == AN_PENDING && now > t->pending_since) {
+			bool no_waker = t->s.wakers_known && !a->wakers_unreliable &&
+					t->s.live_wakers <= 0 &&
+					(a->o.detect & (1u << AN_LOST_WAKER));
+
+			d = now - t->pending_since;
+			if (no_waker && d >= a->o.lost_waker_ns) {
+				f = finding_get(a, t, AN_LOST_WAKER, t->pending_since,
+						a->o.lost_waker_ns);
+				if (f) {
+					occur(f, t->pending_since);
+					f->live_wakers = 0;
+				}
+			} else if (!no_waker && d >= a->o.stall_ns) {
+				f = finding_get(a, t, AN_STALLED, t->pending_since, a->o.stall_ns);
+				if (f) {
+					occur(f, t->pending_since);
+					f->live_wakers = t->s.wakers_known ? t->s.live_wakers : -1;
+				}
+			}
+			if (f) {
+				f->ongoing = true;
+				if (d > f->value_ns)
+					f->value_ns = d;
+			}
+		}
+	}
+}
+
+void an_note_drops(struct analyzer *a, const uint64_t drops[TET_EV_COUNT])
+{
+	if (drops[TET_EV_SPAWN] || drops[TET_EV_WAKE] || drops[TET_EV_WAKER_CLONE] ||
+	    drops[TET_EV_WAKER_DROP] || drops[TET_EV_POLL_END])
+		a->wakers_unreliable = true;
+}
+
+bool an_wakers_unreliable(const struct analyzer *a)
+{
+	return a->wakers_unreliable;
+}
+
+void an_finish(struct analyzer *a, uint64_t now)
+{
+	an_tick(a, now);
+	for (size_t i = 0; i < a->tasks.cap; i++)
+		if (a->tasks.e[i].v)
+			check_self_wake(a, a->tasks.e[i].v, a->now);
+}
+
+const struct an_opts *an_get_opts(const struct analyzer *a)
+{
+	return &a->o;
+}
+
+const struct an_totals *an_totals(const struct analyzer *a)
+{
+	return &a->t;
+}
+
+uint64_t an_now(const struct analyzer *a)
+{
+	return a->now;
+}
+
+size_t an_sites(const struct analyzer *a, const struct an_site *const **sites)
+{
+	*sites = (const struct an_site *const *)a->sitev;
+	return a->nsites;
+}
+
+size_t an_findings(const struct analyzer *a, const struct an_finding **f)
+{
+	*f = a->findings;
+	return a->nfindings;
+}
+
+size_t an_workers(const struct analyzer *a, const struct an_worker *const **w)
+{
+	*w = (const struct an_worker *const *)a->workerv;
+	return a->nworkers;
+}
+
+size_t an_top_polls(const struct analyzer *a, const struct an_top **t)
+{
+	*t = a->top_polls;
+	return a->ntop_polls;
+}
+
+size_t an_top_sched(const struct analyzer *a, const struct an_top **t)
+{
+	*t = a->top_sched;
+	return a->ntop_sched;
+}
+
+static int cmp_seq(const void *x, const void *y)
+{
+	const struct task *a = *(const struct task *const *)x, *b = *(const struct task *const *)y;
+
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx)
+{
+	struct task **live;
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->nrecords; i++)
+		cb(&a->records[i], ctx);
+	live = malloc((a->tasks.len ? a->tasks.len : 1) * sizeof(*live));
+	if (!live)
+		return;
+	for (size_t i = 0; i < a->tasks.cap; i++)
+		if (a->tasks.e[i].v)
+			live[n++] = a->tasks.e[i].v;
+	qsort(live, n, sizeof(*live), cmp_seq);
+	for (size_t i = 0; i < n; i++) {
+		struct an_task_summary s;
+
+		summarize(live[i], &s, a->now);
+		cb(&s, ctx);
+	}
+	free(live);
+}
+
+size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, size_t *nfirst,
+		   const struct an_tl_rec **second, size_t *nsecond)
+{
+	if (a->tl_len < a->o.timeline_cap) {
+		*first = a->tl;
+		*nfirst = a->tl_len;
+		*second = a->tl;
+		*nsecond = 0;
+	} else {
+		*first = a->tl + a->tl_head;
+		*nfirst = a->tl_len - a->tl_head;
+		*second = a->tl;
+		*nsecond = a->tl_head;
+	}
+	return a->tl_len;
+}
+
+const char *an_finding_name(enum an_finding_kind k)
+{
+	static const char *const names[] = {
+		[AN_LONG_POLL] = "long_poll", [AN_STALLED] = "stalled",
+		[AN_LOST_WAKER] = "lost_waker", [AN_NEVER_YIELDS] = "never_yields",
+		[AN_SELF_WAKE] = "self_wake",
+	};
+
+	return (unsigned)k < AN_FINDING_KINDS ? names[k] : "?";
+}
+
+const char *an_state_name(enum an_task_state s)
+{
+	static const char *const names[] = {
+		[AN_SPAWNED] = "spawned", [AN_SCHEDULED] = "scheduled", [AN_POLLING] = "polling",
+		[AN_PENDING] = "pending", [AN_DONE] = "done", [AN_TERMINATED] = "terminated",
+	};
+
+	return (unsigned)s < AN_STATES ? names[s] : "?";
+}
+
+const char *an_kind_name(unsigned kind)
+{
+	static const char *const names[] = { "spawn", "spawn_local", "blocking" };
+
+	return kind < AN_KINDS ? names[kind] : "unknown";
+}
+
+const char *an_event_name(unsigned type)
+{
+	static const char *const names[] = {
+		[TET_EV_SPAWN] = "task_spawn", [TET_EV_POLL_BEGIN] = "task_poll_begin",
+		[TET_EV_POLL_END] = "task_poll_end", [TET_EV_YIELD] = "task_yielded",
+		[TET_EV_WAKE] = "waker_wake", [TET_EV_WAKER_CLONE] = "waker_clone",
+		[TET_EV_WAKER_DROP] = "waker_drop", [TET_EV_TERMINATE] = "task_terminate",
+		[TET_EV_PARK] = "worker_park", [TET_EV_UNPARK] = "worker_unpark",
+	};
+
+	return type < TET_EV_COUNT ? names[type] : "?";
+}

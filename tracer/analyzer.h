@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analyzer.h — turns the tokio:* event stream into per-task, per-spawn-site and per-worker
+ * figures and findings. Pure computation on kernel timestamps: no BPF, no I/O, so tests feed
+ * it synthetic events. The design is described at the top of analyzer.c.
+ */
+#ifndef TET_ANALYZER_H
+#define TET_ANALYZER_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "hist.h"
+
+enum an_finding_kind {
+	AN_LONG_POLL,
+	AN_STALLED,
+	AN_LOST_WAKER,
+	AN_NEVER_YIELDS,
+	AN_SELF_WAKE,
+	AN_FINDING_KINDS,
+};
+#define AN_DETECT_ALL ((1u << AN_FINDING_KINDS) - 1)
+
+enum an_task_state {
+	AN_SPAWNED,    /* spawned, not polled yet (runnable) */
+	AN_SCHEDULED,  /* woken (or notified during its poll), waiting for a worker */
+	AN_POLLING,
+	AN_PENDING,    /* returned Pending, waits for a wake */
+	AN_DONE,       /* last poll returned Ready / was cancelled / panicked; terminate follows */
+	AN_TERMINATED,
+	AN_STATES,
+};
+
+/* Codes of probes-patch/PROBES.md */
+enum { AN_KIND_SPAWN = 0, AN_KIND_LOCAL = 1, AN_KIND_BLOCKING = 2, AN_KINDS = 3 };
+enum { AN_POLL_PENDING = 0, AN_POLL_READY = 1, AN_POLL_NOTIFIED = 2, AN_POLL_CANCELLED = 3,
+       AN_POLL_PANICKED = 4, AN_POLL_RESULTS = 5 };
+enum { AN_YIELD_NOW = 0, AN_YIELD_COOP = 1, AN_YIELD_NOTIFIED = 2, AN_YIELD_REASONS = 3 };
+enum { AN_TERM_COMPLETED = 0, AN_TERM_CANCELLED = 1, AN_TERM_PANICKED = 2, AN_TERM_REASONS = 3 };
+
+struct an_opts {
+	uint64_t long_poll_ns;      /* a poll longer than this: long_poll        (10 ms) */
+	uint64_t stall_ns;          /* pending longer than this without a wake    (1 s)   */
+	uint64_t lost_waker_ns;     /* pending with no live waker for this long   (250 ms) */
+	uint64_t never_yields_ns;   /* inside one poll for this long              (1 s)   */
+	double self_wake_ratio;     /* unexplained self-wakes / polls             (0.5)   */
+	uint64_t self_wake_min_polls; /* … over at least this many polls          (100)   */
+	unsigned detect;            /* bit mask of enum an_finding_kind */
+	bool waker_events;          /* waker_clone/drop attached: live waker counts exist */
+	bool key_by_header;         /* uprobe fallback: task identity is header_ptr */
+	size_t max_live_tasks;      /* tasks tracked in full at once (more: site figures only) */
+	size_t max_task_records;    /* terminated tasks kept for the report */
+	size_t max_findings;
+	size_t max_sites;
+	size_t timeline_cap;        /* bounded event log for timeline reporters, 0 = off */
+	size_t top_n;               /* slowest polls / worst scheduling delays kept */
+};
+void an_opts_default(struct an_opts *o);
+
+struct an_site {
+	uint32_t index;             /* order of first appearance */
+	bool unknown;               /* tasks whose spawn was not seen (spawned before attach) */
+	bool other;                 /* beyond max_sites: every further location shares this */
+	uint8_t kind;
+	uint32_t line, col;
+	char *file;                 /* untrusted bytes, not NUL-safe: use file_len */
+	size_t file_len;
+	uint64_t file_len_reported; /* as the probe said; > file_len when truncated */
+	char *type_name;
+	size_t type_len;
+	uint64_t type_len_reported;
+	char *location;             /* "file:line:col" (file bytes as read) */
+	size_t location_len;
+
+	uint64_t tasks, tasks_terminated, tasks_untracked;
+	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
+	uint64_t yields[AN_YIELD_REASONS], results[AN_POLL_RESULTS], terms[AN_TERM_REASONS];
+	struct hist poll_ns, sched_ns, pending_ns, lifetime_ns;
+	uint64_t findings[AN_FINDING_KINDS];
+};
+
+/* What the report shows of one task, live or terminated. */
+struct an_task_summary {
+	uint32_t pid;
+	uint64_t task_id, header_ptr;
+	const struct an_site *site;
+	uint8_t kind;
+	uint8_t state;              /* enum an_task_state */
+	int8_t term_reason;         /* -1 while alive */
+	bool spawn_seen;
+	uint64_t spawn_ts, first_ts, last_ts, end_ts;  /* end_ts 0 while alive */
+	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
+	uint64_t yields[AN_YIELD_REASONS];
+	struct hist_summary poll_ns, sched_ns, pending_ns;
+	uint64_t pending_now_ns;    /* at the end of capture, while pending */
+	int64_t live_wakers;        /* clones - drops - wakes by value; valid if wakers_known */
+	bool wakers_known;
+	uint64_t waker_clones, waker_drops;
+};
+
+struct an_finding {
+	enum an_finding_kind kind;
+	uint32_t pid;
+	uint64_t task_id, header_ptr;
+	const struct an_site *site;
+	uint64_t first_ts;          /* start of the first occurrence (poll begin, pending since) */
+	uint64_t last_ts;           /* start of the latest occurrence */
+	uint64_t occurrences;       /* polls over the threshold, pending periods, self-waking polls */
+	uint64_t value_ns;          /* the worst: poll time, pending time, … */
+	uint64_t threshold_ns;
+	double ratio;               /* self_wake: the ratio */
+	uint64_t polls;             /* self_wake: over this many polls */
+	int64_t live_wakers;        /* stalled: -1 unknown */
+	bool ongoing;               /* still true at the end (pending / in the poll) */
+	bool contradicted;          /* lost_waker: a wake came after all (missed clone?) */
+};
+
+struct an_worker {
+	uint32_t pid;
+	int32_t index;
+	uint32_t tid;               /* last thread seen for it */
+	uint64_t polls, busy_ns, parks, parked_ns, first_ts, last_ts;
+	uint64_t park_since;        /* 0 when not parked */
+	struct hist park_ns;
+};
+
+/* One poll or scheduling delay worth listing (top-N lists). */
+struct an_top {
+	uint64_t value_ns, ts;
+	uint32_t pid, tid;
+	int32_t worker;
+	uint64_t task_id;
+	const struct an_site *site;
+};
+
+/* Timeline records for later reporters (HTML timeline, Perfetto): bounded ring, oldest
+ * overwritten. Poll: [ts, end], worker/tid, result. Wake: ts, waker tid, task. Park: [ts, end]. */
+enum an_tl_type { AN_TL_POLL, AN_TL_WAKE, AN_TL_PARK, AN_TL_SPAWN, AN_TL_TERMINATE };
+struct an_tl_rec {
+	uint64_t ts, end;
+	uint64_t task_id;
+	uint32_t pid, tid;
+	int32_t worker;
+	uint8_t type, code;         /* poll result / by_ref / kind / term reason */
+};
+
+struct an_totals {
+	uint64_t events;            /* records received */
+	uint64_t by_type[TET_EV_COUNT];
+	uint64_t polls, wakes, spawns, terminates, yields, waker_clones, waker_drops, parks, unparks;
+	uint64_t outside_wakes, self_wakes;
+	uint64_t tasks_seen, tasks_live, tasks_untracked, task_records_omitted;
+	uint64_t findings_omitted;
+	uint64_t unmatched_poll_ends;      /* poll_end with no poll_begin (lost, or pre-attach) */
+	uint64_t unknown_task_events;      /* wake/clone/drop/terminate of a task never polled */
+	uint64_t lost_waker_contradicted;
+	uint64_t first_ts, last_ts;
+};
+
+struct analyzer;
+
+struct analyzer *an_new(const struct an_opts *o);
+void an_free(struct analyzer *a);
+/* Feeds one ring-buffer record (size bytes). Returns 0, -EINVAL for a malformed record
+ * (counted, ignored), -ENOMEM. */
+int an_event(struct analyzer *a, const void *rec, size_t size);
+/* Runs the time-based detectors (stalled, lost_waker, never_yields) as of `now` (ns,
+ * CLOCK_MONOTONIC, the clock of the events). Call on every drain tick and at the end. */
+void an_tick(struct analyzer *a, uint64_t now);
+/* Tells the analyzer which events were dropped so far (counters from BPF): when events that
+ * live waker counts depend on were lost, lost_waker stops being reported (stalled instead). */
+void an_note_drops(struct analyzer *a, const uint64_t drops[TET_EV_COUNT]);
+bool an_wakers_unreliable(const struct analyzer *a);
+/* Ends the capture: evaluates the ratio detectors and marks what is still ongoing. */
+void an_finish(struct analyzer *a, uint64_t now);
+
+const struct an_opts *an_get_opts(const struct analyzer *a);
+const struct an_totals *an_totals(const struct analyzer *a);
+uint64_t an_now(const struct analyzer *a); /* the `now` of the last tick/finish */
+
+size_t an_sites(const struct analyzer *a, const struct an_site *const **sites);
+size_t an_findings(const struct analyzer *a, const struct an_finding **f);
+size_t an_workers(const struct analyzer *a, const struct an_worker *const **w);
+/* Slowest polls / worst scheduling delays, worst first. */
+size_t an_top_polls(const struct analyzer *a, const struct an_top **t);
+size_t an_top_sched(const struct analyzer *a, const struct an_top **t);
+/* Calls cb for every task (terminated ones kept, then live ones, in first-seen order). */
+typedef void (*an_task_cb)(const struct an_task_summary *t, void *ctx);
+void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx);
+/* Timeline records, oldest first: two spans (ring buffer). */
+size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, size_t *nfirst,
+		   const struct an_tl_rec **second, size_t *nsecond);
+
+const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
+const char *an_state_name(enum an_task_state s);
+const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */
+const char *an_event_name(unsigned type);             /* probe name: "task_poll_begin" … */
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hist.h — log-linear (HDR-style) histograms of nanosecond values.
+ *
+ * Values below 2^HIST_SUB_BITS are counted exactly; above, each power of two is split into
+ * 2^HIST_SUB_BITS equal buckets, so a bucket's width is at most 1/2^HIST_SUB_BITS of its lower
+ * bound: every percentile is reported within HIST_REL_ERR relative error (and never above the
+ * recorded maximum). Count, sum, min and max are exact.
+ *
+ * Storage is sparse — one block of 2^HIST_SUB_BITS counters per power of two actually used —
+ * so a per-task histogram of polls between 1 µs and 1 ms costs ~11 blocks, not the full range.
+ * Values up to 2^63 are accepted.
+ */
+#ifndef TET_HIST_H
+#define TET_HIST_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HIST_SUB_BITS 5
+#define HIST_SUB      (1u << HIST_SUB_BITS)
+#define HIST_BLOCKS   (64 - HIST_SUB_BITS + 1)  /* block 0: exact values; block b: 2^(b+S-1).. */
+#define HIST_REL_ERR  (1.0 / HIST_SUB)
+
+struct hist {
+	uint64_t count;
+	uint64_t sum;     /* saturates at UINT64_MAX */
+	uint64_t min, max;
+	uint64_t *blocks[HIST_BLOCKS];
+};
+
+struct hist_summary {
+	uint64_t count, sum, min, max, p50, p90, p99;
+	double mean;
+};
+
+void hist_init(struct hist *h);
+void hist_free(struct hist *h);
+/* Returns 0, or -ENOMEM (the value still counts in count/sum/min/max). */
+int hist_add(struct hist *h, uint64_t v);
+int hist_merge(struct hist *dst, const struct hist *src);
+/* q in [0, 1]: the smallest bucket upper bound at or below which a fraction q of the values
+ * lie, clamped to [min, max]; 0 for an empty histogram. */
+uint64_t hist_quantile(const struct hist *h, double q);
+void hist_summarize(const struct hist *h, struct hist_summary *s);
+
+/* Bucket walk for exporters (Prometheus, heatmaps): calls cb for each non-empty bucket in
+ * increasing order with its inclusive value range. */
+typedef void (*hist_bucket_cb)(uint64_t lo, uint64_t hi, uint64_t count, void *ctx);
+void hist_for_each_bucket(const struct hist *h, hist_bucket_cb cb, void *ctx);
+
+#endif

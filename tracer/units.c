@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/* units.c — duration parsing and formatting (see units.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "units.h"
+
+static const struct {
+	const char *name;
+	uint64_t ns;
+} units[] = {
+	{ "ns", 1 }, { "us", NSEC_PER_USEC }, { "\xc2\xb5s", NSEC_PER_USEC },
+	{ "ms", NSEC_PER_MSEC }, { "s", NSEC_PER_SEC }, { "m", 60 * NSEC_PER_SEC },
+	{ "h", 3600 * NSEC_PER_SEC },
+};
+
+int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out,
+		   char *err, size_t errlen)
+{
+	uint64_t ipart = 0, frac = 0, frac_div = 1, mult = 0, ns;
+	const char *p = s;
+	char minb[32];
+	int digits = 0;
+
+	if (!s || !*s) {
+		snprintf(err, errlen, "empty duration (use e.g. 30s, 500ms)");
+		return -EINVAL;
+	}
+	if (*p == '-') {
+		snprintf(err, errlen, "'%s': negative duration", s);
+		return -ERANGE;
+	}
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (ipart > (UINT64_MAX - 9) / 10) {
+			snprintf(err, errlen, "'%s': duration overflows", s);
+			return -ERANGE;
+		}
+		ipart = ipart * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		for (; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (frac_div <= UINT64_MAX / 100) { /* keep 18 fractional digits at most */
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				frac_div *= 10;
+			}
+		}
+	}
+	if (!digits) {
+		snprintf(err, errlen, "'%s': not a duration (use a number and a unit, e.g. 30s, 500ms)", s);
+		return -EINVAL;
+	}
+	if (!*p) {
+		snprintf(err, errlen, "'%s': missing unit (ns, us, ms, s, m or h)", s);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(p, units[i].name))
+			mult = units[i].ns;
+	if (!mult) {
+		snprintf(err, errlen, "'%s': unknown unit '%s' (ns, us, ms, s, m or h)", s, p);
+		return -EINVAL;
+	}
+	if (ipart > UINT64_MAX / mult) {
+		snprintf(err, errlen, "'%s': duration overflows", s);
+		return -ERANGE;
+	}
+	ns = ipart * mult;
+	/* fraction: frac/frac_div × mult, rounded; frac_div ≤ 1e18 so compute in long double */
+	if (frac) {
+		long double f = (long double)frac / (long double)frac_div * (long double)mult + 0.5L;
+
+		if ((long double)(UINT64_MAX - ns) < f) {
+			snprintf(err, errlen, "'%s': duration overflows", s);
+			return -ERANGE;
+		}
+		ns += (uint64_t)f;
+	}
+	if (ns < min_ns) {
+		snprintf(err, errlen, "'%s': must be at least %s", s,
+			 min_ns <= 1 ? "1ns" : fmt_duration(min_ns, minb, sizeof(minb)));
+		return -ERANGE;
+	}
+	if (ns > max_ns) {
+		snprintf(err, errlen, "'%s': must be at most %s", s,
+			 fmt_duration(max_ns, minb, sizeof(minb)));
+		return -ERANGE;
+	}
+	*out = ns;
+	return 0;
+}
+
+const char *fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t div;
+		const char *unit;
+	} scale[] = {
+		{ 3600 * NSEC_PER_SEC, "h" }, { 60 * NSEC_PER_SEC, "m" }, { NSEC_PER_SEC, "s" },
+		{ NSEC_PER_MSEC, "ms" }, { NSEC_PER_USEC, "\xc2\xb5s" },
+	};
+
+	for (size_t i = 0; i < sizeof(scale) / sizeof(scale[0]); i++) {
+		double v;
+
+		if (ns < scale[i].div)
+			continue;
+		v = (double)ns / (double)scale[i].div;
+		if (scale[i].div >= 60 * NSEC_PER_SEC && v < 100)
+			snprintf(buf, len, "%.1f%s", v, scale[i].unit);
+		else
+			snprintf(buf, len, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v,
+				 scale[i].unit);
+		return buf;
+	}
+	snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	return buf;
+}
