@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check.c — `tokio-ebpf-trace check FILE|-p PID [--json]`: will tracing work, and how?
+ *
+ * Three questions, then a verdict:
+ *   1. Tokio probes: which dialect of `tokio` USDT probes the notes carry (this project's,
+ *      Tokio's upstream proposal, oxide's tokio-dtrace), which are missing, how many sites,
+ *      semaphores, what instruction each site is.
+ *   2. Tokio symbols, for the uprobe fallback of a stock build: the task vtable functions
+ *      (tokio::runtime::task::raw::poll, the waker functions) in .symtab/.dynsym.
+ *   3. The kernel: uprobe PMU, ref_ctr_offset, optimized uprobes, BTF, permissions.
+ * Verdict → exit status: 0 ready (usdt), 1 fallback only (uprobes on symbols), 2 cannot.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "json.h"
+#include "notes.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Tokio probe dialects (all with provider "tokio").
+ */
+struct dialect {
+	const char *id;
+	const char *desc;
+	const char *const *expected;   /* the probes a full build has */
+	const char *const *aliases;    /* other names it is recognised by, not required */
+	const char *poll_begin, *poll_end;
+};
+
+static const char *const ebpf_names[] = {
+	"task_spawn", "task_poll_begin", "task_poll_end", "task_yielded", "waker_wake",
+	"waker_clone", "waker_drop", "task_terminate", "worker_park", "worker_unpark", NULL,
+};
+/* Tokio's upstream USDT proposal, tokio-rs/tokio pull request #7717 ("feat: USDT probes for
+ * tokio task events", 2025): stapsdt notes written by inline asm, names with '-'. An earlier
+ * revision of that PR had task-spawn / task-block_on instead of task-start. */
+static const char *const upstream_names[] = {
+	"task-details", "task-start", "task-poll-start", "task-poll-end", "task-terminate",
+	"task-waker-clone", "task-waker-drop", "task-waker-wake", NULL,
+};
+static const char *const upstream_aliases[] = { "task-spawn", "task-block_on", NULL };
+/* oxidecomputer/tokio-dtrace, src/lib.rs: #[usdt::provider(provider = "tokio")], probe
+ * functions task__spawn … worker__thread__unpark; the usdt crate turns "__" into "-" (its
+ * examples/print-all.bt attaches to usdt:…:tokio:task-poll-start). */
+static const char *const oxide_names[] = {
+	"task-spawn", "task-poll-start", "task-poll-end", "task-terminate",
+	"worker-thread-start", "worker-thread-stop", "worker-thread-park",
+	"worker-thread-unpark", NULL,
+};
+
+static const struct dialect dialects[] = {
+	{ "tokio-ebpf-trace", "this project's probes (probes-patch/PROBES.md)", ebpf_names, NULL,
+	  "task_poll_begin", "task_poll_end" },
+	{ "tokio-upstream-usdt", "Tokio's upstream USDT proposal (tokio-rs/tokio#7717)",
+	  upstream_names, upstream_aliases, "task-poll-start", "task-poll-end" },
+	{ "oxide-tokio-dtrace", "oxide's tokio-dtrace runtime hooks", oxide_names, NULL,
+	  "task-poll-start", "task-poll-end" },
+};
+#define NDIALECTS (sizeof(dialects) / sizeof(dialects[0]))
+
+static bool in_list(const char *const *l, const char *s)
+{
+	for (; l && *l; l++)
+		if (strcmp(*l, s) == 0)
+			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * What the target offers
+ */
+#define MAX_PROBES 64
+
+struct probe_info {
+	const char *name;
+	int sites;
+	int with_sema;
+	int bad;             /* notes with a bad site/semaphore/arguments */
+	int kinds[USDT_SITE_OTHER + 1];
+	const char *args;    /* of the first note */
+	const char *errmsg;  /* of the first bad note */
+};
+
+/* Fallback symbols: the task vtable functions a stock build keeps. Matched as substrings of
+ * the mangled names (legacy _ZN…E and v0 _R… both spell the path as length-prefixed
+ * identifiers) or of already demangled names. */
+static const struct fb_sym {
+	const char *key, *mangled, *plain;
+	bool required;
+} fb_syms[] = {
+	{ "raw_poll", "5tokio7runtime4task3raw4poll", "tokio::runtime::task::raw::poll", true },
+	{ "wake_by_val", "5tokio7runtime4task5waker11wake_by_val",
+	  "tokio::runtime::task::waker::wake_by_val", false },
+	{ "wake_by_ref", "5tokio7runtime4task5waker11wake_by_ref",
+	  "tokio::runtime::task::waker::wake_by_ref", false },
+	{ "clone_waker", "5tokio7runtime4task5waker11clone_waker",
+	  "tokio::runtime::task::waker::clone_waker", false },
+	{ "drop_waker", "5tokio7runtime4task5waker10drop_waker",
+	  "tokio::runtime::task::waker::drop_waker", false },
+};
+#define NFB (sizeof(fb_syms) / sizeof(fb_syms[0]))
+
+struct target {
+	struct usdt_file **files;
+	size_t nfiles;
+	int pid;
+	const char *path;
+	/* tokio probes */
+	struct probe_info probes[MAX_PROBES];
+	int nprobes;
+	int tokio_notes;
+	const struct dialect *dialect;
+	int dialect_hits;
+	/* symbols */
+	long fb_count[NFB];
+	long tokio_syms;      /* any symbol of the tokio crate */
+	bool any_symtab;
+	bool tokio_strings;   /* "tokio-runtime-worker" in some file */
+};
+
+static void add_probe(struct target *t, const struct usdt_note *n)
+{
+	struct probe_info *p = NULL;
+	int i;
+
+	for (i = 0; i < t->nprobes; i++)
+		if (strcmp(t->probes[i].name, n->name) == 0)
+			p = &t->probes[i];
+	if (!p) {
+		if (t->nprobes == MAX_PROBES)
+			return;
+		p = &t->probes[t->nprobes++];
+		memset(p, 0, sizeof(*p));
+		p->name = n->name;
+		p->args = n->args;
+	}
+	p->sites++;
+	p->with_sema += n->sema != 0;
+	p->kinds[n->site]++;
+	if (n->err && n->err != -EOPNOTSUPP) {
+		if (!p->bad)
+			p->errmsg = n->errmsg;
+		p->bad++;
+	}
+}
+
+static const struct probe_info *find_probe(const struct target *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->nprobes; i++)
+		if (strcmp(t->probes[i].name, name) == 0)
+			return &t->probes[i];
+	return NULL;
+}
+
+static bool probe_usable(const struct target *t, const char *name)
+{
+	const struct probe_info *p = find_probe(t, name);
+
+	return p && p->sites > p->bad;
+}
+
+static int sym_cb(const char *name, uint64_t value, uint64_t size, int type, void *ctx)
+{
+	struct target *t = ctx;
+	size_t i;
+
+	(void)value;
+	(void)size;
+	if (type != STT_FUNC && type != STT_NOTYPE && type != STT_GNU_IFUNC)
+		return 0;
+	if (!strstr(name, "5tokio") && !strstr(name, "tokio::"))
+		return 0;
+	t->tokio_syms++;
+	for (i = 0; i < NFB; i++)
+		if (strstr(name, fb_syms[i].mangled) || strstr(name, fb_syms[i].plain))
+			t->fb_count[i]++;
+	return 0;
+}
+
+static void scan(struct target *t)
+{
+	size_t i, k;
+	int d;
+
+	for (i = 0; i < t->nfiles; i++) {
+		struct usdt_file *f = t->files[i];
+		static const char marker[] = "tokio-runtime-worker";
+		char buf[4096 + sizeof(marker)];
+		uint64_t off = 0;
+		size_t got;
+
+		for (k = 0; k < f->nnotes; k++) {
+			if (strcmp(f->notes[k].provider, "tokio") != 0)
+				continue;
+			t->tokio_notes++;
+			add_probe(t, &f->notes[k]);
+		}
+		t->any_symtab |= usdt_file_has_symtab(f);
+		usdt_file_for_each_symbol(f, sym_cb, t);
+		/* the default worker thread name: a hint that a stripped binary is Tokio */
+		while (!t->tokio_strings &&
+		       (got = usdt_file_read(f, off, buf, sizeof(buf))) >= sizeof(marker) - 1) {
+			if (memmem(buf, got, marker, sizeof(marker) - 1))
+				t->tokio_strings = true;
+			if (got < sizeof(buf))
+				break;
+			off += got - (sizeof(marker) - 1);
+		}
+	}
+	for (d = 0; d < (int)NDIALECTS; d++) {
+		int hits = 0, p;
+
+		for (p = 0; p < t->nprobes; p++)
+			hits += in_list(dialects[d].expected, t->probes[p].name) ||
+				in_list(dialects[d].aliases, t->probes[p].name);
+		if (hits > t->dialect_hits) {
+			t->dialect_hits = hits;
+			t->dialect = &dialects[d];
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The kernel
+ */
+struct kernel {
+	struct utsname uts;
+	int major, minor;
+	bool uprobe_pmu;
+	int uprobe_type;
+	bool ref_ctr;
+	bool opt_uprobes;
+	char opt_how[160];
+	bool btf;
+	unsigned int euid;
+	bool cap_bpf, cap_perfmon, cap_sys_admin;
+	bool perms;
+};
+
+/* The uprobe syscall (x86_64 nr 336, Linux 6.18, "uprobes/x86: Add uprobe syscall to speed
+ * up uprobe") is what optimized uprobes call from their trampoline; called from anywhere
+ * else it fails with ENXIO, and with ENOSYS on kernels without it. Probed in a child in
+ * case a kernel answers with a signal. */
+static int probe_uprobe_syscall(void)
+{
+#if defined(__x86_64__)
+	pid_t c = fork();
+	int st;
+
+	if (c < 0)
+		return -1;
+	if (c == 0) {
+		long r = syscall(336);
+
+		_exit(r == -1 && errno == ENXIO ? 0 : r == -1 && errno == ENOSYS ? 1 : 2);
+	}
+	if (waitpid(c, &st, 0) != c)
+		return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st) == 0 ? 1 : 0;
+	return WIFSIGNALED(st) ? 1 : -1;
+#else
+	return 0;
+#endif
+}
+
+static void check_kernel(struct kernel *k)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	uint64_t eff = 0;
+	FILE *fp;
+
+	memset(k, 0, sizeof(*k));
+	uname(&k->uts);
+	sscanf(k->uts.release, "%d.%d", &k->major, &k->minor);
+
+	fp = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	if (fp) {
+		k->uprobe_pmu = fscanf(fp, "%d", &k->uprobe_type) == 1;
+		fclose(fp);
+	}
+	/* perf uprobe PMU attribute, Linux 4.20 (a6ca88b241d5 "trace_uprobe: support reference
+	 * counter in fd-based uprobe") */
+	k->ref_ctr = access("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset", F_OK) == 0;
+	k->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+
+	if (strcmp(k->uts.machine, "x86_64") != 0) {
+		snprintf(k->opt_how, sizeof(k->opt_how), "%s: optimized uprobes are x86_64 only",
+			 k->uts.machine);
+	} else {
+		bool recent = k->major > 6 || (k->major == 6 && k->minor >= 18);
+		int sc = probe_uprobe_syscall();
+
+		k->opt_uprobes = recent && sc == 1;
+		snprintf(k->opt_how, sizeof(k->opt_how),
+			 "kernel %d.%d %s 6.18 on x86_64, uprobe syscall %s", k->major, k->minor,
+			 recent ? ">=" : "<",
+			 sc == 1 ? "present" : sc == 0 ? "absent" : "not probed");
+	}
+
+	k->euid = (unsigned int)geteuid();
+	if (syscall(SYS_capget, &hdr, data) == 0)
+		eff = data[0].effective | (uint64_t)data[1].effective << 32;
+	k->cap_bpf = eff & (1ULL << CAP_BPF);
+	k->cap_perfmon = eff & (1ULL << CAP_PERFMON);
+	k->cap_sys_admin = eff & (1ULL << CAP_SYS_ADMIN);
+	k->perms = (k->cap_bpf && k->cap_perfmon) || k->cap_sys_admin;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Verdict
+ */
+enum mode { MODE_USDT, MODE_FALLBACK, MODE_NONE };
+
+struct verdict {
+	enum mode binary_mode;  /* what the binary offers */
+	enum mode mode;         /* what the tracer will do here, kernel included */
+	char why[8][256];
+	int nwhy;
+	char warn[8][256];
+	int nwarn;
+};
+
+static void why(struct verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why(struct verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->nwhy == 8)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(v->why[v->nwhy++], sizeof(v->why[0]), fmt, ap);
+	va_end(ap);
+}
+
+static void warn(struct verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->nwarn == 8)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(v->warn[v->nwarn++], sizeof(v->warn[0]), fmt, ap);
+	va_end(ap);
+}
+
+static int count_missing(const struct target *t)
+{
+	const char *const *e;
+	int n = 0;
+
+	if (!t->dialect)
+		return 0;
+	for (e = t->dialect->expected; *e; e++)
+		n += !probe_usable(t, *e);
+	return n;
+}
+
+static void decide(const struct target *t, const struct kernel *k, struct verdict *v)
+{
+	bool poll_probes = t->dialect && probe_usable(t, t->dialect->poll_begin) &&
+			   probe_usable(t, t->dialect->poll_end);
+	bool symbols = t->fb_count[0] > 0;
+	bool sema = false;
+	int p, nsites = 0, nopt = 0;
+
+	for (p = 0; p < t->nprobes; p++) {
+		sema |= t->probes[p].with_sema > 0;
+		nsites += t->probes[p].sites;
+		nopt += t->probes[p].kinds[USDT_SITE_NOP5] + t->probes[p].kinds[USDT_SITE_NOP_NOP5];
+	}
+	memset(v, 0, sizeof(*v));
+	if (poll_probes && sema && !k->ref_ctr) {
+		v->binary_mode = symbols ? MODE_FALLBACK : MODE_NONE;
+		why(v, "the Tokio probes have semaphores but this kernel's uprobe PMU has no "
+		       "ref_ctr_offset (Linux 4.20+)");
+	} else if (poll_probes) {
+		v->binary_mode = MODE_USDT;
+		why(v, "Tokio USDT probes (%s): %d known probe names, %d sites", t->dialect->id,
+		    t->dialect_hits, nsites);
+		if (count_missing(t))
+			warn(v, "%d probe%s of the %s dialect missing: their events will be absent",
+			     count_missing(t), count_missing(t) == 1 ? "" : "s", t->dialect->id);
+		if (strcmp(t->dialect->id, "tokio-ebpf-trace") != 0)
+			warn(v, "%s probes carry fewer arguments (no task header address): events "
+				"are mapped onto this project's where they exist", t->dialect->id);
+	} else {
+		if (t->tokio_notes && !t->dialect)
+			why(v, "provider 'tokio' notes with names of no known dialect");
+		else if (t->dialect)
+			why(v, "Tokio probes (%s) lack a usable poll begin/end pair", t->dialect->id);
+		else
+			why(v, "no Tokio USDT probes (no 'tokio' provider in .note.stapsdt)");
+		if (symbols) {
+			v->binary_mode = MODE_FALLBACK;
+			why(v, "Tokio task functions found in the symbol table "
+			       "(tokio::runtime::task::raw::poll: %ld): uprobe fallback", t->fb_count[0]);
+		} else {
+			v->binary_mode = MODE_NONE;
+			if (!t->any_symtab && t->tokio_strings)
+				why(v, "a Tokio binary, but stripped: no .symtab, so no Tokio symbols "
+				       "to place uprobes on (rebuild without strip, or with the Tokio "
+				       "probes)");
+			else if (!t->any_symtab)
+				why(v, "no symbol table (stripped) and no Tokio probes");
+			else if (t->tokio_syms)
+				why(v, "Tokio symbols, but not the task functions "
+				       "(tokio::runtime::task::raw::poll) the fallback needs");
+			else
+				why(v, "no Tokio symbols: not a Tokio program?");
+		}
+	}
+	v->mode = v->binary_mode;
+	if (!k->uprobe_pmu) {
+		v->mode = MODE_NONE;
+		why(v, "the kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
+	}
+	if (!k->perms) {
+		v->mode = MODE_NONE;
+		why(v, "not permitted: needs root, or CAP_BPF and CAP_PERFMON (euid %u)", k->euid);
+	}
+	if (!k->btf)
+		warn(v, "no kernel BTF (/sys/kernel/btf/vmlinux): CO-RE programs will not load");
+	if (v->binary_mode == MODE_USDT && nsites) {
+		if (k->opt_uprobes && nopt == nsites)
+			why(v, "every site is a 5-byte nop and the kernel optimizes uprobes: no trap "
+			       "per event");
+		else if (k->opt_uprobes)
+			warn(v, "%d of %d sites are not 5-byte nops: those trap (int3) on every event",
+			     nsites - nopt, nsites);
+		else
+			warn(v, "uprobes trap (int3) on every event here: %s", k->opt_how);
+	}
+}
+
+static const char *mode_name(enum mode m)
+{
+	return m == MODE_USDT ? "usdt" : m == MODE_FALLBACK ? "uprobe-fallback" : "impossible";
+}
+
+static const char *verdict_name(enum mode m)
+{
+	return m == MODE_USDT ? "ready" : m == MODE_FALLBACK ? "fallback-only" : "cannot-trace";
+}
+
+static int verdict_exit(enum mode m)
+{
+	return m == MODE_USDT ? TET_EXIT_OK : m == MODE_FALLBACK ? TET_EXIT_FALLBACK
+								  : TET_EXIT_CANNOT;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Output
+ */
+static void site_kinds_str(const struct probe_info *p, char *buf, size_t len)
+{
+	int s;
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (s = 0; s <= USDT_SITE_OTHER; s++) {
+		int n;
+
+		if (!p->kinds[s])
+			continue;
+		n = snprintf(buf + o, len - o, "%s%d×%s", o ? " " : "", p->kinds[s],
+			     usdt_site_name((enum usdt_site)s));
+		if (n < 0 || (size_t)n >= len - o)
+			break;
+		o += (size_t)n;
+	}
+}
+
+static void print_human(const struct target *t, const struct kernel *k, const struct verdict *v)
+{
+	const char *const *e;
+	size_t i;
+	int p, nsites = 0, nsema = 0;
+
+	if (t->pid)
+		printf("Target: process %d (%zu mapped ELF files)\n", t->pid, t->nfiles);
+	else
+		printf("Target: %s\n", t->path);
+	for (i = 0; i < t->nfiles; i++) {
+		const struct usdt_file *f = t->files[i];
+
+		if (t->pid && !f->is_main && !f->nnotes)
+			continue;
+		printf("  %s: ELF%d %s, %zu SDT note%s%s%s\n", f->path, f->elf_class,
+		       f->e_type == ET_EXEC ? "executable" : "shared object/PIE", f->nnotes,
+		       f->nnotes == 1 ? "" : "s", usdt_file_has_symtab((struct usdt_file *)f) ? ""
+		       : ", stripped", f->is_main ? " (main executable)" : "");
+	}
+
+	printf("\nTokio probes:\n");
+	if (t->dialect)
+		printf("  dialect:      %s — %s\n", t->dialect->id, t->dialect->desc);
+	else
+		printf("  dialect:      none%s\n", t->tokio_notes ? " (unknown 'tokio' names)" : "");
+	for (p = 0; p < t->nprobes; p++) {
+		nsites += t->probes[p].sites;
+		nsema += t->probes[p].with_sema > 0;
+	}
+	if (t->dialect) {
+		printf("  probes:       %d present, %d missing\n", t->dialect_hits, count_missing(t));
+		printf("  missing:     ");
+		if (!count_missing(t))
+			printf(" none");
+		for (e = t->dialect->expected; *e; e++)
+			if (!probe_usable(t, *e))
+				printf(" %s", *e);
+		printf("\n");
+	}
+	if (t->nprobes) {
+		printf("  sites:        %d, semaphores on %d of %d probes\n", nsites, nsema,
+		       t->nprobes);
+		printf("    %-22s %5s %5s  %-22s %s\n", "PROBE", "SITES", "SEMA", "SITE KINDS",
+		       "ARGS");
+		for (p = 0; p < t->nprobes; p++) {
+			const struct probe_info *pi = &t->probes[p];
+			char kinds[128];
+
+			site_kinds_str(pi, kinds, sizeof(kinds));
+			printf("    %-22s %5d %5s  %-22s %s%s%s\n", pi->name, pi->sites,
+			       pi->with_sema ? "yes" : "no", kinds, pi->args,
+			       pi->bad ? "  BAD: " : "", pi->bad ? pi->errmsg : "");
+		}
+	}
+
+	printf("\nTokio symbols (uprobe fallback):\n");
+	printf("  symbol table: %s\n", t->any_symtab ? "yes" : "no (stripped)");
+	for (i = 0; i < NFB; i++)
+		printf("  %-13s %ld\n", fb_syms[i].key, t->fb_count[i]);
+	if (!t->any_symtab)
+		printf("  Tokio strings: %s\n", t->tokio_strings ? "yes (a stripped Tokio binary)"
+							       : "no");
+
+	printf("\nKernel %s (%s):\n", k->uts.release, k->uts.machine);
+	printf("  uprobe PMU:        %s", k->uprobe_pmu ? "yes" : "NO");
+	if (k->uprobe_pmu)
+		printf(" (type %d)", k->uprobe_type);
+	printf("\n  ref_ctr_offset:    %s\n", k->ref_ctr ? "yes (semaphores are handled by the kernel)"
+						    : "NO");
+	printf("  optimized uprobes: %s (%s)\n", k->opt_uprobes ? "yes" : "no", k->opt_how);
+	printf("  BTF:               %s\n", k->btf ? "yes (/sys/kernel/btf/vmlinux)" : "NO");
+	printf("  permissions:       %s (euid %u%s%s%s)\n", k->perms ? "yes" : "NO", k->euid,
+	       k->cap_bpf ? ", CAP_BPF" : "", k->cap_perfmon ? ", CAP_PERFMON" : "",
+	       k->cap_sys_admin ? ", CAP_SYS_ADMIN" : "");
+
+	printf("\nVerdict: %s — attach mode %s\n", verdict_name(v->mode), mode_name(v->mode));
+	for (p = 0; p < v->nwhy; p++)
+		printf("  - %s\n", v->why[p]);
+	for (p = 0; p < v->nwarn; p++)
+		printf("  ! %s\n", v->warn[p]);
+}
+
+static void print_json(const struct target *t, const struct kernel *k, const struct verdict *v,
+		       bool pretty)
+{
+	struct jw *w = jw_new(stdout, pretty);
+	const char *const *e;
+	size_t i;
+	int p, s;
+
+	jw_obj_begin(w);
+	jw_key(w, "target");
+	jw_obj_begin(w);
+	if (t->pid)
+		jw_ki64(w, "pid", t->pid);
+	else
+		jw_kstr(w, "file", t->path);
+	jw_obj_end(w);
+
+	jw_key(w, "files");
+	jw_arr_begin(w);
+	for (i = 0; i < t->nfiles; i++) {
+		struct usdt_file *f = t->files[i];
+		size_t n, tk = 0;
+
+		if (t->pid && !f->is_main && !f->nnotes)
+			continue;
+		for (n = 0; n < f->nnotes; n++)
+			tk += strcmp(f->notes[n].provider, "tokio") == 0;
+		jw_obj_begin(w);
+		jw_kstr(w, "path", f->path);
+		jw_ki64(w, "elf_class", f->elf_class);
+		jw_kstr(w, "byte_order", f->big_endian ? "big" : "little");
+		jw_ki64(w, "machine", f->e_machine);
+		jw_kstr(w, "type", f->e_type == ET_EXEC ? "exec" : "dyn");
+		jw_ku64(w, "notes", f->nnotes);
+		jw_ku64(w, "tokio_notes", tk);
+		jw_kbool(w, "symtab", usdt_file_has_symtab(f));
+		if (t->pid) {
+			jw_kbool(w, "main", f->is_main);
+			jw_ku64(w, "load_bias", f->load_bias);
+			jw_kbool(w, "deleted", f->deleted);
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+
+	jw_key(w, "tokio");
+	jw_obj_begin(w);
+	jw_kstr(w, "dialect", t->dialect ? t->dialect->id : NULL);
+	jw_kstr(w, "dialect_description", t->dialect ? t->dialect->desc : NULL);
+	jw_ki64(w, "notes", t->tokio_notes);
+	jw_key(w, "missing");
+	jw_arr_begin(w);
+	if (t->dialect)
+		for (e = t->dialect->expected; *e; e++)
+			if (!probe_usable(t, *e))
+				jw_str(w, *e);
+	jw_arr_end(w);
+	jw_key(w, "probes");
+	jw_arr_begin(w);
+	for (p = 0; p < t->nprobes; p++) {
+		const struct probe_info *pi = &t->probes[p];
+
+		jw_obj_begin(w);
+		jw_kstr(w, "name", pi->name);
+		jw_kbool(w, "known", t->dialect && (in_list(t->dialect->expected, pi->name) ||
+						    in_list(t->dialect->aliases, pi->name)));
+		jw_ki64(w, "sites", pi->sites);
+		jw_ki64(w, "sites_with_semaphore", pi->with_sema);
+		jw_ki64(w, "bad_sites", pi->bad);
+		if (pi->bad)
+			jw_kstr(w, "error", pi->errmsg);
+		jw_kstr(w, "args", pi->args);
+		jw_key(w, "site_kinds");
+		jw_obj_begin(w);
+		for (s = 0; s <= USDT_SITE_OTHER; s++)
+			if (pi->kinds[s])
+				jw_ki64(w, usdt_site_name((enum usdt_site)s), pi->kinds[s]);
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+
+	jw_key(w, "symbols");
+	jw_obj_begin(w);
+	jw_kbool(w, "symtab", t->any_symtab);
+	jw_ki64(w, "tokio", t->tokio_syms);
+	for (i = 0; i < NFB; i++)
+		jw_ki64(w, fb_syms[i].key, t->fb_count[i]);
+	jw_kbool(w, "tokio_strings", t->tokio_strings);
+	jw_obj_end(w);
+
+	jw_key(w, "kernel");
+	jw_obj_begin(w);
+	jw_kstr(w, "release", k->uts.release);
+	jw_kstr(w, "machine", k->uts.machine);
+	jw_kbool(w, "uprobe_pmu", k->uprobe_pmu);
+	if (k->uprobe_pmu)
+		jw_ki64(w, "uprobe_pmu_type", k->uprobe_type);
+	jw_kbool(w, "ref_ctr_offset", k->ref_ctr);
+	jw_kbool(w, "optimized_uprobes", k->opt_uprobes);
+	jw_kstr(w, "optimized_uprobes_how", k->opt_how);
+	jw_kbool(w, "btf", k->btf);
+	jw_key(w, "permissions");
+	jw_obj_begin(w);
+	jw_kbool(w, "ok", k->perms);
+	jw_ki64(w, "euid", k->euid);
+	jw_kbool(w, "cap_bpf", k->cap_bpf);
+	jw_kbool(w, "cap_perfmon", k->cap_perfmon);
+	jw_kbool(w, "cap_sys_admin", k->cap_sys_admin);
+	jw_obj_end(w);
+	jw_obj_end(w);
+
+	jw_kstr(w, "binary_mode", mode_name(v->binary_mode));
+	jw_kstr(w, "mode", mode_name(v->mode));
+	jw_kstr(w, "verdict", verdict_name(v->mode));
+	jw_ki64(w, "exit_code", verdict_exit(v->mode));
+	jw_key(w, "reasons");
+	jw_arr_begin(w);
+	for (p = 0; p < v->nwhy; p++)
+		jw_str(w, v->why[p]);
+	jw_arr_end(w);
+	jw_key(w, "warnings");
+	jw_arr_begin(w);
+	for (p = 0; p < v->nwarn; p++)
+		jw_str(w, v->warn[p]);
+	jw_arr_end(w);
+	jw_obj_end(w);
+	if (jw_finish(w))
+		fprintf(stderr, "%s: check: writing the output failed\n", TET_PROG);
+}
+
+static void check_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: %s check FILE [--json]\n"
+"       %s check -p PID [--json]\n"
+"Tell whether a Tokio program can be traced, how, and why not:\n"
+"  - Tokio USDT probes and their dialect: this project's (task_poll_begin …), Tokio's\n"
+"    upstream proposal (task-poll-start …), oxide's tokio-dtrace (worker-thread-park …);\n"
+"    missing probes, sites and their instruction (nop1 / nop5 / nop+nop5), semaphores\n"
+"  - Tokio task functions in the symbol table, for the uprobe fallback of a stock build\n"
+"  - the kernel: uprobe PMU, ref_ctr_offset (semaphores), optimized uprobes (x86_64,\n"
+"    Linux 6.18+, probed through the uprobe syscall), BTF, permissions (root, or\n"
+"    CAP_BPF + CAP_PERFMON)\n"
+"With -p, every ELF file the process maps is examined (probes in shared libraries too).\n"
+"\n"
+"Options:\n"
+"  -p, --pid PID   check a running process\n"
+"  -j, --json      one JSON object (errors too are JSON on stdout)\n"
+"      --pretty    indented JSON (implies --json)\n"
+"  -h, --help      show this help\n"
+"\n"
+"Exit status:\n"
+"  0  ready: the Tokio USDT probes will be used (attach mode usdt)\n"
+"  1  fallback only: no usable probes, uprobes on Tokio symbols (attach mode uprobe-fallback)\n"
+"  2  cannot trace: neither (e.g. stripped stock build), or the kernel/permissions forbid it\n"
+"  3  usage error\n"
+"  4  bad input: unreadable / not ELF / malformed file, no such process\n"
+"\n"
+"Examples:\n"
+"  %s check ./target/release/server\n"
+"  %s check -p $(pidof server) --json | jq .verdict\n"
+"  %s check ./server >/dev/null; case $? in 0) echo usdt;; 1) echo fallback;; esac\n",
+		TET_PROG, TET_PROG, TET_PROG, TET_PROG, TET_PROG);
+}
+
+int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct target *t;
+	struct kernel k;
+	struct verdict v;
+	char err[USDT_ERR_LEN];
+	bool pretty = false;
+	int opt, ret, pid = 0;
+	const char *path = NULL;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (!parse_pid(optarg, &pid))
+				return TET_EXIT_USAGE;
+			break;
+		case 'j':
+			json_output = true;
+			break;
+		case 'P':
+			json_output = pretty = true;
+			break;
+		case 'h':
+			check_usage(stdout);
+			return TET_EXIT_OK;
+		default:
+			p_err("check: unknown or incomplete option '%s' (try '%s check --help')",
+			      argv[optind - 1], TET_PROG);
+			return TET_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc || (path && pid) || (!path && !pid)) {
+		p_err("check: give one FILE or -p PID (try '%s check --help')", TET_PROG);
+		return TET_EXIT_USAGE;
+	}
+
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		p_err("out of memory");
+		return TET_EXIT_INPUT;
+	}
+	t->pid = pid;
+	t->path = path;
+	if (pid) {
+		ret = usdt_proc_files(pid, &t->files, &t->nfiles, err);
+	} else {
+		struct usdt_file *f = NULL;
+
+		ret = usdt_file_open(path, &f, err);
+		if (!ret) {
+			t->files = calloc(1, sizeof(*t->files));
+			if (t->files) {
+				t->files[0] = f;
+				t->nfiles = 1;
+			} else {
+				usdt_file_free(f);
+				snprintf(err, sizeof(err), "out of memory");
+				ret = -ENOMEM;
+			}
+		}
+	}
+	if (ret) {
+		p_err("%s", err);
+		free(t);
+		return TET_EXIT_INPUT;
+	}
+	scan(t);
+	check_kernel(&k);
+	decide(t, &k, &v);
+	if (json_output)
+		print_json(t, &k, &v, pretty);
+	else
+		print_human(t, &k, &v);
+	fflush(stdout);
+	ret = verdict_exit(v.mode);
+	usdt_files_free(t->files, t->nfiles);
+	free(t);
+	return ret;
+}

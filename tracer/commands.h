@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commands.h — the command table of tokio-ebpf-trace (bpftool style) and the few helpers
+ * every command shares.
+ *
+ * A command gets an argv ready for getopt_long(): argv[0] is the command's name ("list"),
+ * or the program's name when `tokio-ebpf-trace --pid …` runs `trace` implicitly. It returns
+ * the process exit status (TET_EXIT_*).
+ */
+#ifndef TET_COMMANDS_H
+#define TET_COMMANDS_H
+#include <stdbool.h>
+
+/* Exit statuses, shared by every command (documented in --help and docs/cli.md). */
+#define TET_EXIT_OK        0  /* list: done. check: ready, the USDT probes will be used */
+#define TET_EXIT_FALLBACK  1  /* check: no usable Tokio probes, uprobes on Tokio symbols */
+#define TET_EXIT_CANNOT    2  /* check: cannot trace (no probes and no symbols, kernel,
+                                 permissions); trace: tracing failed */
+#define TET_EXIT_USAGE     3  /* bad command line */
+#define TET_EXIT_INPUT     4  /* bad input: unreadable / not ELF / malformed file, no such PID */
+
+#define TET_PROG "tokio-ebpf-trace"
+#define TET_VERSION "0.1.0"
+
+int cmd_list(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+
+/* Set by a command that writes JSON: errors then go to stdout as {"error": "…"} too. */
+extern bool json_output;
+
+/* One line "tokio-ebpf-trace: MESSAGE" on stderr; in JSON mode also {"error":"MESSAGE"} on
+ * stdout (call it only before the command has written anything else to stdout). */
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tokio-ebpf-trace: warning: MESSAGE" on stderr. */
+void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parses a PID (decimal, > 0); prints the error itself. */
+bool parse_pid(const char *s, int *pid);
+
+#endif
