@@ -1000,7 +1000,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 	}
 }
 
-void an_note_drops(struct analyzer *a, const uint64_t drops[TET_EV_COUNT])
+void an_note_drops(struct analyzer *a, const __u64 drops[TET_EV_COUNT])
 {
 	if (drops[TET_EV_SPAWN] || drops[TET_EV_WAKE] || drops[TET_EV_WAKER_CLONE] ||
 	    drops[TET_EV_WAKER_DROP] || drops[TET_EV_POLL_END])

@@ -171,7 +171,7 @@ int an_event(struct analyzer *a, const void *rec, size_t size);
 void an_tick(struct analyzer *a, uint64_t now);
 /* Tells the analyzer which events were dropped so far (counters from BPF): when events that
  * live waker counts depend on were lost, lost_waker stops being reported (stalled instead). */
-void an_note_drops(struct analyzer *a, const uint64_t drops[TET_EV_COUNT]);
+void an_note_drops(struct analyzer *a, const __u64 drops[TET_EV_COUNT]);
 bool an_wakers_unreliable(const struct analyzer *a);
 /* Ends the capture: evaluates the ratio detectors and marks what is still ongoing. */
 void an_finish(struct analyzer *a, uint64_t now);

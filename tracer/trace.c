@@ -1,13 +1,736 @@
 // SPDX-License-Identifier: MIT
-/* trace.c — placeholder until the tracer core lands (it replaces this file). */
+/*
+ * trace.c — `tokio-ebpf-trace [trace] --pid PID | --binary PATH [OPTIONS]`.
+ *
+ * Order of business: parse and validate every option (usage errors: one line, exit 3) →
+ * target exists (exit 4) → kernel features and privileges (exit 2) → the note reader finds
+ * the files with tokio probes (exit 2 when there are none) → load and attach → drain the
+ * ring buffer on a timer until --duration, SIGINT/SIGTERM or the traced process's exit →
+ * detach (the kernel resets the semaphores) → drain what is left → summary and JSON.
+ * Nothing stays attached on any exit path: links are destroyed before the process exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "analyzer.h"
+#include "attach.h"
 #include "commands.h"
+#include "report.h"
+#include "units.h"
+
+#define DAY_NS (24 * 3600 * NSEC_PER_SEC)
+#define DETECT_TICK_NS (100 * NSEC_PER_MSEC)
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct trace_opts {
+	int pid;
+	const char *binary;
+	uint64_t duration_ns, interval_ns, drain_ns;
+	const char *output;
+	unsigned probes;
+	bool probes_given;
+	size_t ringbuf;
+	bool verbose, quiet;
+	size_t top;
+	struct an_opts an;
+};
+
+static void trace_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: %s [trace] --pid PID | --binary PATH [OPTIONS]\n"
+"Attach to the tokio:* USDT probes of a Tokio process (built with scripts/tokio-usdt-build),\n"
+"find slow tasks and why, and where they were spawned.\n"
+"\n"
+"Target (one of):\n"
+"  -p, --pid PID            a running process: all its threads, the executable and every\n"
+"                           shared library carrying the probes\n"
+"  -b, --binary PATH        every process running PATH, including ones started later\n"
+"Capture:\n"
+"  -d, --duration D         stop after D (default: until Ctrl-C / SIGTERM / the process exits)\n"
+"  -i, --interval D         print a summary every D\n"
+"  -o, --output FILE        write the JSON report (docs/report-schema.md) to FILE ('-': stdout,\n"
+"                           the summary then goes to stderr)\n"
+"      --probes LIST        probe classes: spawn,poll,yield,wake,waker,terminate,worker or all\n"
+"                           (default: what the detectors need; waker only with lost_waker)\n"
+"      --detect LIST        detectors: long_poll,stalled,lost_waker,never_yields,self_wake,\n"
+"                           all or none (default all)\n"
+"Thresholds:\n"
+"      --long-poll-threshold D     a poll longer than D is a long_poll (default 10ms)\n"
+"      --stall-threshold D         pending longer than D without a wake is stalled (default 1s)\n"
+"      --lost-waker-threshold D    pending with no live waker for D is a lost_waker (250ms)\n"
+"      --never-yields-threshold D  inside one poll for D is never_yields (default 1s)\n"
+"      --self-wake-ratio R         self-wakes per poll at or above R is self_wake (0.5)\n"
+"      --self-wake-min-polls N     … over at least N polls (default 100)\n"
+"Tuning:\n"
+"      --ringbuf-size SIZE  BPF ring buffer, power of two, K/M/G suffix (default 16M)\n"
+"      --drain-interval D   how often user space drains the ring (default 20ms)\n"
+"      --top N              rows per table in the summary (default 10)\n"
+"  -q, --quiet              no terminal summary (JSON only)\n"
+"  -v, --verbose            libbpf debug output, BPF program ids\n"
+"  -h, --help\n"
+"Durations are a number and a unit: ns, us, ms, s, m, h (1.5s, 250ms).\n"
+"\n"
+"Examples:\n"
+"  %s --pid 1234 --duration 30s --output report.json\n"
+"  %s --binary ./target/release/server -i 5s\n"
+"Exit status: 0 done (also when the traced process exited), 2 cannot trace, 3 usage, 4 no\n"
+"such PID or file.\n",
+		TET_PROG, TET_PROG, TET_PROG);
+}
+
+static int parse_count(const char *flag, const char *s, uint64_t min, uint64_t max,
+		       uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!*s || *s == '-' || *s == '+') {
+		p_err("%s '%s': expected a whole number", flag, s);
+		return -EINVAL;
+	}
+	v = strtoull(s, &end, 10);
+	if (*end || errno) {
+		p_err("%s '%s': expected a whole number", flag, s);
+		return -EINVAL;
+	}
+	if (v < min || v > max) {
+		p_err("%s '%s': must be between %llu and %llu", flag, s, (unsigned long long)min,
+		      (unsigned long long)max);
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_size(const char *flag, const char *s, size_t *out)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	errno = 0;
+	if (!*s || *s == '-' || *s == '+') {
+		p_err("%s '%s': expected a size such as 16M", flag, s);
+		return -EINVAL;
+	}
+	v = strtoull(s, &end, 10);
+	if (errno || end == s) {
+		p_err("%s '%s': expected a size such as 16M", flag, s);
+		return -EINVAL;
+	}
+	if (!strcmp(end, "K") || !strcmp(end, "k"))
+		mult = 1ull << 10;
+	else if (!strcmp(end, "M"))
+		mult = 1ull << 20;
+	else if (!strcmp(end, "G"))
+		mult = 1ull << 30;
+	else if (*end) {
+		p_err("%s '%s': unknown unit '%s' (K, M or G)", flag, s, end);
+		return -EINVAL;
+	}
+	if (v > (1ull << 30) / mult || v * mult < (64ull << 10) || (v * mult & (v * mult - 1))) {
+		p_err("%s '%s': must be a power of two between 64K and 1G", flag, s);
+		return -ERANGE;
+	}
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+static int parse_dur(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char err[256];
+
+	if (parse_duration(s, min, max, out, err, sizeof(err))) {
+		p_err("%s %s", flag, err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_probes(const char *s, unsigned *out)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	unsigned mask = 0;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+
+		if (!strcmp(tok, "all")) {
+			mask |= TET_PROBES_ALL;
+			continue;
+		}
+		for (size_t i = 0; i < tet_nclasses; i++) {
+			if (!strcmp(tok, tet_classes[i].name)) {
+				mask |= tet_classes[i].mask;
+				found = true;
+			}
+		}
+		if (!found) {
+			p_err("--probes: unknown probe class '%s' (spawn, poll, yield, wake, waker, terminate, worker, all)",
+			      tok);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	free(copy);
+	if (!ret && !mask) {
+		p_err("--probes '%s': no probe class given", s);
+		ret = -EINVAL;
+	}
+	*out = mask;
+	return ret;
+}
+
+static int parse_detect(const char *s, unsigned *out)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	unsigned mask = 0;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int k;
+
+		if (!strcmp(tok, "all")) {
+			mask |= AN_DETECT_ALL;
+			continue;
+		}
+		if (!strcmp(tok, "none"))
+			continue;
+		for (k = 0; k < AN_FINDING_KINDS; k++)
+			if (!strcmp(tok, an_finding_name(k)))
+				break;
+		if (k == AN_FINDING_KINDS) {
+			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, all, none)",
+			      tok);
+			ret = -EINVAL;
+			break;
+		}
+		mask |= 1u << k;
+	}
+	free(copy);
+	*out = mask;
+	return ret;
+}
+
+enum {
+	OPT_PROBES = 256, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
+	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "binary", required_argument, NULL, 'b' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "probes", required_argument, NULL, OPT_PROBES },
+	{ "detect", required_argument, NULL, OPT_DETECT },
+	{ "long-poll-threshold", required_argument, NULL, OPT_LONG_POLL },
+	{ "stall-threshold", required_argument, NULL, OPT_STALL },
+	{ "lost-waker-threshold", required_argument, NULL, OPT_LOST_WAKER },
+	{ "never-yields-threshold", required_argument, NULL, OPT_NEVER_YIELDS },
+	{ "self-wake-ratio", required_argument, NULL, OPT_SELF_WAKE_RATIO },
+	{ "self-wake-min-polls", required_argument, NULL, OPT_SELF_WAKE_MIN },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "drain-interval", required_argument, NULL, OPT_DRAIN },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns 0, 1 for --help (exit 0), or -EINVAL (message printed). */
+static int parse_args(int argc, char **argv, struct trace_opts *o)
+{
+	uint64_t v;
+	int c, ret = 0;
+
+	memset(o, 0, sizeof(*o));
+	an_opts_default(&o->an);
+	o->drain_ns = 20 * NSEC_PER_MSEC;
+	o->ringbuf = 16u << 20;
+	o->top = 10;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":p:b:d:i:o:qvh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (o->pid || o->binary) {
+				p_err("give one target: --pid or --binary, once");
+				return -EINVAL;
+			}
+			if (!parse_pid(optarg, &o->pid))
+				return -EINVAL;
+			break;
+		case 'b':
+			if (o->pid || o->binary) {
+				p_err("give one target: --pid or --binary, once");
+				return -EINVAL;
+			}
+			if (!*optarg) {
+				p_err("--binary: empty path");
+				return -EINVAL;
+			}
+			o->binary = optarg;
+			break;
+		case 'd':
+			ret = parse_dur("--duration", optarg, NSEC_PER_MSEC, 30 * DAY_NS, &o->duration_ns);
+			break;
+		case 'i':
+			ret = parse_dur("--interval", optarg, 100 * NSEC_PER_MSEC, DAY_NS, &o->interval_ns);
+			break;
+		case 'o':
+			if (!*optarg) {
+				p_err("--output: empty file name");
+				return -EINVAL;
+			}
+			o->output = optarg;
+			break;
+		case OPT_PROBES:
+			ret = parse_probes(optarg, &o->probes);
+			o->probes_given = true;
+			break;
+		case OPT_DETECT:
+			ret = parse_detect(optarg, &o->an.detect);
+			break;
+		case OPT_LONG_POLL:
+			ret = parse_dur("--long-poll-threshold", optarg, NSEC_PER_USEC, 3600 * NSEC_PER_SEC,
+					&o->an.long_poll_ns);
+			break;
+		case OPT_STALL:
+			ret = parse_dur("--stall-threshold", optarg, NSEC_PER_MSEC, DAY_NS, &o->an.stall_ns);
+			break;
+		case OPT_LOST_WAKER:
+			ret = parse_dur("--lost-waker-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
+					&o->an.lost_waker_ns);
+			break;
+		case OPT_NEVER_YIELDS:
+			ret = parse_dur("--never-yields-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
+					&o->an.never_yields_ns);
+			break;
+		case OPT_SELF_WAKE_RATIO: {
+			char *end;
+			double r;
+
+			errno = 0;
+			r = strtod(optarg, &end);
+			if (!*optarg || *end || errno || !(r > 0 && r <= 1)) {
+				p_err("--self-wake-ratio '%s': expected a number in (0, 1]", optarg);
+				return -EINVAL;
+			}
+			o->an.self_wake_ratio = r;
+			break;
+		}
+		case OPT_SELF_WAKE_MIN:
+			ret = parse_count("--self-wake-min-polls", optarg, 1, UINT32_MAX, &v);
+			o->an.self_wake_min_polls = v;
+			break;
+		case OPT_RINGBUF:
+			ret = parse_size("--ringbuf-size", optarg, &o->ringbuf);
+			break;
+		case OPT_DRAIN:
+			ret = parse_dur("--drain-interval", optarg, NSEC_PER_MSEC, NSEC_PER_SEC, &o->drain_ns);
+			break;
+		case OPT_TOP:
+			ret = parse_count("--top", optarg, 1, 1000, &v);
+			o->top = (size_t)v;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			trace_usage(stdout);
+			return 1;
+		case ':':
+			p_err("option '%s' needs a value (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			if (optopt)
+				p_err("unknown option '-%c' (see --help)", optopt);
+			else
+				p_err("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (ret)
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		p_err("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->pid && !o->binary) {
+		p_err("nothing to trace: give --pid PID or --binary PATH (see --help)");
+		return -EINVAL;
+	}
+	if (o->interval_ns && o->interval_ns < o->drain_ns) {
+		p_err("--interval must not be shorter than --drain-interval");
+		return -EINVAL;
+	}
+	/* probe classes follow the detectors unless given */
+	if (!o->probes_given) {
+		o->probes = TET_PROBES_ALL;
+		if (!(o->an.detect & (1u << AN_LOST_WAKER)))
+			o->probes &= ~TET_CLASS_WAKER;
+	}
+	o->an.top_n = o->top;
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+
+	nanosleep(&ts, NULL); /* a signal ends it early: fine */
+}
+
+/* The traced process is gone (or a zombie nobody reaped yet). */
+static bool process_gone(int pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	an_event(ctx, data, size);
+	return 0;
+}
+
+/* The JSON report goes to a temporary file next to the target, renamed at the end, so a
+ * reader never sees half a report and an unwritable path fails before tracing starts. */
+struct out_file {
+	FILE *fp;
+	char *tmp;
+	const char *path;
+};
+
+static int out_open(struct out_file *of, const char *path)
+{
+	int fd;
+
+	memset(of, 0, sizeof(*of));
+	of->path = path;
+	if (!strcmp(path, "-")) {
+		of->fp = stdout;
+		return 0;
+	}
+	if (asprintf(&of->tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
+		of->tmp = NULL;
+		return -ENOMEM;
+	}
+	fd = open(of->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || !(of->fp = fdopen(fd, "w"))) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		p_err("cannot write the report %s: %s", path, strerror(e));
+		free(of->tmp);
+		of->tmp = NULL;
+		return -e;
+	}
+	return 0;
+}
+
+static void out_abort(struct out_file *of)
+{
+	if (of->fp && of->fp != stdout)
+		fclose(of->fp);
+	if (of->tmp)
+		unlink(of->tmp);
+	free(of->tmp);
+	memset(of, 0, sizeof(*of));
+}
+
+static int out_commit(struct out_file *of)
+{
+	int ret = 0;
+
+	if (of->fp == stdout)
+		return fflush(stdout) ? -EIO : 0;
+	if (fclose(of->fp))
+		ret = -errno;
+	of->fp = NULL;
+	if (!ret && rename(of->tmp, of->path))
+		ret = -errno;
+	if (ret)
+		unlink(of->tmp);
+	free(of->tmp);
+	of->tmp = NULL;
+	return ret;
+}
+
+static const char *class_list(unsigned mask, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < tet_nclasses; i++)
+		if ((mask & tet_classes[i].mask) == tet_classes[i].mask)
+			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
+					      tet_classes[i].name);
+	return buf;
+}
 
 int cmd_trace(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "%s: tracing is not built yet\n", TET_PROG);
-	return 2;
+	struct tet_session_opts so = { 0 };
+	struct tet_targets targets = { 0 };
+	struct tet_session *sess = NULL;
+	struct report_file *rfiles = NULL;
+	struct report_meta meta = { 0 };
+	struct analyzer *an = NULL;
+	struct out_file of = { 0 };
+	struct trace_opts o;
+	struct sigaction sa;
+	char err[TET_ERR_LEN], cls[128];
+	const char *root = getenv("TET_SYSFS_ROOT");
+	uint64_t start, now, next_tick, next_interval = 0;
+	FILE *summary = stdout;
+	int ret, status = TET_EXIT_CANNOT;
+	bool gone = false;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? TET_EXIT_OK : TET_EXIT_USAGE;
+
+	/* the target must exist */
+	if (o.pid && kill(o.pid, 0) && errno == ESRCH) {
+		p_err("no process with PID %d", o.pid);
+		return TET_EXIT_INPUT;
+	}
+	if (o.binary && access(o.binary, F_OK)) {
+		p_err("%s: %s", o.binary, strerror(errno));
+		return TET_EXIT_INPUT;
+	}
+	if (tet_check_kernel(root, err, sizeof(err))) {
+		p_err("%s", err);
+		return TET_EXIT_CANNOT;
+	}
+	if (tet_check_privileges(err, sizeof(err))) {
+		p_err("%s", err);
+		return TET_EXIT_CANNOT;
+	}
+	ret = tet_targets_find(o.pid, o.binary, &targets, err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		return ret == -ESRCH || ret == -ENOENT ? TET_EXIT_INPUT : TET_EXIT_CANNOT;
+	}
+	if (o.probes_given && (o.probes & ~targets.probes)) {
+		unsigned missing = o.probes & ~targets.probes;
+
+		for (unsigned i = 0; i < TET_EV_COUNT; i++)
+			if (missing & (1u << i))
+				p_warn("tokio:%s is not in the target: %s", an_event_name(i),
+				       "its figures will be missing");
+	}
+	if (o.output && out_open(&of, o.output)) {
+		tet_targets_free(&targets);
+		return TET_EXIT_INPUT;
+	}
+	if (o.output && !strcmp(o.output, "-"))
+		summary = stderr;
+
+	o.an.waker_events = (o.probes & targets.probes & TET_CLASS_WAKER) == TET_CLASS_WAKER &&
+			    (o.probes & targets.probes & TET_CLASS_SPAWN);
+	an = an_new(&o.an);
+	if (!an) {
+		p_err("out of memory");
+		goto out;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	tet_libbpf_setup(o.verbose);
+	so.pid = o.pid;
+	so.probes = o.probes;
+	so.ringbuf_bytes = o.ringbuf;
+	so.verbose = o.verbose;
+	so.on_event = on_event;
+	so.ctx = an;
+	ret = tet_session_open(&sess, &so, &targets, err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		goto out;
+	}
+	/* the capture (and --duration) starts once every probe is attached */
+	clock_gettime(CLOCK_REALTIME, &meta.wall_start);
+	start = mono_ns();
+	if (o.pid)
+		fprintf(stderr, "%s: attached %zu probe attachment%s (%s) to PID %d (%s); Ctrl-C to stop\n",
+			TET_PROG, tet_session_links(sess), tet_session_links(sess) == 1 ? "" : "s",
+			class_list(tet_session_probes(sess), cls, sizeof(cls)), o.pid,
+			targets.exe ? targets.exe : "?");
+	else
+		fprintf(stderr, "%s: attached %zu probe attachment%s (%s) to %s, every process; Ctrl-C to stop\n",
+			TET_PROG, tet_session_links(sess), tet_session_links(sess) == 1 ? "" : "s",
+			class_list(tet_session_probes(sess), cls, sizeof(cls)), o.binary);
+	if (o.verbose) {
+		uint32_t ids[TET_EV_COUNT];
+		const char *names[TET_EV_COUNT];
+		size_t n = tet_session_prog_ids(sess, ids, names, TET_EV_COUNT);
+
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "%s: prog %s id %u\n", TET_PROG, names[i], ids[i]);
+	}
+
+	meta.mode = "usdt";
+	meta.pid = o.pid;
+	meta.binary = o.binary;
+	meta.executable = targets.exe;
+	meta.probes = tet_session_probes(sess);
+	meta.requested_ns = o.duration_ns;
+	meta.start_ns = start;
+	meta.top = o.top;
+	rfiles = calloc(targets.n ? targets.n : 1, sizeof(*rfiles));
+	if (!rfiles) {
+		p_err("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < targets.n; i++) {
+		rfiles[i].path = targets.v[i].path;
+		rfiles[i].probes = targets.v[i].probes;
+		for (int e = 0; e < TET_EV_COUNT; e++)
+			rfiles[i].sites += targets.v[i].sites[e];
+	}
+	meta.files = rfiles;
+	meta.nfiles = targets.n;
+
+	next_tick = start + DETECT_TICK_NS;
+	if (o.interval_ns)
+		next_interval = start + o.interval_ns;
+	for (;;) {
+		uint64_t wait = o.drain_ns;
+
+		now = mono_ns();
+		if (o.duration_ns && now - start + wait > o.duration_ns)
+			wait = now - start >= o.duration_ns ? 0 : o.duration_ns - (now - start);
+		if (wait && !stop_signal)
+			sleep_ns(wait);
+		ret = tet_session_drain(sess);
+		if (ret < 0 && ret != -EINTR) {
+			p_err("reading the ring buffer failed: %s", strerror(-ret));
+			goto out;
+		}
+		now = mono_ns();
+		if (stop_signal)
+			break;
+		if (o.duration_ns && now - start >= o.duration_ns)
+			break;
+		if (o.pid && process_gone(o.pid)) {
+			gone = true;
+			break;
+		}
+		if (now >= next_tick) {
+			if (!tet_session_counters(sess, &meta.counters))
+				an_note_drops(an, meta.counters.drops);
+			an_tick(an, now);
+			next_tick = now + DETECT_TICK_NS;
+		}
+		if (o.interval_ns && now >= next_interval) {
+			meta.end_ns = now;
+			meta.ended_by = "running";
+			meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+			if (!o.quiet)
+				report_terminal(summary, an, &meta, false);
+			next_interval += o.interval_ns;
+			if (next_interval <= now)
+				next_interval = now + o.interval_ns;
+		}
+	}
+
+	/* Detach first (nothing new comes in; the semaphores go back to 0), then take what is
+	 * still in the ring, then the counters — every event that was submitted is analyzed. */
+	tet_session_detach(sess);
+	now = mono_ns();
+	while ((ret = tet_session_drain(sess)) > 0)
+		;
+	meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+	if (meta.counters_valid)
+		an_note_drops(an, meta.counters.drops);
+	an_finish(an, now);
+	meta.end_ns = now;
+	meta.ended_by = stop_signal ? "signal" : gone ? "process_exit" : "duration";
+	if (gone)
+		fprintf(stderr, "%s: process %d exited; the report covers what was seen until then\n",
+			TET_PROG, o.pid);
+	else if (stop_signal)
+		fprintf(stderr, "%s: stopped by %s\n", TET_PROG, strsignal(stop_signal));
+	if (!o.quiet)
+		report_terminal(summary, an, &meta, true);
+	status = TET_EXIT_OK;
+	if (of.fp) {
+		ret = report_json(of.fp, an, &meta);
+		if (!ret)
+			ret = out_commit(&of);
+		else
+			out_abort(&of);
+		if (ret) {
+			p_err("cannot write the report %s: %s", o.output, strerror(-ret));
+			status = TET_EXIT_CANNOT;
+		} else if (strcmp(o.output, "-")) {
+			fprintf(stderr, "%s: report written to %s\n", TET_PROG, o.output);
+		}
+	}
+out:
+	if (of.fp)
+		out_abort(&of);
+	tet_session_close(sess);
+	an_free(an);
+	free(rfiles);
+	tet_targets_free(&targets);
+	return status;
 }

@@ -106,12 +106,22 @@ const char *fmt_duration(uint64_t ns, char *buf, size_t len)
 
 		if (ns < scale[i].div)
 			continue;
+		char num[32], *dot, *e;
+
 		v = (double)ns / (double)scale[i].div;
 		if (scale[i].div >= 60 * NSEC_PER_SEC && v < 100)
-			snprintf(buf, len, "%.1f%s", v, scale[i].unit);
+			snprintf(num, sizeof(num), "%.1f", v);
 		else
-			snprintf(buf, len, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v,
-				 scale[i].unit);
+			snprintf(num, sizeof(num), v < 10 ? "%.2f" : v < 100 ? "%.1f" : "%.0f", v);
+		/* "10.0" → "10", "1.50" → "1.5" */
+		dot = strchr(num, '.');
+		if (dot) {
+			for (e = num + strlen(num) - 1; e > dot && *e == '0'; e--)
+				*e = 0;
+			if (e == dot)
+				*e = 0;
+		}
+		snprintf(buf, len, "%s%s", num, scale[i].unit);
 		return buf;
 	}
 	snprintf(buf, len, "%lluns", (unsigned long long)ns);

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attach.c — preflight, target discovery, skeleton lifecycle (see attach.h).
+ *
+ * One BPF object (bpf/tokio_usdt.bpf.c) holds one program per probe. Programs of probes that
+ * are not requested, or present in no target file, get autoload off, so they are never
+ * loaded. Each (file, probe) pair is one bpf_program__attach_usdt(): libbpf finds the probe's
+ * sites in the file, decodes their argument specs, and creates one uprobe per site with the
+ * semaphore's file offset as ref_ctr_offset, so the kernel raises the semaphore in every
+ * process mapping the file (including processes started later, for pid -1) and lowers it
+ * again when the uprobe goes away. The links are ours (not the skeleton's) because one
+ * program may be attached to several files (executable + shared library).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attach.h"
+#include "notes.h"
+#include "tokio_usdt.skel.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static const char *const probe_names[TET_EV_COUNT] = {
+	[TET_EV_SPAWN] = "task_spawn",         [TET_EV_POLL_BEGIN] = "task_poll_begin",
+	[TET_EV_POLL_END] = "task_poll_end",   [TET_EV_YIELD] = "task_yielded",
+	[TET_EV_WAKE] = "waker_wake",          [TET_EV_WAKER_CLONE] = "waker_clone",
+	[TET_EV_WAKER_DROP] = "waker_drop",    [TET_EV_TERMINATE] = "task_terminate",
+	[TET_EV_PARK] = "worker_park",         [TET_EV_UNPARK] = "worker_unpark",
+};
+
+const struct tet_class tet_classes[] = {
+	{ "spawn", TET_CLASS_SPAWN, "task_spawn: spawn sites, type names, lifetimes" },
+	{ "poll", TET_CLASS_POLL, "task_poll_begin/end: polls, busy time, scheduling delay" },
+	{ "yield", TET_CLASS_YIELD, "task_yielded: yields by reason" },
+	{ "wake", TET_CLASS_WAKE, "waker_wake: wakes, pending time, scheduling delay" },
+	{ "waker", TET_CLASS_WAKER, "waker_clone/drop: live wakers (lost_waker detection)" },
+	{ "terminate", TET_CLASS_TERMINATE, "task_terminate: task ends, lifetimes" },
+	{ "worker", TET_CLASS_WORKER, "worker_park/unpark: worker busy/parked time" },
+};
+const size_t tet_nclasses = sizeof(tet_classes) / sizeof(tet_classes[0]);
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- libbpf log ---- */
+static bool libbpf_verbose;
+static char libbpf_last[512];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = 0;
+	if (level == LIBBPF_WARN)
+		snprintf(libbpf_last, sizeof(libbpf_last), "%s", buf);
+	if (libbpf_verbose)
+		fprintf(stderr, "libbpf: %s\n", buf);
+	return 0;
+}
+
+void tet_libbpf_setup(bool verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(libbpf_print);
+}
+
+const char *tet_libbpf_last_error(void)
+{
+	return libbpf_last;
+}
+
+/* ---- preflight ---- */
+int tet_check_kernel(const char *root, char *err, size_t len)
+{
+	char p[4096];
+
+	if (!root)
+		root = "";
+	/* perf "uprobe" PMU: Linux 4.17 (e12f03d7031a "perf/core: Implement the 'perf_kprobe'
+	 * PMU"); its ref_ctr_offset format attribute (semaphores): 4.20 (a6ca88b241d5) */
+	snprintf(p, sizeof(p), "%s/sys/bus/event_source/devices/uprobe/type", root);
+	if (access(p, R_OK)) {
+		seterr(err, len, "kernel without uprobes: %s is missing (needs CONFIG_UPROBE_EVENTS=y)", p);
+		return -EOPNOTSUPP;
+	}
+	snprintf(p, sizeof(p), "%s/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset", root);
+	if (access(p, R_OK)) {
+		seterr(err, len, "kernel uprobes cannot drive USDT semaphores: %s is missing (needs Linux >= 4.20)", p);
+		return -EOPNOTSUPP;
+	}
+	snprintf(p, sizeof(p), "%s/sys/kernel/btf/vmlinux", root);
+	if (access(p, R_OK)) {
+		seterr(err, len, "kernel without BTF: %s is missing (needs CONFIG_DEBUG_INFO_BTF=y)", p);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int tet_check_privileges(char *err, size_t len)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	uint64_t eff = 0;
+
+	if (geteuid() == 0)
+		return 0;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) == 0)
+		eff = data[0].effective | (uint64_t)data[1].effective << 32;
+	if ((eff & (1ull << CAP_BPF) && eff & (1ull << CAP_PERFMON)) ||
+	    eff & (1ull << CAP_SYS_ADMIN))
+		return 0;
+	seterr(err, len, "permission denied: tracing needs root, or CAP_BPF and CAP_PERFMON (running as uid %u without them)",
+	       (unsigned)geteuid());
+	return -EPERM;
+}
+
+/* ---- targets ---- */
+static int probe_index(const char *name)
+{
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		if (!strcmp(probe_names[i], name))
+			return i;
+	return -1;
+}
+
+static int add_target(struct tet_targets *t, const struct usdt_file *f)
+{
+	struct tet_target x = { 0 }, *v;
+
+	for (size_t i = 0; i < f->nnotes; i++) {
+		const struct usdt_note *n = &f->notes[i];
+		int p;
+
+		if (strcmp(n->provider, "tokio") || n->err)
+			continue;
+		p = probe_index(n->name);
+		if (p < 0)
+			continue;
+		x.probes |= 1u << p;
+		x.sites[p]++;
+	}
+	if (!x.probes)
+		return 0;
+	v = realloc(t->v, (t->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	t->v = v;
+	x.path = strdup(f->path);
+	x.attach_path = strdup(f->open_path ? f->open_path : f->path);
+	x.is_main = f->is_main;
+	if (!x.path || !x.attach_path) {
+		free(x.path);
+		free(x.attach_path);
+		return -ENOMEM;
+	}
+	t->v[t->n++] = x;
+	t->probes |= x.probes;
+	return 0;
+}
+
+static int tokio_sym_cb(const char *name, uint64_t value, uint64_t size, int type, void *ctx)
+{
+	return strstr(name, "tokio") != NULL;
+}
+
+static bool has_tokio_symbols(struct usdt_file *f)
+{
+	return usdt_file_for_each_symbol(f, tokio_sym_cb, NULL) > 0;
+}
+
+static void nothing_to_attach(const char *what, bool tokio, char *err, size_t len)
+{
+	if (tokio)
+		seterr(err, len, "%s uses Tokio but carries no tokio USDT probes: rebuild it with scripts/tokio-usdt-build (a stock-Tokio uprobe fallback is planned, not available yet)",
+		       what);
+	else
+		seterr(err, len, "%s is not a Tokio program: no tokio USDT probes and no Tokio symbols",
+		       what);
+}
+
+int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char *err, size_t len)
+{
+	char nerr[USDT_ERR_LEN] = "", what[600];
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (binary) {
+		struct usdt_file *f = NULL;
+		struct stat st;
+
+		if (stat(binary, &st)) {
+			ret = -errno;
+			seterr(err, len, "%s: %s", binary, strerror(errno));
+			return ret;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			seterr(err, len, "%s: not a regular file", binary);
+			return -EISDIR;
+		}
+		ret = usdt_file_open(binary, &f, nerr);
+		if (ret) {
+			seterr(err, len, "%s", nerr);
+			return ret;
+		}
+		ret = add_target(t, f);
+		if (!ret && !t->n) {
+			snprintf(what, sizeof(what), "%s", binary);
+			nothing_to_attach(what, has_tokio_symbols(f), err, len);
+			ret = -ENODATA;
+		}
+		t->exe = strdup(binary);
+		usdt_file_free(f);
+		return ret;
+	} else {
+		struct usdt_file **files = NULL;
+		struct usdt_file *main_exe = NULL;
+		size_t n = 0;
+
+		ret = usdt_proc_files(pid, &files, &n, nerr);
+		if (ret == -ESRCH) {
+			seterr(err, len, "no process with PID %d", (int)pid);
+			return ret;
+		}
+		if (ret) {
+			seterr(err, len, "PID %d: %s", (int)pid, nerr);
+			return ret;
+		}
+		for (size_t i = 0; i < n && !ret; i++) {
+			ret = add_target(t, files[i]);
+			if (files[i]->is_main)
+				main_exe = files[i];
+		}
+		t->exe = strdup(main_exe ? main_exe->path : "?");
+		if (!ret && !t->n) {
+			bool tokio = false;
+
+			for (size_t i = 0; i < n && !tokio; i++)
+				tokio = has_tokio_symbols(files[i]);
+			snprintf(what, sizeof(what), "PID %d (%s)", (int)pid, t->exe ? t->exe : "?");
+			nothing_to_attach(what, tokio, err, len);
+			ret = -ENODATA;
+		}
+		usdt_files_free(files, n);
+		return ret;
+	}
+}
+
+void tet_targets_free(struct tet_targets *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].path);
+		free(t->v[i].attach_path);
+	}
+	free(t->v);
+	free(t->exe);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- session ---- */
+struct tet_session {
+	struct tokio_usdt *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks;
+	unsigned probes;
+	int ncpus;
+	struct tet_counters *percpu;
+};
+
+static struct bpf_program *prog_of(struct tokio_usdt *skel, int ev)
+{
+	switch (ev) {
+	case TET_EV_SPAWN: return skel->progs.tet_spawn;
+	case TET_EV_POLL_BEGIN: return skel->progs.tet_poll_begin;
+	case TET_EV_POLL_END: return skel->progs.tet_poll_end;
+	case TET_EV_YIELD: return skel->progs.tet_yielded;
+	case TET_EV_WAKE: return skel->progs.tet_wake;
+	case TET_EV_WAKER_CLONE: return skel->progs.tet_waker_clone;
+	case TET_EV_WAKER_DROP: return skel->progs.tet_waker_drop;
+	case TET_EV_TERMINATE: return skel->progs.tet_terminate;
+	case TET_EV_PARK: return skel->progs.tet_park;
+	case TET_EV_UNPARK: return skel->progs.tet_unpark;
+	}
+	return NULL;
+}
+
+static int ring_cb(void *ctx, void *data, size_t size)
+{
+	struct tet_session_opts *o = ctx;
+
+	return o->on_event(o->ctx, data, size);
+}
+
+int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
+		     const struct tet_targets *t, char *err, size_t len)
+{
+	static struct tet_session_opts cb_opts; /* one session per process */
+	struct tet_session *s;
+	int ret;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->probes = o->probes & t->probes;
+	if (!s->probes) {
+		seterr(err, len, "none of the requested probes exists in %s", t->exe ? t->exe : "the target");
+		free(s);
+		return -ENODATA;
+	}
+	s->skel = tokio_usdt__open();
+	if (!s->skel) {
+		ret = -errno;
+		seterr(err, len, "cannot open the BPF object: %s", strerror(-ret));
+		goto fail;
+	}
+	s->skel->rodata->target_tgid = (uint32_t)(o->pid > 0 ? o->pid : 0);
+	for (int ev = 0; ev < TET_EV_COUNT; ev++)
+		bpf_program__set_autoload(prog_of(s->skel, ev), !!(s->probes & (1u << ev)));
+	ret = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)o->ringbuf_bytes);
+	if (ret) {
+		seterr(err, len, "ring buffer size %zu refused: %s", o->ringbuf_bytes, strerror(-ret));
+		goto fail;
+	}
+	ret = tokio_usdt__load(s->skel);
+	if (ret) {
+		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
+		       *libbpf_last ? " — libbpf: " : "", libbpf_last);
+		goto fail;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		for (int ev = 0; ev < TET_EV_COUNT; ev++) {
+			struct bpf_link *l, **v;
+
+			if (!(s->probes & t->v[i].probes & (1u << ev)))
+				continue;
+			l = bpf_program__attach_usdt(prog_of(s->skel, ev), o->pid > 0 ? o->pid : -1,
+						     t->v[i].attach_path, "tokio", probe_names[ev],
+						     NULL);
+			if (!l) {
+				ret = -errno;
+				seterr(err, len, "cannot attach tokio:%s in %s: %s%s%s", probe_names[ev],
+				       t->v[i].path, strerror(-ret),
+				       *libbpf_last ? " — libbpf: " : "", libbpf_last);
+				goto fail;
+			}
+			v = realloc(s->links, (s->nlinks + 1) * sizeof(*v));
+			if (!v) {
+				bpf_link__destroy(l);
+				ret = -ENOMEM;
+				seterr(err, len, "out of memory");
+				goto fail;
+			}
+			s->links = v;
+			s->links[s->nlinks++] = l;
+		}
+	}
+	cb_opts = *o;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, &cb_opts, NULL);
+	if (!s->rb) {
+		ret = -errno;
+		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
+		goto fail;
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		ret = s->ncpus ? s->ncpus : -EINVAL;
+		seterr(err, len, "cannot count CPUs: %s", strerror(-ret));
+		goto fail;
+	}
+	s->percpu = calloc((size_t)s->ncpus, sizeof(*s->percpu));
+	if (!s->percpu) {
+		ret = -ENOMEM;
+		seterr(err, len, "out of memory");
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	tet_session_close(s);
+	return ret;
+}
+
+unsigned tet_session_probes(const struct tet_session *s)
+{
+	return s->probes;
+}
+
+size_t tet_session_links(const struct tet_session *s)
+{
+	return s->nlinks;
+}
+
+size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
+			    size_t max)
+{
+	size_t n = 0;
+
+	for (int ev = 0; ev < TET_EV_COUNT && n < max; ev++) {
+		struct bpf_program *p = prog_of(s->skel, ev);
+		struct bpf_prog_info info;
+		uint32_t ilen = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
+			continue;
+		ids[n] = info.id;
+		names[n] = bpf_program__name(p);
+		n++;
+	}
+	return n;
+}
+
+int tet_session_drain(struct tet_session *s)
+{
+	return s->rb ? ring_buffer__consume(s->rb) : 0;
+}
+
+int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
+{
+	uint32_t zero = 0;
+	int ret;
+
+	memset(sum, 0, sizeof(*sum));
+	ret = bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &zero, s->percpu);
+	if (ret)
+		return -errno;
+	for (int c = 0; c < s->ncpus; c++) {
+		for (int i = 0; i < TET_EV_COUNT; i++) {
+			sum->seen[i] += s->percpu[c].seen[i];
+			sum->drops[i] += s->percpu[c].drops[i];
+		}
+		sum->read_errors += s->percpu[c].read_errors;
+		sum->arg_errors += s->percpu[c].arg_errors;
+	}
+	return 0;
+}
+
+void tet_session_detach(struct tet_session *s)
+{
+	for (size_t i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	free(s->links);
+	s->links = NULL;
+	s->nlinks = 0;
+}
+
+void tet_session_close(struct tet_session *s)
+{
+	if (!s)
+		return;
+	tet_session_detach(s);
+	ring_buffer__free(s->rb);
+	tokio_usdt__destroy(s->skel);
+	free(s->percpu);
+	free(s);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attach.h — from "trace PID 1234" / "trace /usr/bin/server" to attached BPF programs and a
+ * ring buffer: preflight checks (kernel, privileges), target discovery through the note
+ * reader, skeleton open/configure/load, one USDT attachment per (file, probe), drain, counters
+ * and detach. Every function returns 0 or a negative errno and writes one line into err.
+ */
+#ifndef TET_ATTACH_H
+#define TET_ATTACH_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "events.h"
+
+#define TET_ERR_LEN 640
+
+/* Probe classes of --probes, as bit masks over enum tet_event. */
+#define TET_PROBE_BIT(ev) (1u << (ev))
+#define TET_CLASS_SPAWN     TET_PROBE_BIT(TET_EV_SPAWN)
+#define TET_CLASS_POLL      (TET_PROBE_BIT(TET_EV_POLL_BEGIN) | TET_PROBE_BIT(TET_EV_POLL_END))
+#define TET_CLASS_YIELD     TET_PROBE_BIT(TET_EV_YIELD)
+#define TET_CLASS_WAKE      TET_PROBE_BIT(TET_EV_WAKE)
+#define TET_CLASS_WAKER     (TET_PROBE_BIT(TET_EV_WAKER_CLONE) | TET_PROBE_BIT(TET_EV_WAKER_DROP))
+#define TET_CLASS_TERMINATE TET_PROBE_BIT(TET_EV_TERMINATE)
+#define TET_CLASS_WORKER    (TET_PROBE_BIT(TET_EV_PARK) | TET_PROBE_BIT(TET_EV_UNPARK))
+#define TET_PROBES_ALL      ((1u << TET_EV_COUNT) - 1)
+
+struct tet_class {
+	const char *name;
+	unsigned mask;
+	const char *what;
+};
+extern const struct tet_class tet_classes[];
+extern const size_t tet_nclasses;
+
+/* Kernel features the tracer needs, looked up under `root` (normally "", tests point
+ * TET_SYSFS_ROOT elsewhere): the perf uprobe PMU with ref_ctr_offset support (semaphores)
+ * and kernel BTF. */
+int tet_check_kernel(const char *root, char *err, size_t len);
+/* Root, or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) in the effective set. */
+int tet_check_privileges(char *err, size_t len);
+
+/* A file carrying tokio probes, in the traced process or given by path. */
+struct tet_target {
+	char *path;          /* as the user knows it (maps path, or --binary) */
+	char *attach_path;   /* what libbpf opens and the kernel resolves */
+	bool is_main;
+	unsigned probes;     /* probes present (bits of enum tet_event) */
+	unsigned sites[TET_EV_COUNT];
+};
+
+struct tet_targets {
+	pid_t pid;           /* 0 for --binary */
+	char *exe;           /* the process's executable, for messages */
+	struct tet_target *v;
+	size_t n;
+	unsigned probes;     /* union over the files */
+};
+
+/* Finds the files with tokio probes: every ELF file PID maps, or the one binary.
+ * Errors: -ESRCH no such process (or it exited), -ENOENT no such file, -EACCES,
+ * -ENODATA nothing to attach (the message says whether Tokio is there without probes),
+ * others from the note reader. */
+int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char *err, size_t len);
+void tet_targets_free(struct tet_targets *t);
+
+struct tet_session;
+typedef int (*tet_event_fn)(void *ctx, void *data, size_t size);
+
+struct tet_session_opts {
+	pid_t pid;               /* > 0: only this process; 0: every process (binary path) */
+	unsigned probes;         /* to attach (bits of enum tet_event), limited to those present */
+	size_t ringbuf_bytes;    /* power of two ≥ page size */
+	bool verbose;
+	tet_event_fn on_event;
+	void *ctx;
+};
+
+int tet_session_open(struct tet_session **s, const struct tet_session_opts *o,
+		     const struct tet_targets *t, char *err, size_t len);
+/* Probes actually attached (bits of enum tet_event) and the number of attachments. */
+unsigned tet_session_probes(const struct tet_session *s);
+size_t tet_session_links(const struct tet_session *s);
+/* IDs of the loaded BPF programs, for `bpftool prog show id N` (verbose output, tests). */
+size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
+			    size_t max);
+/* Consumes every record in the ring buffer; returns the count or a negative errno. */
+int tet_session_drain(struct tet_session *s);
+/* Sums the per-CPU counters. */
+int tet_session_counters(struct tet_session *s, struct tet_counters *sum);
+/* Detaches every probe (the kernel resets the semaphores); the ring buffer stays readable. */
+void tet_session_detach(struct tet_session *s);
+void tet_session_close(struct tet_session *s);
+
+/* The last warning libbpf printed (for error messages), "" if none. */
+const char *tet_libbpf_last_error(void);
+void tet_libbpf_setup(bool verbose);
+
+#endif

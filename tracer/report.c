@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report.c — terminal summary and JSON report (schema: docs/report-schema.md).
+ *
+ * Everything read from the traced process (file names, type names) is untrusted: the JSON
+ * writer escapes it (and replaces invalid UTF-8), the terminal gets report_sanitize()d text.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "report.h"
+#include "units.h"
+
+static const char *const finding_advice[AN_FINDING_KINDS] = {
+	[AN_LONG_POLL] = "something blocks the worker thread inside this task (a synchronous call, a lock, or CPU-bound work without .await): move it to spawn_blocking or make it async",
+	[AN_STALLED] = "it waits for something that has not happened (a channel nobody sends on, a lock, a slow upstream)",
+	[AN_LOST_WAKER] = "it returned Pending without keeping a waker, so nothing can ever wake it: a future that forgets cx.waker()",
+	[AN_NEVER_YIELDS] = "it has not returned to the scheduler: a loop without .await, or a blocking call, starves the other tasks of this worker",
+	[AN_SELF_WAKE] = "it wakes itself instead of waiting: a busy loop through the scheduler (wake_by_ref + Pending)",
+};
+
+/* ---- text helpers ---- */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	size_t need;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		need = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		need = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		need = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (n < need)
+		return 0;
+	for (size_t i = 1; i < need; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	/* C1 controls, U+2028/2029: not for a terminal */
+	if ((cp >= 0x80 && cp < 0xa0) || cp == 0x2028 || cp == 0x2029)
+		return 0;
+	return need;
+}
+
+const char *report_sanitize(const char *s, size_t n, size_t max_chars, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, chars = 0;
+
+	if (!len)
+		return buf;
+	if (!s) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len(p + i, n - i);
+		char tmp[8];
+		size_t tl;
+
+		if (max_chars && chars >= max_chars) {
+			if (o + 4 <= len) {
+				memcpy(buf + o, "\xe2\x80\xa6", 3);
+				o += 3;
+			}
+			break;
+		}
+		if (l == 1 && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\') {
+			tmp[0] = (char)p[i];
+			tl = 1;
+		} else if (l == 1 && p[i] == '\\') {
+			memcpy(tmp, "\\\\", 2);
+			tl = 2;
+		} else if (l > 1) {
+			memcpy(tmp, p + i, l);
+			tl = l;
+		} else {
+			snprintf(tmp, sizeof(tmp), "\\x%02x", p[i]);
+			tl = 4;
+			l = 1;
+		}
+		if (o + tl + 1 > len)
+			break;
+		memcpy(buf + o, tmp, tl);
+		o += tl;
+		i += l;
+		chars++;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+static const char *site_loc(const struct an_site *s, char *buf, size_t len)
+{
+	if (!s || s->unknown)
+		return snprintf(buf, len, "(spawned before the trace)"), buf;
+	if (s->other)
+		return snprintf(buf, len, "(other sites)"), buf;
+	return report_sanitize(s->location, s->location_len, 0, buf, len);
+}
+
+static const char *site_type(const struct an_site *s, size_t max, char *buf, size_t len)
+{
+	if (!s || s->unknown || s->other)
+		return snprintf(buf, len, "?"), buf;
+	return report_sanitize(s->type_name, s->type_len, max, buf, len);
+}
+
+void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
+{
+	char loc[1200], v[32], th[32], what[400];
+
+	site_loc(f->site, loc, sizeof(loc));
+	fmt_duration(f->value_ns, v, sizeof(v));
+	fmt_duration(f->threshold_ns, th, sizeof(th));
+	switch (f->kind) {
+	case AN_LONG_POLL:
+		snprintf(what, sizeof(what), "a poll took %s (threshold %s)%s", v, th,
+			 f->occurrences > 1 ? "" : "");
+		if (f->occurrences > 1) {
+			size_t l = strlen(what);
+
+			snprintf(what + l, sizeof(what) - l, "; %llu polls over the threshold",
+				 (unsigned long long)f->occurrences);
+		}
+		break;
+	case AN_STALLED:
+		if (f->live_wakers >= 0)
+			snprintf(what, sizeof(what), "pending %s %s (threshold %s) with %lld live waker%s",
+				 f->ongoing ? "for" : "for", v, th, (long long)f->live_wakers,
+				 f->live_wakers == 1 ? "" : "s");
+		else
+			snprintf(what, sizeof(what), "pending for %s (threshold %s)", v, th);
+		{
+			size_t l = strlen(what);
+
+			snprintf(what + l, sizeof(what) - l, f->ongoing ? ", still without a wake" :
+				 ", before a wake came");
+		}
+		break;
+	case AN_LOST_WAKER:
+		snprintf(what, sizeof(what), "pending for %s with no live waker (none cloned, or all dropped)%s",
+			 v, f->contradicted ? "; a wake came later after all (a clone was missed?)" : "");
+		break;
+	case AN_NEVER_YIELDS:
+		snprintf(what, sizeof(what), "inside one poll for %s%s (threshold %s)", v,
+			 f->ongoing ? " and counting" : "", th);
+		break;
+	case AN_SELF_WAKE:
+		snprintf(what, sizeof(what), "woke itself in %.0f%% of its %llu polls without yield_now or the coop budget",
+			 f->ratio * 100, (unsigned long long)f->polls);
+		break;
+	default:
+		snprintf(what, sizeof(what), "?");
+	}
+	snprintf(buf, len, "task %llu spawned at %s: %s: %s", (unsigned long long)f->task_id, loc,
+		 what, (unsigned)f->kind < AN_FINDING_KINDS ? finding_advice[f->kind] : "");
+}
+
+const char *report_drop_impact(unsigned type)
+{
+	static const char *const impact[TET_EV_COUNT] = {
+		[TET_EV_SPAWN] = "spawns, spawn-site attribution (tasks fall under 'spawned before the trace'), lifetimes, lost_waker",
+		[TET_EV_POLL_BEGIN] = "polls, busy time, poll durations, scheduling delay, long_poll, never_yields",
+		[TET_EV_POLL_END] = "busy time, poll durations, pending time, long_poll, self_wake, lost_waker",
+		[TET_EV_YIELD] = "yields by reason, self_wake",
+		[TET_EV_WAKE] = "wakes, pending time, scheduling delay, stalled, self_wake, lost_waker",
+		[TET_EV_WAKER_CLONE] = "live wakers: lost_waker detection switched off",
+		[TET_EV_WAKER_DROP] = "live wakers: lost_waker detection switched off",
+		[TET_EV_TERMINATE] = "terminations, lifetimes, live task counts",
+		[TET_EV_PARK] = "worker parked time",
+		[TET_EV_UNPARK] = "worker parked time",
+	};
+
+	return type < TET_EV_COUNT ? impact[type] : "?";
+}
+
+static uint64_t total_drops(const struct report_meta *m)
+{
+	uint64_t d = 0;
+
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		d += m->counters.drops[i];
+	return d;
+}
+
+/* ---- terminal ---- */
+static int cmp_busy(const void *x, const void *y)
+{
+	const struct an_site *a = *(const struct an_site *const *)x;
+	const struct an_site *b = *(const struct an_site *const *)y;
+
+	return a->busy_ns < b->busy_ns ? 1 : a->busy_ns > b->busy_ns ? -1 :
+	       a->polls < b->polls ? 1 : a->polls > b->polls ? -1 : 0;
+}
+
+static const char *d(uint64_t ns, char *buf)
+{
+	return fmt_duration(ns, buf, 16);
+}
+
+static void print_sites(FILE *out, const struct analyzer *a, size_t top)
+{
+	const struct an_site *const *sites;
+	const struct an_site **v;
+	size_t n = an_sites(a, &sites), shown = 0;
+	char b1[16], b2[16], b3[16], b4[16], b5[16], loc[400], type[400];
+
+	if (!n)
+		return;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return;
+	memcpy(v, sites, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_busy);
+	fprintf(out, "\nSpawn sites by busy time\n");
+	fprintf(out, "  %9s %9s %6s %9s %9s %9s %9s  %s\n", "BUSY", "POLLS", "TASKS", "POLL p50",
+		"POLL p99", "SCHED p99", "PEND p99", "LOCATION  TYPE");
+	for (size_t i = 0; i < n && shown < top; i++) {
+		const struct an_site *s = v[i];
+
+		if (!s->polls && !s->tasks)
+			continue;
+		shown++;
+		fprintf(out, "  %9s %9llu %6llu %9s %9s %9s %9s  %s  %s\n", d(s->busy_ns, b1),
+			(unsigned long long)s->polls, (unsigned long long)s->tasks,
+			d(hist_quantile(&s->poll_ns, 0.5), b2), d(hist_quantile(&s->poll_ns, 0.99), b3),
+			d(hist_quantile(&s->sched_ns, 0.99), b4),
+			d(hist_quantile(&s->pending_ns, 0.99), b5),
+			site_loc(s, loc, sizeof(loc)), site_type(s, 60, type, sizeof(type)));
+	}
+	if (n > shown)
+		fprintf(out, "  … %zu more site%s in the JSON report\n", n - shown, n - shown == 1 ? "" : "s");
+	free(v);
+}
+
+static void print_tops(FILE *out, const char *title, const struct an_top *t, size_t n, size_t top)
+{
+	char b[16], loc[400], type[400];
+
+	if (!n)
+		return;
+	fprintf(out, "\n%s\n", title);
+	for (size_t i = 0; i < n && i < top; i++) {
+		char w[32];
+
+		if (t[i].worker >= 0)
+			snprintf(w, sizeof(w), "worker %d", t[i].worker);
+		else
+			snprintf(w, sizeof(w), "tid %u", t[i].tid);
+		fprintf(out, "  %9s  task %-8llu %-10s %s  %s\n", d(t[i].value_ns, b),
+			(unsigned long long)t[i].task_id, w, site_loc(t[i].site, loc, sizeof(loc)),
+			site_type(t[i].site, 60, type, sizeof(type)));
+	}
+}
+
+static void print_workers(FILE *out, const struct analyzer *a, uint64_t span)
+{
+	const struct an_worker *const *w;
+	size_t n = an_workers(a, &w);
+	char b1[16], b2[16];
+
+	if (!n)
+		return;
+	fprintf(out, "\nWorkers\n  %-12s %9s %9s %6s %9s %7s\n", "WORKER", "BUSY", "PARKED", "BUSY%",
+		"POLLS", "PARKS");
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%u/%d", w[i]->pid, w[i]->index);
+		fprintf(out, "  %-12s %9s %9s %5.1f%% %9llu %7llu\n", name, d(w[i]->busy_ns, b1),
+			d(w[i]->parked_ns, b2), span ? 100.0 * (double)w[i]->busy_ns / (double)span : 0.0,
+			(unsigned long long)w[i]->polls, (unsigned long long)w[i]->parks);
+	}
+}
+
+static void print_findings(FILE *out, const struct analyzer *a, size_t top)
+{
+	const struct an_finding *f;
+	size_t n = an_findings(a, &f);
+	char detail[2048];
+
+	if (!n) {
+		fprintf(out, "\nFindings: none\n");
+		return;
+	}
+	fprintf(out, "\nFindings (%zu)\n", n);
+	for (size_t i = 0; i < n && i < top * 3; i++) {
+		report_finding_detail(&f[i], detail, sizeof(detail));
+		fprintf(out, "  %-12s %s\n", an_finding_name(f[i].kind), detail);
+	}
+	if (n > top * 3)
+		fprintf(out, "  … %zu more in the JSON report\n", n - top * 3);
+	if (an_totals(a)->findings_omitted)
+		fprintf(out, "  (%llu more not recorded: finding limit reached)\n",
+			(unsigned long long)an_totals(a)->findings_omitted);
+}
+
+static void print_drops(FILE *out, const struct report_meta *m, const struct analyzer *a)
+{
+	uint64_t drops = total_drops(m);
+
+	if (!m->counters_valid) {
+		fprintf(out, "  drop counters unavailable\n");
+		return;
+	}
+	if (!drops)
+		return;
+	fprintf(out, "\nDROPPED EVENTS: %llu (ring buffer full). Affected figures:\n",
+		(unsigned long long)drops);
+	for (unsigned i = 0; i < TET_EV_COUNT; i++)
+		if (m->counters.drops[i])
+			fprintf(out, "  %-16s %10llu lost: %s\n", an_event_name(i),
+				(unsigned long long)m->counters.drops[i], report_drop_impact(i));
+	if (an_wakers_unreliable(a))
+		fprintf(out, "  lost_waker detection was switched off when the drops began\n");
+}
+
+void report_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m, bool final)
+{
+	const struct an_totals *t = an_totals(a);
+	uint64_t span = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
+	const struct an_top *tops;
+	size_t ntops;
+	char b[16], raw[600], target[2400];
+
+	if (m->pid)
+		snprintf(raw, sizeof(raw), "PID %d (%s)", m->pid, m->executable ? m->executable : "?");
+	else
+		snprintf(raw, sizeof(raw), "every process running %s", m->binary ? m->binary : "?");
+	report_sanitize(raw, strlen(raw), 0, target, sizeof(target));
+	fprintf(out, "\n%s %s, %s, mode %s\n", final ? "==" : "--", target, d(span, b), m->mode);
+	fprintf(out, "events %llu (%llu dropped)  polls %llu  wakes %llu  spawns %llu  terminations %llu  tasks live %llu\n",
+		(unsigned long long)t->events, (unsigned long long)total_drops(m),
+		(unsigned long long)t->polls, (unsigned long long)t->wakes,
+		(unsigned long long)t->spawns, (unsigned long long)t->terminates,
+		(unsigned long long)t->tasks_live);
+	print_drops(out, m, a);
+	print_sites(out, a, final ? m->top : (m->top < 5 ? m->top : 5));
+	if (final) {
+		ntops = an_top_polls(a, &tops);
+		print_tops(out, "Slowest polls", tops, ntops, m->top);
+		ntops = an_top_sched(a, &tops);
+		print_tops(out, "Worst scheduling delays (runnable → polled)", tops, ntops, m->top);
+		print_workers(out, a, span);
+	}
+	print_findings(out, a, final ? m->top : 2);
+	fflush(out);
+}
+
+/* ---- JSON ---- */
+static void j_hist(struct jw *w, const char *key, const struct hist_summary *s)
+{
+	jw_key(w, key);
+	jw_obj_begin(w);
+	jw_ku64(w, "count", s->count);
+	if (s->count) {
+		jw_ku64(w, "min", s->min);
+		jw_ku64(w, "p50", s->p50);
+		jw_ku64(w, "p90", s->p90);
+		jw_ku64(w, "p99", s->p99);
+		jw_ku64(w, "max", s->max);
+		jw_kdouble(w, "mean", s->mean);
+		jw_ku64(w, "sum", s->sum);
+	}
+	jw_obj_end(w);
+}
+
+static void j_hist_raw(struct jw *w, const char *key, const struct hist *h)
+{
+	struct hist_summary s;
+
+	hist_summarize(h, &s);
+	j_hist(w, key, &s);
+}
+
+static void j_site_ref(struct jw *w, const struct an_site *s)
+{
+	jw_key(w, "location");
+	if (s && !s->unknown && !s->other)
+		jw_strn(w, s->location, s->location_len);
+	else
+		jw_null(w);
+	jw_key(w, "type_name");
+	if (s && !s->unknown && !s->other)
+		jw_strn(w, s->type_name, s->type_len);
+	else
+		jw_null(w);
+}
+
+static void j_hex(struct jw *w, const char *key, uint64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "0x%llx", (unsigned long long)v);
+	jw_kstr(w, key, b);
+}
+
+static void j_probes(struct jw *w, const char *key, unsigned mask)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < TET_EV_COUNT; i++)
+		if (mask & (1u << i))
+			jw_str(w, an_event_name(i));
+	jw_arr_end(w);
+}
+
+static uint64_t rel(const struct report_meta *m, uint64_t ts)
+{
+	return ts > m->start_ns ? ts - m->start_ns : 0;
+}
+
+static void j_site(struct jw *w, const struct an_site *s)
+{
+	static const char *const yields[] = { "yield_now", "coop_budget", "notified" };
+	static const char *const results[] = { "pending", "ready", "notified", "cancelled", "panicked" };
+	static const char *const terms[] = { "completed", "cancelled", "panicked" };
+
+	jw_obj_begin(w);
+	j_site_ref(w, s);
+	jw_key(w, "file");
+	if (s->unknown || s->other)
+		jw_null(w);
+	else
+		jw_strn(w, s->file, s->file_len);
+	jw_ku64(w, "line", s->line);
+	jw_ku64(w, "col", s->col);
+	jw_kstr(w, "kind", s->unknown || s->other ? NULL : an_kind_name(s->kind));
+	jw_kbool(w, "spawned_before_trace", s->unknown);
+	jw_kbool(w, "overflow_site", s->other);
+	jw_kbool(w, "file_truncated", s->file_len_reported > s->file_len);
+	jw_kbool(w, "type_name_truncated", s->type_len_reported > s->type_len);
+	jw_ku64(w, "tasks", s->tasks);
+	jw_ku64(w, "tasks_terminated", s->tasks_terminated);
+	jw_ku64(w, "tasks_live", s->tasks - s->tasks_terminated);
+	jw_ku64(w, "tasks_untracked", s->tasks_untracked);
+	jw_ku64(w, "polls", s->polls);
+	jw_ku64(w, "busy_ns", s->busy_ns);
+	jw_ku64(w, "wakes", s->wakes);
+	jw_ku64(w, "self_wakes", s->self_wakes);
+	jw_ku64(w, "self_wake_polls", s->self_wake_polls);
+	jw_ku64(w, "outside_runtime_wakes", s->outside_wakes);
+	jw_key(w, "yields");
+	jw_obj_begin(w);
+	for (int i = 0; i < AN_YIELD_REASONS; i++)
+		jw_ku64(w, yields[i], s->yields[i]);
+	jw_obj_end(w);
+	jw_key(w, "poll_results");
+	jw_obj_begin(w);
+	for (int i = 0; i < AN_POLL_RESULTS; i++)
+		jw_ku64(w, results[i], s->results[i]);
+	jw_obj_end(w);
+	jw_key(w, "terminations");
+	jw_obj_begin(w);
+	for (int i = 0; i < AN_TERM_REASONS; i++)
+		jw_ku64(w, terms[i], s->terms[i]);
+	jw_obj_end(w);
+	j_hist_raw(w, "poll_ns", &s->poll_ns);
+	j_hist_raw(w, "sched_ns", &s->sched_ns);
+	j_hist_raw(w, "pending_ns", &s->pending_ns);
+	j_hist_raw(w, "lifetime_ns", &s->lifetime_ns);
+	jw_key(w, "findings");
+	jw_obj_begin(w);
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		jw_ku64(w, an_finding_name(k), s->findings[k]);
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
+struct task_ctx {
+	struct jw *w;
+	const struct report_meta *m;
+	uint64_t now;
+};
+
+static void j_task(const struct an_task_summary *t, void *p)
+{
+	static const char *const yields[] = { "yield_now", "coop_budget", "notified" };
+	static const char *const terms[] = { "completed", "cancelled", "panicked" };
+	struct task_ctx *c = p;
+	struct jw *w = c->w;
+	uint64_t end = t->end_ts ? t->end_ts : c->now;
+
+	jw_obj_begin(w);
+	jw_ku64(w, "task_id", t->task_id);
+	jw_ku64(w, "pid", t->pid);
+	j_hex(w, "header_ptr", t->header_ptr);
+	j_site_ref(w, t->site);
+	jw_kstr(w, "kind", t->spawn_seen ? an_kind_name(t->kind) : NULL);
+	jw_kstr(w, "state", an_state_name(t->state));
+	jw_kstr(w, "termination", t->term_reason >= 0 && t->term_reason < AN_TERM_REASONS ?
+		terms[t->term_reason] : NULL);
+	jw_kbool(w, "spawn_seen", t->spawn_seen);
+	jw_ku64(w, "first_seen_at_ns", rel(c->m, t->spawn_seen ? t->spawn_ts : t->first_ts));
+	jw_key(w, "lifetime_ns");
+	if (t->spawn_seen && end >= t->spawn_ts)
+		jw_u64(w, end - t->spawn_ts);
+	else
+		jw_null(w);
+	jw_ku64(w, "polls", t->polls);
+	jw_ku64(w, "busy_ns", t->busy_ns);
+	jw_ku64(w, "wakes", t->wakes);
+	jw_ku64(w, "self_wakes", t->self_wakes);
+	jw_ku64(w, "self_wake_polls", t->self_wake_polls);
+	jw_ku64(w, "outside_runtime_wakes", t->outside_wakes);
+	jw_key(w, "yields");
+	jw_obj_begin(w);
+	for (int i = 0; i < AN_YIELD_REASONS; i++)
+		jw_ku64(w, yields[i], t->yields[i]);
+	jw_obj_end(w);
+	j_hist(w, "poll_ns", &t->poll_ns);
+	j_hist(w, "sched_ns", &t->sched_ns);
+	j_hist(w, "pending_ns", &t->pending_ns);
+	if (t->state == AN_PENDING)
+		jw_ku64(w, "pending_now_ns", t->pending_now_ns);
+	jw_key(w, "live_wakers");
+	if (t->wakers_known)
+		jw_i64(w, t->live_wakers);
+	else
+		jw_null(w);
+	jw_ku64(w, "waker_clones", t->waker_clones);
+	jw_ku64(w, "waker_drops", t->waker_drops);
+	jw_obj_end(w);
+}
+
+static void j_tops(struct jw *w, const char *key, const char *vkey, const struct an_top *t,
+		   size_t n, const struct report_meta *m)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj_begin(w);
+		jw_ku64(w, vkey, t[i].value_ns);
+		jw_ku64(w, "task_id", t[i].task_id);
+		jw_ku64(w, "pid", t[i].pid);
+		jw_ku64(w, "tid", t[i].tid);
+		jw_ki64(w, "worker", t[i].worker);
+		jw_ku64(w, "at_ns", rel(m, t[i].ts));
+		j_site_ref(w, t[i].site);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m)
+{
+	const struct an_totals *t = an_totals(a);
+	const struct an_opts *o = an_get_opts(a);
+	const struct an_site *const *sites;
+	const struct an_worker *const *workers;
+	const struct an_finding *f;
+	const struct an_top *tops;
+	size_t n;
+	struct jw *w = jw_new(out, true);
+	struct task_ctx tc = { w, m, an_now(a) };
+	char detail[2048], iso[64];
+	struct tm tm;
+
+	if (!w)
+		return -ENOMEM;
+	jw_obj_begin(w);
+	jw_ku64(w, "schema_version", REPORT_SCHEMA_VERSION);
+	jw_key(w, "tool");
+	jw_obj_begin(w);
+	jw_kstr(w, "name", "tokio-ebpf-trace");
+	jw_obj_end(w);
+	jw_kstr(w, "mode", m->mode);
+
+	jw_key(w, "capture");
+	jw_obj_begin(w);
+	jw_key(w, "pid");
+	if (m->pid)
+		jw_u64(w, (uint64_t)m->pid);
+	else
+		jw_null(w);
+	jw_kstr(w, "binary", m->binary);
+	jw_kstr(w, "executable", m->executable);
+	jw_key(w, "files");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "path", m->files[i].path);
+		j_probes(w, "probes", m->files[i].probes);
+		jw_ku64(w, "sites", m->files[i].sites);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	j_probes(w, "probes_attached", m->probes);
+	gmtime_r(&m->wall_start.tv_sec, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	jw_kstr(w, "started_at", iso);
+	jw_ku64(w, "duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	jw_key(w, "requested_duration_ns");
+	if (m->requested_ns)
+		jw_u64(w, m->requested_ns);
+	else
+		jw_null(w);
+	jw_kstr(w, "ended_by", m->ended_by);
+	jw_key(w, "thresholds");
+	jw_obj_begin(w);
+	jw_ku64(w, "long_poll_ns", o->long_poll_ns);
+	jw_ku64(w, "stall_ns", o->stall_ns);
+	jw_ku64(w, "lost_waker_ns", o->lost_waker_ns);
+	jw_ku64(w, "never_yields_ns", o->never_yields_ns);
+	jw_kdouble(w, "self_wake_ratio", o->self_wake_ratio);
+	jw_ku64(w, "self_wake_min_polls", o->self_wake_min_polls);
+	jw_obj_end(w);
+	jw_key(w, "detectors");
+	jw_arr_begin(w);
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		if (o->detect & (1u << k))
+			jw_str(w, an_finding_name(k));
+	jw_arr_end(w);
+	jw_kdouble(w, "histogram_relative_error", HIST_REL_ERR);
+	jw_obj_end(w);
+
+	jw_key(w, "totals");
+	jw_obj_begin(w);
+	jw_ku64(w, "events", t->events);
+	jw_ku64(w, "drops", total_drops(m));
+	jw_ku64(w, "polls", t->polls);
+	jw_ku64(w, "wakes", t->wakes);
+	jw_ku64(w, "spawns", t->spawns);
+	jw_ku64(w, "terminations", t->terminates);
+	jw_ku64(w, "yields", t->yields);
+	jw_ku64(w, "waker_clones", t->waker_clones);
+	jw_ku64(w, "waker_drops", t->waker_drops);
+	jw_ku64(w, "parks", t->parks);
+	jw_ku64(w, "unparks", t->unparks);
+	jw_ku64(w, "self_wakes", t->self_wakes);
+	jw_ku64(w, "outside_runtime_wakes", t->outside_wakes);
+	jw_ku64(w, "tasks_seen", t->tasks_seen);
+	jw_ku64(w, "tasks_live", t->tasks_live);
+	jw_ku64(w, "tasks_untracked", t->tasks_untracked);
+	jw_ku64(w, "task_records_omitted", t->task_records_omitted);
+	jw_ku64(w, "findings", an_findings(a, &f));
+	jw_ku64(w, "findings_omitted", t->findings_omitted);
+	jw_ku64(w, "unmatched_poll_ends", t->unmatched_poll_ends);
+	jw_ku64(w, "untracked_task_events", t->unknown_task_events);
+	jw_obj_end(w);
+
+	jw_key(w, "data_loss");
+	jw_obj_begin(w);
+	jw_kbool(w, "counters_read", m->counters_valid);
+	jw_key(w, "probe_hits");
+	jw_obj_begin(w);
+	for (unsigned i = 0; i < TET_EV_COUNT; i++)
+		if (m->probes & (1u << i))
+			jw_ku64(w, an_event_name(i), m->counters.seen[i]);
+	jw_obj_end(w);
+	jw_key(w, "drops_by_probe");
+	jw_obj_begin(w);
+	for (unsigned i = 0; i < TET_EV_COUNT; i++)
+		if (m->probes & (1u << i))
+			jw_ku64(w, an_event_name(i), m->counters.drops[i]);
+	jw_obj_end(w);
+	jw_key(w, "affected");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < TET_EV_COUNT; i++) {
+		if (!m->counters.drops[i])
+			continue;
+		jw_obj_begin(w);
+		jw_kstr(w, "probe", an_event_name(i));
+		jw_ku64(w, "drops", m->counters.drops[i]);
+		jw_kstr(w, "figures", report_drop_impact(i));
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_kbool(w, "lost_waker_disabled", an_wakers_unreliable(a));
+	jw_ku64(w, "string_read_errors", m->counters.read_errors);
+	jw_ku64(w, "argument_errors", m->counters.arg_errors);
+	jw_obj_end(w);
+
+	n = an_sites(a, &sites);
+	jw_key(w, "spawn_sites");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++)
+		j_site(w, sites[i]);
+	jw_arr_end(w);
+
+	jw_key(w, "tasks");
+	jw_arr_begin(w);
+	an_for_each_task(a, j_task, &tc);
+	jw_arr_end(w);
+
+	n = an_workers(a, &workers);
+	jw_key(w, "workers");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj_begin(w);
+		jw_ku64(w, "pid", workers[i]->pid);
+		jw_ki64(w, "worker", workers[i]->index);
+		jw_ku64(w, "tid", workers[i]->tid);
+		jw_ku64(w, "polls", workers[i]->polls);
+		jw_ku64(w, "busy_ns", workers[i]->busy_ns);
+		jw_ku64(w, "parks", workers[i]->parks);
+		jw_ku64(w, "parked_ns", workers[i]->parked_ns);
+		jw_kbool(w, "parked_at_end", workers[i]->park_since != 0);
+		j_hist_raw(w, "park_ns", &workers[i]->park_ns);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+
+	n = an_top_polls(a, &tops);
+	j_tops(w, "slowest_polls", "duration_ns", tops, n, m);
+	n = an_top_sched(a, &tops);
+	j_tops(w, "worst_sched_delays", "delay_ns", tops, n, m);
+
+	n = an_findings(a, &f);
+	jw_key(w, "findings");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "kind", an_finding_name(f[i].kind));
+		jw_ku64(w, "task_id", f[i].task_id);
+		jw_ku64(w, "pid", f[i].pid);
+		j_site_ref(w, f[i].site);
+		report_finding_detail(&f[i], detail, sizeof(detail));
+		jw_kstr(w, "detail", detail);
+		jw_ku64(w, "value_ns", f[i].value_ns);
+		if (f[i].kind == AN_SELF_WAKE) {
+			jw_kdouble(w, "ratio", f[i].ratio);
+			jw_kdouble(w, "threshold_ratio", o->self_wake_ratio);
+			jw_ku64(w, "polls", f[i].polls);
+		} else {
+			jw_ku64(w, "threshold_ns", f[i].threshold_ns);
+		}
+		jw_ku64(w, "occurrences", f[i].occurrences);
+		jw_kbool(w, "ongoing", f[i].ongoing);
+		jw_ku64(w, "first_at_ns", rel(m, f[i].first_ts));
+		if (f[i].kind == AN_STALLED || f[i].kind == AN_LOST_WAKER) {
+			jw_key(w, "live_wakers");
+			if (f[i].live_wakers >= 0)
+				jw_i64(w, f[i].live_wakers);
+			else
+				jw_null(w);
+		}
+		if (f[i].kind == AN_LOST_WAKER)
+			jw_kbool(w, "contradicted", f[i].contradicted);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+	if (jw_finish(w))
+		return -EIO;
+	return fputc('\n', out) == EOF ? -EIO : 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h — the terminal summary and the JSON report (docs/report-schema.md) of a capture.
+ */
+#ifndef TET_REPORT_H
+#define TET_REPORT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "analyzer.h"
+#include "events.h"
+
+#define REPORT_SCHEMA_VERSION 1
+
+struct report_file {
+	const char *path;
+	unsigned probes;          /* present in the file (bits of enum tet_event) */
+	unsigned sites;
+};
+
+struct report_meta {
+	const char *mode;         /* "usdt" / "uprobe-fallback" */
+	int pid;                  /* 0 with --binary */
+	const char *binary;       /* --binary, or NULL */
+	const char *executable;
+	const struct report_file *files;
+	size_t nfiles;
+	unsigned probes;          /* attached (bits of enum tet_event) */
+	uint64_t start_ns, end_ns;        /* CLOCK_MONOTONIC, the events' clock */
+	uint64_t requested_ns;            /* --duration, 0 = until stopped */
+	struct timespec wall_start;
+	const char *ended_by;     /* "duration" "signal" "process_exit" "running" */
+	struct tet_counters counters;
+	bool counters_valid;
+	size_t top;               /* rows per terminal table */
+};
+
+/* Full summary (final) or the short one printed every -i interval. */
+void report_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		     bool final);
+/* Returns 0 or -EIO. */
+int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m);
+
+/* Plain-language sentence for a finding (naming its spawn site; printable text only). */
+void report_finding_detail(const struct an_finding *f, char *buf, size_t len);
+/* Untrusted bytes → printable UTF-8: control characters and invalid bytes as \xNN,
+ * backslash as \\, cut at max_chars characters with "…". Returns buf. */
+const char *report_sanitize(const char *p, size_t n, size_t max_chars, char *buf, size_t len);
+/* Which figures drops of this event type affect (for the summary and the JSON). */
+const char *report_drop_impact(unsigned type);
+
+#endif
