@@ -196,6 +196,33 @@ static uint64_t total_drops(const struct report_meta *m)
 	return d;
 }
 
+static int cmp_worker(const void *x, const void *y)
+{
+	const struct an_worker *a = *(const struct an_worker *const *)x;
+	const struct an_worker *b = *(const struct an_worker *const *)y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Workers in (pid, index) order; free() the result. */
+static const struct an_worker **sorted_workers(const struct analyzer *a, size_t *n)
+{
+	const struct an_worker *const *w;
+	const struct an_worker **v;
+
+	*n = an_workers(a, &w);
+	v = malloc((*n ? *n : 1) * sizeof(*v));
+	if (!v) {
+		*n = 0;
+		return NULL;
+	}
+	memcpy(v, w, *n * sizeof(*v));
+	qsort(v, *n, sizeof(*v), cmp_worker);
+	return v;
+}
+
 /* ---- terminal ---- */
 static int cmp_busy(const void *x, const void *y)
 {
@@ -268,12 +295,14 @@ static void print_tops(FILE *out, const char *title, const struct an_top *t, siz
 
 static void print_workers(FILE *out, const struct analyzer *a, uint64_t span)
 {
-	const struct an_worker *const *w;
-	size_t n = an_workers(a, &w);
+	size_t n;
+	const struct an_worker **w = sorted_workers(a, &n);
 	char b1[16], b2[16];
 
-	if (!n)
+	if (!n) {
+		free(w);
 		return;
+	}
 	fprintf(out, "\nWorkers\n  %-12s %9s %9s %6s %9s %7s\n", "WORKER", "BUSY", "PARKED", "BUSY%",
 		"POLLS", "PARKS");
 	for (size_t i = 0; i < n; i++) {
@@ -284,6 +313,7 @@ static void print_workers(FILE *out, const struct analyzer *a, uint64_t span)
 			d(w[i]->parked_ns, b2), span ? 100.0 * (double)w[i]->busy_ns / (double)span : 0.0,
 			(unsigned long long)w[i]->polls, (unsigned long long)w[i]->parks);
 	}
+	free(w);
 }
 
 static void print_findings(FILE *out, const struct analyzer *a, size_t top)
@@ -560,7 +590,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	const struct an_totals *t = an_totals(a);
 	const struct an_opts *o = an_get_opts(a);
 	const struct an_site *const *sites;
-	const struct an_worker *const *workers;
+	const struct an_worker **workers;
 	const struct an_finding *f;
 	const struct an_top *tops;
 	size_t n;
@@ -696,7 +726,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	an_for_each_task(a, j_task, &tc);
 	jw_arr_end(w);
 
-	n = an_workers(a, &workers);
+	workers = sorted_workers(a, &n);
 	jw_key(w, "workers");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < n; i++) {
@@ -713,6 +743,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	free(workers);
 
 	n = an_top_polls(a, &tops);
 	j_tops(w, "slowest_polls", "duration_ns", tops, n, m);

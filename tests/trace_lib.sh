@@ -1,0 +1,85 @@
+# Helpers of the tracer-core tests (tests/t_trace_*.sh). Source after lib.sh.
+FIX="$BUILD/fixtures"
+FAKE="$FIX/fake_tokio"
+FAKE_SO="$FIX/fake_tokio_so"
+FAKE_SRC="tests/fixtures/trace/fake_tokio.c"
+
+need_tracer() {
+    need_file "$TRACER" "tracer binary"
+    need_file "$FAKE" "fixture fake_tokio"
+    need_file "$FAKE_SO" "fixture fake_tokio_so"
+}
+
+# need_sample LINE FLAVOUR: the sample-service binary, or skip (a failure under CI=true)
+need_sample() {
+    local bin
+    bin=$(sample_bin "$1" "$2")
+    [ -x "$bin" ] || skip_test "sample-service tokio-$1/$2 not built: $bin (make builds it)"
+    echo "$bin"
+}
+
+# sem_values PID: "probe=value" for every tokio probe semaphore of PID (summed over sites
+# and files), read from /proc/PID/mem at the run-time semaphore addresses the note reader gives.
+sem_values() {
+    "$TRACER" list -p "$1" --json 'tokio:*' 2>/dev/null | python3 -c '
+import json, sys
+pid = sys.argv[1]
+notes = json.load(sys.stdin)
+vals, seen = {}, set()
+with open(f"/proc/{pid}/mem", "rb") as mem:
+    for n in notes:
+        a = n.get("runtime_semaphore") or 0
+        if not a or a in seen:
+            continue
+        seen.add(a)
+        mem.seek(a)
+        vals[n["name"]] = vals.get(n["name"], 0) + int.from_bytes(mem.read(2), "little")
+for k in sorted(vals):
+    print(f"{k}={vals[k]}")
+' "$1"
+}
+# sem_total PID: sum of every tokio semaphore of PID ("" when none could be read)
+sem_total() {
+    sem_values "$1" | awk -F= '{s += $2; n++} END { if (n) print s }'
+}
+
+# wait_sem PID MIN TIMEOUT_S: waits until the semaphore total is at least MIN
+wait_sem() {
+    local i t
+    for i in $(seq $(( $3 * 10 ))); do
+        t=$(sem_total "$1"); [ -n "$t" ] && [ "$t" -ge "$2" ] && return 0; sleep 0.1
+    done
+    return 1
+}
+
+# start_bg NAME CMD…: runs CMD in the background with stdout/stderr in $TMPD/NAME.{out,err};
+# sets BG_PID and tracks it
+start_bg() {
+    local name=$1; shift
+    "$@" > "$TMPD/$name.out" 2> "$TMPD/$name.err" &
+    BG_PID=$!
+    track_pid "$BG_PID"
+}
+
+# wait_exit PID TIMEOUT_S: waits for our child PID; sets RC (its status, or "timeout")
+wait_exit() {
+    local i
+    for i in $(seq $(( $2 * 10 ))); do
+        if ! kill -0 "$1" 2>/dev/null; then wait "$1" 2>/dev/null; RC=$?; return 0; fi
+        sleep 0.1
+    done
+    RC=timeout
+}
+
+# expect_of FILE KEY: a value of the fixture's "expect k=v …" line
+expect_of() { sed -n 's/^expect .*\b'"$2"'=\([0-9]*\).*/\1/p' "$1"; }
+
+# site_of NAME: "file:line:col" of the fixture's spawn site NAME (from its SPAWN-SITE marker)
+site_of() {
+    local line
+    line=$(grep -n "// SPAWN-SITE: $1\$" "$ROOT/$FAKE_SRC" | cut -d: -f1)
+    echo "$FAKE_SRC:$line:5"
+}
+
+# jqr FILE EXPR: raw jq output
+jqr() { jq -r "$2" "$1"; }
