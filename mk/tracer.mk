@@ -18,3 +18,137 @@ $(BIN)/tokio-ebpf-trace: $(TRACER_OBJS)
 
 ALL_TARGETS += $(BIN)/tokio-ebpf-trace
 -include $(TRACER_C_OBJS:.o=.d)
+
+# ---- note-parser tests: fixtures, JSON unit test, fuzz target ------------------------------
+NOTES_FX   := $(BUILD)/fixtures/notes
+NOTES_SRC  := tests/fixtures/notes
+NOTES_CC   := $(CC) -g -Wall -Wextra -Werror -I$(NOTES_SRC)
+# sys/sdt.h is in the x86_64 multiarch include dir only; it serves -m32 too
+NOTES_CC32 := $(NOTES_CC) -m32 -idirafter /usr/include/x86_64-linux-gnu
+OPS_SRCS   := $(NOTES_SRC)/sdt_ops.c $(NOTES_SRC)/sdt_ops_sema.c
+SDT_ASM    := $(NOTES_SRC)/sdt_asm.h
+MKELF      := $(NOTES_FX)/mkelf
+SYNTH      := 64le 64be 32le 32be
+DEFECTS    := overrun-name overrun-desc short-desc nonul-provider nonul-name nonul-args \
+              trailing-bytes too-many-args bad-args site-not-exec sema-in-text sec-past-eof \
+              type-rel bad-class
+
+NOTES_FIXTURES := \
+	$(addprefix $(NOTES_FX)/,ops_O0 ops_O2 ops_O2_nopie ops32_O0 ops32_O2 ops32_O2_nopie \
+	  libops.so hand hand32 hand32_bad tokio_probes tokio_nop1 tokio_partial \
+	  libtokioprobes.so tokio_host tokio_upstream tokio_oxide tokio_stock \
+	  tokio_stock_stripped tokio_stock_noraw plain) \
+	$(foreach s,$(SYNTH),$(NOTES_FX)/synth_$(s).elf $(NOTES_FX)/synth_$(s)_prelink.elf) \
+	$(foreach d,$(DEFECTS),$(NOTES_FX)/bad_$(d).elf) \
+	$(BUILD)/tests/json_test
+
+ALL_TARGETS += $(NOTES_FIXTURES)
+
+$(NOTES_FX)/ops_O0: $(OPS_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O0 -o $@ $(OPS_SRCS)
+$(NOTES_FX)/ops_O2: $(OPS_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -fPIE -pie -o $@ $(OPS_SRCS)
+$(NOTES_FX)/ops_O2_nopie: $(OPS_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -fno-pie -no-pie -o $@ $(OPS_SRCS)
+$(NOTES_FX)/ops32_O0: $(OPS_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC32) -O0 -o $@ $(OPS_SRCS)
+$(NOTES_FX)/ops32_O2: $(OPS_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC32) -O2 -fPIE -pie -o $@ $(OPS_SRCS)
+$(NOTES_FX)/ops32_O2_nopie: $(OPS_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC32) -O2 -fno-pie -no-pie -o $@ $(OPS_SRCS)
+$(NOTES_FX)/libops.so: $(OPS_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -fPIC -shared -DOPS_LIB -o $@ $(OPS_SRCS)
+$(NOTES_FX)/hand: $(NOTES_SRC)/hand_args.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<
+$(NOTES_FX)/hand32: $(NOTES_SRC)/hand_args.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC32) -O2 -o $@ $<
+$(NOTES_FX)/hand32_bad: $(NOTES_SRC)/hand_args.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC32) -O2 -DBAD32 -o $@ $<
+$(NOTES_FX)/tokio_probes: $(NOTES_SRC)/tokio_probes.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<
+$(NOTES_FX)/tokio_nop1: $(NOTES_SRC)/tokio_probes.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -DSITE_NOP1 -o $@ $<
+$(NOTES_FX)/tokio_partial: $(NOTES_SRC)/tokio_probes.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -DPARTIAL -o $@ $<
+$(NOTES_FX)/libtokioprobes.so: $(NOTES_SRC)/tokio_probes.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -fPIC -shared -DTOKIO_LIB -o $@ $<
+$(NOTES_FX)/tokio_host: $(NOTES_SRC)/tokio_host.c $(NOTES_FX)/libtokioprobes.so
+	$(call msg,CC,$@)
+	$(Q)$(NOTES_CC) -O2 -o $@ $< -L$(NOTES_FX) -ltokioprobes -Wl,-rpath,'$$ORIGIN'
+$(NOTES_FX)/tokio_upstream: $(NOTES_SRC)/tokio_upstream.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<
+$(NOTES_FX)/tokio_oxide: $(NOTES_SRC)/tokio_oxide.c $(SDT_ASM)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<
+$(NOTES_FX)/tokio_stock: $(NOTES_SRC)/tokio_stock.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<
+$(NOTES_FX)/tokio_stock_stripped: $(NOTES_FX)/tokio_stock
+	$(call msg,STRIP,$@)
+	$(Q)strip -o $@ $<
+$(NOTES_FX)/tokio_stock_noraw: $(NOTES_SRC)/tokio_stock.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -DNO_RAW_POLL -o $@ $<
+$(NOTES_FX)/plain: $(NOTES_SRC)/plain.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<
+
+$(MKELF): $(NOTES_SRC)/mkelf.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<
+synth_args = --class $(if $(findstring 32,$(1)),32,64) $(if $(findstring be,$(1)),--big)
+$(NOTES_FX)/synth_%_prelink.elf: $(MKELF)
+	$(Q)$(MKELF) $@ $(call synth_args,$*) --prelink 0x200000
+$(NOTES_FX)/synth_%.elf: $(MKELF)
+	$(Q)$(MKELF) $@ $(call synth_args,$*)
+$(NOTES_FX)/bad_%.elf: $(MKELF)
+	$(Q)$(MKELF) $@ --defect $*
+
+$(BUILD)/tests/json_test: tests/unit/json_test.c tracer/json.c tracer/json.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -Itracer -o $@ tests/unit/json_test.c tracer/json.c -lm
+
+# libFuzzer + ASan + UBSan build of the parser; seeds: every fixture (real binaries) and a
+# few argument strings. The bounded run is tests/t_notes_fuzz.sh; the long one:
+FUZZ_BIN   := $(BUILD)/fuzz/fuzz_notes
+FUZZ_SEEDS := $(BUILD)/fuzz/seeds
+FUZZ_TIME  ?= 600
+FUZZ_JOBS  ?= 1
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer -D_GNU_SOURCE -Itracer
+ALL_TARGETS += $(FUZZ_BIN) $(FUZZ_SEEDS)/.done
+
+$(FUZZ_BIN): tests/fuzz/fuzz_notes.c tracer/notes.c tracer/notes.h tracer/json.c tracer/json.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_notes.c tracer/notes.c \
+	    tracer/json.c -lelf -lz -lm
+
+$(FUZZ_SEEDS)/.done: $(filter-out $(BUILD)/tests/json_test,$(NOTES_FIXTURES)) tests/fuzz/args.txt
+	$(call msg,SEEDS,$(@D))
+	$(Q)rm -rf $(@D) && mkdir -p $(@D)
+	$(Q)for f in $(filter $(NOTES_FX)/%,$^); do cp $$f $(@D)/$$(basename $$f); done
+	$(Q)i=0; while IFS= read -r l; do i=$$((i+1)); printf '%s' "$$l" > $(@D)/arg$$i; done < tests/fuzz/args.txt
+	$(Q)touch $@
+
+.PHONY: fuzz-notes
+fuzz-notes: $(FUZZ_BIN) $(FUZZ_SEEDS)/.done
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/artifacts
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+	    -max_len=65536 -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
+	    $(BUILD)/fuzz/corpus $(FUZZ_SEEDS)
+	@echo "crashes (copy each into tests/fixtures/notes/crashers/): $$(ls $(BUILD)/fuzz/artifacts | wc -l)"

@@ -298,35 +298,44 @@ static bool sym_char(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '$' || c == '@';
 }
 
-/* disp := sym [(+|-) num] | num ; either part may be absent when `optional` */
+/* disp := term (('+'|'-') term)*, term := number | symbol, at most one symbol, which is
+ * added (GAS also writes "4+g_arr@GOTOFF"). Empty is fine: "(%rax)". */
 static int parse_disp(struct argp *a, struct usdt_arg *arg)
 {
-	const char *s = a->p;
+	bool neg = false, first = true;
 	int err;
 
-	if (sym_start(*s)) {
-		while (sym_char(*a->p))
-			a->p++;
-		arg->sym = strndup(s, (size_t)(a->p - s));
-		if (!arg->sym)
-			return -ENOMEM;
-		if (*a->p == '+' || *a->p == '-') {
-			bool neg = *a->p == '-';
+	for (;;) {
+		const char *s = a->p;
+
+		if (!first) {
+			if (*a->p != '+' && *a->p != '-')
+				return 0;
+			neg = *a->p == '-';
+			s = ++a->p;
+		}
+		if (sym_start(*s)) {
+			if (neg || arg->sym)
+				return arg_fail(a, "bad symbolic displacement");
+			while (sym_char(*a->p))
+				a->p++;
+			arg->sym = strndup(s, (size_t)(a->p - s));
+			if (!arg->sym)
+				return -ENOMEM;
+		} else if (isdigit((unsigned char)*s) || (first && *s == '-')) {
 			int64_t v;
 
-			a->p++;
-			if (*a->p == '-')
-				return arg_fail(a, "bad displacement");
 			err = parse_num(a, &v);
 			if (err)
 				return err;
-			arg->disp = neg ? (int64_t)(0 - (uint64_t)v) : v;
+			arg->disp = (int64_t)((uint64_t)arg->disp + (neg ? 0 - (uint64_t)v : (uint64_t)v));
+		} else if (first) {
+			return 0;
+		} else {
+			return arg_fail(a, "bad displacement");
 		}
-		return 0;
+		first = false;
 	}
-	if (*s == '-' || isdigit((unsigned char)*s))
-		return parse_num(a, &arg->disp);
-	return 0;
 }
 
 static int parse_reg(struct argp *a, struct x86_reg *r)
@@ -696,7 +705,10 @@ static int resolve_cb(const char *name, uint64_t value, uint64_t size, int type,
 		for (k = 0; k < n->nargs; k++) {
 			struct usdt_arg *a = &n->args_v[k];
 
-			if (a->sym && !a->sym_resolved && strcmp(a->sym, name) == 0) {
+			size_t len = a->sym ? strcspn(a->sym, "@") : 0;  /* g_int@GOTOFF → g_int */
+
+			if (a->sym && !a->sym_resolved && strncmp(a->sym, name, len) == 0 &&
+			    name[len] == 0) {
 				a->sym_resolved = true;
 				a->sym_addr = value;
 				if (--l->pending == 0)
