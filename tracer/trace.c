@@ -694,8 +694,9 @@ int cmd_trace(int argc, char **argv)
 
 	/* Detach first (nothing new comes in; the semaphores go back to 0), then take what is
 	 * still in the ring, then the counters — every event that was submitted is analyzed. */
+	now = mono_ns(); /* the capture ends here; detaching takes ~0.1s per probe (an RCU
+			  * grace period per uprobe in the kernel), not part of it */
 	tet_session_detach(sess);
-	now = mono_ns();
 	while ((ret = tet_session_drain(sess)) > 0)
 		;
 	meta.counters_valid = !tet_session_counters(sess, &meta.counters);
