@@ -1471,7 +1471,7 @@ const char *usdt_reg_alias(int reg, int width, int shift)
 
 int usdt_arg_format(const struct usdt_arg *a, char *buf, size_t len)
 {
-	char disp[96] = "";
+	bool no_regs = a->reg == USDT_REG_NONE && a->index == USDT_REG_NONE;
 	size_t o = 0;
 	int n;
 
@@ -1485,26 +1485,19 @@ int usdt_arg_format(const struct usdt_arg *a, char *buf, size_t len)
 
 	if (a->size)
 		OUT("%s%u%s@", a->is_signed ? "-" : "", a->size, a->is_float ? "f" : "");
-	if (a->sym && a->disp)
-		snprintf(disp, sizeof(disp), "%s%s%llu", a->sym, a->disp < 0 ? "-" : "+",
-			 a->disp < 0 ? 0ULL - (unsigned long long)a->disp
-				     : (unsigned long long)a->disp);
-	else if (a->sym)
-		snprintf(disp, sizeof(disp), "%s", a->sym);
-	else if (a->disp || a->kind != USDT_ARG_MEM ||
-		 (a->reg == USDT_REG_NONE && a->index == USDT_REG_NONE))
-		snprintf(disp, sizeof(disp), "%lld", (long long)a->disp);
-	switch (a->kind) {
-	case USDT_ARG_CONST:
-		OUT("$%s", disp);
-		break;
-	case USDT_ARG_REG:
+	if (a->kind == USDT_ARG_CONST)
+		OUT("$");
+	if (a->kind == USDT_ARG_REG) {
 		OUT("%%%s", usdt_reg_alias(a->reg, a->reg_width, a->reg_shift) ?: "?");
-		break;
-	case USDT_ARG_MEM:
-		OUT("%s", disp);
-		if (a->reg == USDT_REG_NONE && a->index == USDT_REG_NONE)
-			break;
+	} else if (a->sym && a->disp) {
+		OUT("%s%s%llu", a->sym, a->disp < 0 ? "-" : "+",
+		    a->disp < 0 ? 0ULL - (unsigned long long)a->disp : (unsigned long long)a->disp);
+	} else if (a->sym) {
+		OUT("%s", a->sym);
+	} else if (a->disp || a->kind == USDT_ARG_CONST || no_regs) {
+		OUT("%lld", (long long)a->disp);
+	}
+	if (a->kind == USDT_ARG_MEM && !no_regs) {
 		OUT("(");
 		if (a->reg != USDT_REG_NONE)
 			OUT("%%%s", usdt_reg_alias(a->reg, a->reg_width, 0) ?: "?");
@@ -1512,7 +1505,6 @@ int usdt_arg_format(const struct usdt_arg *a, char *buf, size_t len)
 			OUT(",%%%s,%u", usdt_reg_alias(a->index, a->index_width, 0) ?: "?",
 			    a->scale);
 		OUT(")");
-		break;
 	}
 #undef OUT
 	return o < len ? (int)o : -ENOSPC;
