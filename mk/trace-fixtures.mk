@@ -1,11 +1,13 @@
 # mk/trace-fixtures.mk — C stand-ins for Tokio processes, used by tests/t_trace_*.sh.
 #   fake_tokio     the probes linked into the executable
 #   fake_tokio_so  the same scenario with the probes in a shared library (libfake_rt.so)
+#   stock_like     Tokio symbols, no probes (what a stock Tokio binary looks like)
 FIXTURES := $(BUILD)/fixtures
 FIXTURE_CFLAGS := -O2 -g -pthread $(WARN) -Itests/fixtures/trace
 FIXTURE_SRC := tests/fixtures/trace
 
-ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so
+ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so \
+               $(FIXTURES)/stock_like
 
 $(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
 	$(call msg,CC,$@)
@@ -21,3 +23,8 @@ $(FIXTURES)/fake_tokio_so: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURES)/libfake_rt.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/fake_tokio.c -L$(FIXTURES) -lfake_rt \
 	    -Wl,-rpath,'$$ORIGIN'
+
+$(FIXTURES)/stock_like: $(FIXTURE_SRC)/stock_like.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<

@@ -562,7 +562,8 @@ int cmd_trace(int argc, char **argv)
 	ret = tet_targets_find(o.pid, o.binary, &targets, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
-		return ret == -ESRCH || ret == -ENOENT ? TET_EXIT_INPUT : TET_EXIT_CANNOT;
+		return ret == -ESRCH || ret == -ENOENT || ret == -EISDIR || ret == -ENOEXEC ||
+		       ret == -EBADMSG ? TET_EXIT_INPUT : TET_EXIT_CANNOT;
 	}
 	if (o.probes_given && (o.probes & ~targets.probes)) {
 		unsigned missing = o.probes & ~targets.probes;

@@ -1,0 +1,127 @@
+#!/bin/bash
+# Intent: every bad input of `tokio-ebpf-trace --pid/--binary` gets one clear line on stderr
+# (prefixed "tokio-ebpf-trace: ", naming the problem), nothing on stdout, the documented non-zero
+# exit status (3 usage, 4 no such PID/file or not ELF, 2 cannot trace), and leaves nothing
+# attached (the fixture's semaphores stay 0). Covered: PID not found, not a Tokio process, Tokio
+# without probes (points to the kit), --binary without probes / missing / not ELF / directory,
+# no permission (run as nobody: refused before loading anything), kernel without uprobes or BTF
+# (TET_SYSFS_ROOT points the kernel-feature checks at a fake sysfs), unknown flags, missing
+# values, malformed and absurd durations and numbers, two targets or none, an unwritable
+# --output (refused before attaching).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_tracer
+need_file "$FIX/stock_like" "fixture stock_like"
+
+# expect_fail LABEL STATUS REGEX CMD…: exit STATUS, one stderr line matching REGEX, no stdout
+expect_fail() {
+    local label=$1 want=$2 re=$3 rc lines; shift 3
+    "$@" > "$TMPD/ef.out" 2> "$TMPD/ef.err" < /dev/null
+    rc=$?
+    lines=$(wc -l < "$TMPD/ef.err")
+    if [ "$rc" = "$want" ] && [ "$lines" = 1 ] && [ ! -s "$TMPD/ef.out" ] &&
+       grep -qE "^tokio-ebpf-trace: .*($re)" "$TMPD/ef.err"; then
+        ok "$label → exit $rc: $(cat "$TMPD/ef.err")"
+    else
+        not_ok "$label (want exit $want and one line matching /$re/; got exit $rc, $lines lines: $(head -c 400 "$TMPD/ef.err"); stdout $(head -c 200 "$TMPD/ef.out"))"
+    fi
+}
+
+start_bg fix "$FAKE" --go "$TMPD/never" --hold
+FP=$BG_PID
+wait_for_line "$TMPD/fix.out" '^pid ' 10 || die_test "fixture started"
+start_bg stock "$FIX/stock_like"
+SP=$BG_PID
+sleep 0.3
+sleep 60 & SLEEP=$!; track_pid $SLEEP
+
+# ---- targets ----
+expect_fail "PID not found" 4 "no process with PID 2147483000" "$TRACER" --pid 2147483000
+expect_fail "PID not a number" 3 "invalid PID" "$TRACER" --pid 12ab
+expect_fail "PID zero" 3 "invalid PID" "$TRACER" --pid 0
+expect_fail "not a Tokio process (sleep)" 2 "is not a Tokio program" "$TRACER" --pid $SLEEP
+expect_fail "Tokio without probes: points to the kit" 2 "uses Tokio but carries no tokio USDT probes: rebuild it with scripts/tokio-usdt-build" "$TRACER" --pid $SP
+expect_fail "--binary without probes" 2 "/bin/true is not a Tokio program" "$TRACER" --binary /bin/true
+expect_fail "--binary: stock-like Tokio binary" 2 "carries no tokio USDT probes" "$TRACER" --binary "$FIX/stock_like"
+expect_fail "--binary missing" 4 "No such file or directory" "$TRACER" --binary "$TMPD/nope"
+expect_fail "--binary not ELF" 4 "not an ELF file" "$TRACER" --binary /etc/passwd
+expect_fail "--binary a directory" 4 "not a regular file" "$TRACER" --binary /etc
+expect_fail "two targets" 3 "give one target" "$TRACER" --pid $FP --binary "$FAKE"
+expect_fail "no target" 3 "nothing to trace" "$TRACER" --duration 1s
+# the stock sample service, when built
+stock=$(sample_bin 1.43 stock)
+if [ -x "$stock" ]; then
+    expect_fail "--binary stock sample-service" 2 "carries no tokio USDT probes" "$TRACER" --binary "$stock"
+fi
+
+# ---- privileges: refused before loading (no bpf() call) ----
+if command -v setpriv > /dev/null; then
+    expect_fail "no permission (uid nobody)" 2 "permission denied: tracing needs root, or CAP_BPF and CAP_PERFMON" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$TRACER" --pid $FP
+    if command -v strace > /dev/null; then
+        strace -f -e trace=bpf,perf_event_open,execve -o "$TMPD/strace.out" \
+            setpriv --reuid=65534 --regid=65534 --clear-groups "$TRACER" --pid $FP > /dev/null 2>&1
+        check "no permission: the tracer ran under strace" grep -q "execve(\"$TRACER\"" "$TMPD/strace.out"
+        check "no permission: no bpf()/perf_event_open() attempted" bash -c "! grep -qE 'bpf\(|perf_event_open\(' '$TMPD/strace.out'"
+    fi
+else
+    not_ok "setpriv missing: cannot test the unprivileged case"
+fi
+
+# ---- kernel features (TET_SYSFS_ROOT: a fake sysfs for the checks) ----
+K="$TMPD/sysfs"
+mkdir -p "$K/no-uprobes/sys/kernel/btf" "$K/no-btf/sys/bus/event_source/devices/uprobe/format" \
+         "$K/no-refctr/sys/bus/event_source/devices/uprobe" "$K/no-refctr/sys/kernel/btf"
+touch "$K/no-uprobes/sys/kernel/btf/vmlinux" "$K/no-refctr/sys/kernel/btf/vmlinux"
+echo 8 > "$K/no-btf/sys/bus/event_source/devices/uprobe/type"
+echo 8 > "$K/no-refctr/sys/bus/event_source/devices/uprobe/type"
+touch "$K/no-btf/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset"
+expect_fail "kernel without uprobes" 2 "kernel without uprobes: .*uprobe/type is missing" env TET_SYSFS_ROOT="$K/no-uprobes" "$TRACER" --pid $FP
+expect_fail "kernel without BTF" 2 "kernel without BTF: .*btf/vmlinux is missing" env TET_SYSFS_ROOT="$K/no-btf" "$TRACER" --pid $FP
+expect_fail "kernel uprobes without ref_ctr_offset" 2 "cannot drive USDT semaphores" env TET_SYSFS_ROOT="$K/no-refctr" "$TRACER" --pid $FP
+
+# ---- flags ----
+expect_fail "unknown long flag" 3 "unknown option '--frobnicate'" "$TRACER" --pid $FP --frobnicate
+expect_fail "unknown short flag" 3 "unknown option '-Z'" "$TRACER" --pid $FP -Z
+expect_fail "missing value" 3 "option '--duration' needs a value" "$TRACER" --pid $FP --duration
+expect_fail "stray argument" 3 "unexpected argument 'extra'" "$TRACER" --pid $FP extra
+expect_fail "unknown probe class" 3 "unknown probe class 'polls'" "$TRACER" --pid $FP --probes poll,polls
+expect_fail "unknown detector" 3 "unknown detector 'slow'" "$TRACER" --pid $FP --detect slow
+expect_fail "ring size not a power of two" 3 "power of two between 64K and 1G" "$TRACER" --pid $FP --ringbuf-size 1000K
+expect_fail "ring size too big" 3 "power of two between 64K and 1G" "$TRACER" --pid $FP --ringbuf-size 2G
+expect_fail "self-wake ratio above 1" 3 "expected a number in \(0, 1\]" "$TRACER" --pid $FP --self-wake-ratio 2
+expect_fail "top 0" 3 "must be between 1 and 1000" "$TRACER" --pid $FP --top 0
+expect_fail "min polls negative" 3 "expected a whole number" "$TRACER" --pid $FP --self-wake-min-polls -3
+
+# ---- durations ----
+while IFS='|' read -r flag value re; do
+    [ -n "$flag" ] || continue
+    expect_fail "$flag '$value'" 3 "$re" "$TRACER" --pid $FP "$flag" "$value"
+done <<'EOF'
+--duration|0s|must be at least 1ms
+--duration|-5s|negative duration
+--duration|30|missing unit
+--duration|1.5|missing unit
+--duration|5x|unknown unit 'x'
+--duration|5 s|unknown unit ' s'
+--duration|abc|not a duration
+--duration||empty duration
+--duration|.s|not a duration
+--duration|1e3s|unknown unit 'e3s'
+--duration|99999999999999999999s|overflows
+--duration|600000000000h|overflows
+--duration|1000h|must be at most
+--interval|1ms|must be at least 100ms
+--long-poll-threshold|0ns|must be at least 1µs
+--stall-threshold|0.1us|must be at least 1ms
+--never-yields-threshold|2d|unknown unit 'd'
+--drain-interval|5s|must be at most 1s
+EOF
+
+# ---- an unwritable report: refused before attaching ----
+expect_fail "--output in a missing directory" 4 "cannot write the report $TMPD/no/such/dir/r.json" \
+    "$TRACER" --pid $FP -o "$TMPD/no/such/dir/r.json"
+
+check_eq "after all of these, nothing is attached to the fixture (semaphores 0)" 0 "$(sem_total $FP)"
+finish
