@@ -229,7 +229,11 @@ static void json_note(struct jw *w, const struct usdt_file *f, const struct usdt
 		jw_kbool(w, "float", g->is_float);
 		jw_kstr(w, "kind", usdt_arg_kind_name(g->kind));
 		if (g->kind == USDT_ARG_CONST) {
-			jw_ki64(w, "value", g->disp);
+			/* the constant as the probe's consumer sees it: signed or unsigned */
+			if (g->is_signed)
+				jw_ki64(w, "value", g->disp);
+			else
+				jw_ku64(w, "value", (uint64_t)g->disp);
 		} else if (g->kind == USDT_ARG_REG) {
 			json_reg(w, "reg", g->reg, g->reg_width, g->reg_shift, f->e_machine);
 			jw_ki64(w, "reg_shift", g->reg_shift);
