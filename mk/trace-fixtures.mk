@@ -2,12 +2,13 @@
 #   fake_tokio     the probes linked into the executable
 #   fake_tokio_so  the same scenario with the probes in a shared library (libfake_rt.so)
 #   stock_like     Tokio symbols, no probes (what a stock Tokio binary looks like)
+#   unit_trace     unit tests of the analyzer, histograms, durations, report (no BPF)
 FIXTURES := $(BUILD)/fixtures
 FIXTURE_CFLAGS := -O2 -g -pthread $(WARN) -Itests/fixtures/trace
 FIXTURE_SRC := tests/fixtures/trace
 
 ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so \
-               $(FIXTURES)/stock_like
+               $(FIXTURES)/stock_like $(FIXTURES)/unit_trace
 
 $(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
 	$(call msg,CC,$@)
@@ -28,3 +29,9 @@ $(FIXTURES)/stock_like: $(FIXTURE_SRC)/stock_like.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
+
+UNIT_TRACE_SRCS := $(addprefix tracer/,hist.c analyzer.c units.c report.c json.c)
+$(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*.h) bpf/events.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) -lm

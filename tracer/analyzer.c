@@ -886,9 +886,10 @@ static void on_park(struct analyzer *a, const struct tet_event_rec *r, bool park
 	if (park) {
 		w->parks++;
 		w->park_since = r->h.ts;
+		w->parked = true;
 		return;
 	}
-	if (w->park_since && r->h.ts >= w->park_since) {
+	if (w->parked && r->h.ts >= w->park_since) {
 		uint64_t d = r->h.ts - w->park_since;
 
 		w->parked_ns += d;
@@ -897,7 +898,7 @@ static void on_park(struct analyzer *a, const struct tet_event_rec *r, bool park
 					       .tid = r->h.tid, .worker = index,
 					       .type = AN_TL_PARK });
 	}
-	w->park_since = 0;
+	w->parked = false;
 }
 
 int an_event(struct analyzer *a, const void *rec, size_t size)

@@ -122,7 +122,8 @@ struct an_worker {
 	int32_t index;
 	uint32_t tid;               /* last thread seen for it */
 	uint64_t polls, busy_ns, parks, parked_ns, first_ts, last_ts;
-	uint64_t park_since;        /* 0 when not parked */
+	uint64_t park_since;        /* valid while parked */
+	bool parked;
 	struct hist park_ns;
 };
 

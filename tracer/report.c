@@ -165,8 +165,9 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 	default:
 		snprintf(what, sizeof(what), "?");
 	}
-	snprintf(buf, len, "task %llu spawned at %s: %s: %s", (unsigned long long)f->task_id, loc,
-		 what, (unsigned)f->kind < AN_FINDING_KINDS ? finding_advice[f->kind] : "");
+	snprintf(buf, len, "task %llu %s%s: %s: %s", (unsigned long long)f->task_id,
+		 f->site && !f->site->unknown ? "spawned at " : "", loc, what,
+		 (unsigned)f->kind < AN_FINDING_KINDS ? finding_advice[f->kind] : "");
 }
 
 const char *report_drop_impact(unsigned type)
@@ -738,7 +739,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "busy_ns", workers[i]->busy_ns);
 		jw_ku64(w, "parks", workers[i]->parks);
 		jw_ku64(w, "parked_ns", workers[i]->parked_ns);
-		jw_kbool(w, "parked_at_end", workers[i]->park_since != 0);
+		jw_kbool(w, "parked_at_end", workers[i]->parked);
 		j_hist_raw(w, "park_ns", &workers[i]->park_ns);
 		jw_obj_end(w);
 	}
