@@ -1,0 +1,55 @@
+# sample-service: one source tree (sample-service/src), one manifest directory per Tokio line
+# (sample-service/lines/tokio-X.Y, each with its own Cargo.lock and .cargo/config.toml pointing
+# at .cache/crates/SUITE). Per line two binaries:
+#   build/sample-service/tokio-X.Y/stock/sample-service   stock Tokio (uprobe fallback mode)
+#   build/sample-service/tokio-X.Y/usdt/sample-service    Tokio with the USDT probe patches
+#                                                         (scripts/tokio-usdt-build)
+# Cargo reads .cargo/config.toml from the directory it runs in, not from --manifest-path, so
+# every cargo command runs inside the line's manifest directory.
+#   make sample-stock   only the stock binaries;  make sample-usdt   only the usdt ones.
+
+SAMPLE_LINES := 1.24 1.43 1.53
+sample_suite  = $(if $(filter 1.24,$(1)),bookworm,$(if $(filter 1.43,$(1)),trixie,sid))
+SAMPLE_SRCS  := $(shell find sample-service/src -name '*.rs' 2>/dev/null)
+# Inputs of the usdt builds besides the sources: the probe patches and the build kit.
+SAMPLE_USDT_KIT := scripts/tokio-usdt-build $(shell find probes-patch -type f 2>/dev/null)
+SAMPLE_CARGO_QUIET := $(if $(filter 1,$(V)),,--quiet)
+
+SAMPLE_STOCK :=
+SAMPLE_USDT  :=
+
+# $(1): Tokio line (1.24); $(2): Debian suite (bookworm)
+define sample_line
+SAMPLE_DIR_$(1)  := sample-service/lines/tokio-$(1)
+SAMPLE_DEPS_$(1) := $(SAMPLE_SRCS) $$(addprefix sample-service/lines/tokio-$(1)/,Cargo.toml Cargo.lock .cargo/config.toml) \
+                    $$(wildcard $(CACHE)/crates/$(2)/.stamp)
+
+$(BUILD)/sample-service/tokio-$(1)/stock/sample-service: $$(SAMPLE_DEPS_$(1))
+	$$(call msg,CARGO,$$@)
+	$(Q)test -f $(CACHE)/crates/$(2)/.stamp || { echo "sample-service: no Debian $(2) crates in .cache/crates/$(2): run 'make deps'" >&2; exit 1; }
+	$(Q)cd $$(SAMPLE_DIR_$(1)) && cargo build $(SAMPLE_CARGO_QUIET) --release --locked \
+		--manifest-path Cargo.toml --target-dir $(BUILD)/cargo/tokio-$(1)/stock
+	$(Q)install -D -m 755 $(BUILD)/cargo/tokio-$(1)/stock/release/sample-service $$@
+
+$(BUILD)/sample-service/tokio-$(1)/usdt/sample-service: $$(SAMPLE_DEPS_$(1)) $(SAMPLE_USDT_KIT)
+	$$(call msg,USDT,$$@)
+	$(Q)test -f $(CACHE)/crates/$(2)/.stamp || { echo "sample-service: no Debian $(2) crates in .cache/crates/$(2): run 'make deps'" >&2; exit 1; }
+	$(Q)cd $$(SAMPLE_DIR_$(1)) && $(ROOT)/scripts/tokio-usdt-build --release --locked \
+		--manifest-path $(ROOT)/$$(SAMPLE_DIR_$(1))/Cargo.toml --target-dir $(BUILD)/cargo/tokio-$(1)/usdt
+	$(Q)install -D -m 755 $(BUILD)/cargo/tokio-$(1)/usdt/release/sample-service $$@
+
+SAMPLE_STOCK += $(BUILD)/sample-service/tokio-$(1)/stock/sample-service
+SAMPLE_USDT  += $(BUILD)/sample-service/tokio-$(1)/usdt/sample-service
+endef
+
+$(foreach l,$(SAMPLE_LINES),$(eval $(call sample_line,$(l),$(call sample_suite,$(l)))))
+
+# Until the kit exists, say so instead of make's bare "No rule to make target".
+scripts/tokio-usdt-build:
+	@echo "sample-service: scripts/tokio-usdt-build is missing: the usdt builds need it ('make sample-stock' builds the stock binaries alone)" >&2; exit 1
+
+.PHONY: sample-stock sample-usdt
+sample-stock: $(SAMPLE_STOCK)
+sample-usdt: $(SAMPLE_USDT)
+
+ALL_TARGETS += $(SAMPLE_STOCK) $(SAMPLE_USDT)

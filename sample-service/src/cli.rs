@@ -1,0 +1,303 @@
+//! Hand-parsed command line (no argument-parsing crate: the same source builds against three
+//! Debian suites and needs nothing beyond Tokio and, on newer lines, hyper).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::pathology::Pathology;
+
+pub const USAGE: &str = "\
+usage: sample-service [serve] [OPTIONS]
+       sample-service yield-workload --tasks N --yields M [--workers W] [--current-thread]
+       sample-service checksum [--iterations N] [--workers W] [--current-thread]
+
+A Tokio HTTP service with switchable pathologies, and deterministic workloads, for tracing.
+
+serve options:
+  --addr ADDR          listen address (default 127.0.0.1:0); prints `listening on ADDR` when ready
+  --pathology LIST     run pathologies continuously: comma-separated names, `all` or `none`
+                       (slow_dependency, blocking_call, lost_waker, stalled_task, cpu_hog, spawn_storm)
+  --duration DUR       exit 0 after DUR (e.g. 5s, 500ms, 1.5s, 2m)
+  --load RPS           run the built-in loopback load generator at RPS requests/s (1..=10000)
+  --concurrency N      load generator client tasks (1..=256, default min(8, RPS))
+  --load-paths LIST    comma-separated paths the load generator requests (default /,/work)
+
+common options:
+  --workers N          worker threads of the multi-thread runtime (1..=1024, default: Tokio's)
+  --current-thread     use the current-thread runtime instead
+  --wait-start PATH    wait until PATH exists before the runtime starts
+  -h, --help           this text
+
+SIGTERM or SIGINT: graceful exit 0.
+";
+
+pub const MAX_RPS: u32 = 10_000;
+pub const MAX_CONCURRENCY: u32 = 256;
+
+#[derive(Debug)]
+pub struct RuntimeOpts {
+    pub workers: Option<usize>,
+    pub current_thread: bool,
+    pub wait_start: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct ServeOpts {
+    pub addr: SocketAddr,
+    pub pathologies: Vec<Pathology>,
+    pub duration: Option<Duration>,
+    pub load_rps: Option<u32>,
+    pub concurrency: Option<u32>,
+    pub load_paths: Vec<String>,
+}
+
+#[derive(Debug)]
+pub enum Command {
+    Serve(ServeOpts),
+    YieldWorkload { tasks: u64, yields: u64 },
+    Checksum { iterations: u64 },
+    Help,
+}
+
+#[derive(Debug)]
+pub struct Cli {
+    pub command: Command,
+    pub runtime: RuntimeOpts,
+}
+
+/// Splits `--flag=value` / `--flag value` pairs off an argument list.
+struct Args {
+    items: Vec<String>,
+    pos: usize,
+}
+
+impl Args {
+    fn next_flag(&mut self) -> Option<(String, Option<String>)> {
+        let arg = self.items.get(self.pos)?.clone();
+        self.pos += 1;
+        match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                Some((flag.to_string(), Some(value.to_string())))
+            }
+            _ => Some((arg, None)),
+        }
+    }
+
+    fn value(&mut self, flag: &str, inline: Option<String>) -> Result<String, String> {
+        if let Some(v) = inline {
+            return Ok(v);
+        }
+        let v = self
+            .items
+            .get(self.pos)
+            .ok_or_else(|| format!("{flag}: missing value"))?
+            .clone();
+        self.pos += 1;
+        Ok(v)
+    }
+}
+
+pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
+    let mut items = argv;
+    let mode = match items.first().map(String::as_str) {
+        Some("serve") | Some("yield-workload") | Some("checksum") | Some("help") => {
+            items.remove(0)
+        }
+        _ => "serve".to_string(),
+    };
+    let mut args = Args { items, pos: 0 };
+
+    let mut runtime = RuntimeOpts { workers: None, current_thread: false, wait_start: None };
+    let mut serve = ServeOpts {
+        addr: "127.0.0.1:0".parse().expect("literal address"),
+        pathologies: Vec::new(),
+        duration: None,
+        load_rps: None,
+        concurrency: None,
+        load_paths: vec!["/".to_string(), "/work".to_string()],
+    };
+    let mut tasks: u64 = 1000;
+    let mut yields: u64 = 10;
+    let mut iterations: u64 = 10_000;
+    let mut help = mode == "help";
+
+    while let Some((flag, inline)) = args.next_flag() {
+        let serve_only = matches!(
+            flag.as_str(),
+            "--addr" | "--pathology" | "--duration" | "--load" | "--concurrency" | "--load-paths"
+        );
+        if serve_only && mode != "serve" {
+            return Err(format!("{flag}: only for `serve`"));
+        }
+        match flag.as_str() {
+            "-h" | "--help" => help = true,
+            "--current-thread" => runtime.current_thread = true,
+            "--workers" => {
+                let v = args.value(&flag, inline)?;
+                runtime.workers = Some(parse_num(&flag, &v, 1, 1024)? as usize);
+            }
+            "--wait-start" => runtime.wait_start = Some(args.value(&flag, inline)?),
+            "--addr" => {
+                let v = args.value(&flag, inline)?;
+                serve.addr = v.parse().map_err(|e| format!("--addr {v}: {e}"))?;
+            }
+            "--pathology" => {
+                let v = args.value(&flag, inline)?;
+                for p in parse_pathologies(&v)? {
+                    if !serve.pathologies.contains(&p) {
+                        serve.pathologies.push(p);
+                    }
+                }
+                if v == "none" {
+                    serve.pathologies.clear();
+                }
+            }
+            "--duration" => {
+                let v = args.value(&flag, inline)?;
+                serve.duration = Some(parse_duration(&v)?);
+            }
+            "--load" => {
+                let v = args.value(&flag, inline)?;
+                serve.load_rps = Some(parse_num(&flag, &v, 1, MAX_RPS as u64)? as u32);
+            }
+            "--concurrency" => {
+                let v = args.value(&flag, inline)?;
+                serve.concurrency = Some(parse_num(&flag, &v, 1, MAX_CONCURRENCY as u64)? as u32);
+            }
+            "--load-paths" => {
+                let v = args.value(&flag, inline)?;
+                let paths: Vec<String> =
+                    v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect();
+                if paths.is_empty() || paths.iter().any(|p| !p.starts_with('/') || p.contains(' ')) {
+                    return Err(format!("--load-paths {v}: want comma-separated paths starting with /"));
+                }
+                serve.load_paths = paths;
+            }
+            "--tasks" if mode == "yield-workload" => {
+                let v = args.value(&flag, inline)?;
+                tasks = parse_num(&flag, &v, 1, 10_000_000)?;
+            }
+            "--yields" if mode == "yield-workload" => {
+                let v = args.value(&flag, inline)?;
+                yields = parse_num(&flag, &v, 0, 1_000_000_000)?;
+            }
+            "--iterations" if mode == "checksum" => {
+                let v = args.value(&flag, inline)?;
+                iterations = parse_num(&flag, &v, 1, 1_000_000_000)?;
+            }
+            _ => return Err(format!("unknown argument '{flag}' for `{mode}`")),
+        }
+    }
+
+    let command = if help {
+        Command::Help
+    } else {
+        match mode.as_str() {
+            "yield-workload" => {
+                tasks
+                    .checked_mul(yields + 1)
+                    .ok_or("yield-workload: --tasks × (--yields + 1) overflows")?;
+                Command::YieldWorkload { tasks, yields }
+            }
+            "checksum" => Command::Checksum { iterations },
+            _ => Command::Serve(serve),
+        }
+    };
+    Ok(Cli { command, runtime })
+}
+
+fn parse_num(flag: &str, v: &str, min: u64, max: u64) -> Result<u64, String> {
+    let n: u64 = v.parse().map_err(|_| format!("{flag} {v}: not a number"))?;
+    if n < min || n > max {
+        return Err(format!("{flag} {v}: out of range {min}..={max}"));
+    }
+    Ok(n)
+}
+
+fn parse_pathologies(list: &str) -> Result<Vec<Pathology>, String> {
+    match list {
+        "all" => Ok(Pathology::ALL.to_vec()),
+        "none" => Ok(Vec::new()),
+        _ => list
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|name| {
+                Pathology::from_name(name).ok_or_else(|| {
+                    format!("--pathology: unknown pathology '{name}' (known: {})", Pathology::names())
+                })
+            })
+            .collect(),
+    }
+}
+
+/// `5s`, `500ms`, `1.5s`, `250us`, `100ns`, `2m`, `1h`; a bare number means seconds.
+pub fn parse_duration(v: &str) -> Result<Duration, String> {
+    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("duration '{v}': not a number"))?;
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" => 1e-6,
+        "ns" => 1e-9,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("duration '{v}': unknown unit '{unit}' (ns, us, ms, s, m, h)")),
+    };
+    let secs = n * scale;
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("duration '{v}': out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("5 s").is_err());
+        assert!(parse_duration("ms").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn serve_flags() {
+        let cli = parse(argv("--addr=127.0.0.1:8080 --pathology slow_dependency,cpu-hog --load 50 --workers 2"))
+            .unwrap();
+        assert_eq!(cli.runtime.workers, Some(2));
+        match cli.command {
+            Command::Serve(s) => {
+                assert_eq!(s.addr.port(), 8080);
+                assert_eq!(s.pathologies, vec![Pathology::SlowDependency, Pathology::CpuHog]);
+                assert_eq!(s.load_rps, Some(50));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(argv("--pathology bogus")).is_err());
+        assert!(parse(argv("--load 0")).is_err());
+        assert!(parse(argv("--workers")).is_err());
+    }
+
+    #[test]
+    fn workloads() {
+        match parse(argv("yield-workload --tasks 4 --yields 10 --current-thread")).unwrap() {
+            Cli { command: Command::YieldWorkload { tasks: 4, yields: 10 }, runtime } => {
+                assert!(runtime.current_thread)
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(argv("checksum --tasks 4")).is_err());
+        assert!(parse(argv("yield-workload --load 5")).is_err());
+    }
+}

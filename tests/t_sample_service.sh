@@ -1,0 +1,131 @@
+#!/bin/bash
+# Intent: the sample service every tracer test runs behaves as documented, on each Tokio line's
+# stock build, without any tracer: it announces `listening on ADDR` on port 0; `/` and `/work`
+# answer 200; every pathology endpoint triggers (202) and the never-completing ones are capped
+# (429); the service stays responsive while they run; SIGTERM and --duration end it with exit 0;
+# the built-in load generator gets only successes, even with every pathology on; the workloads
+# are exact (yield-workload: 4 × (10 + 1) = 44 polls) and deterministic (checksum: the same on
+# every runtime flavour and every Tokio line); --wait-start holds the start; bad flags exit 2.
+# Also checks the SPAWN-SITE markers tests rely on: one per site name, each on a spawn call.
+# Stops only the processes it started (by PID).
+. "$(dirname "$0")/lib.sh"
+
+PATHOLOGIES=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm)
+SRC="$ROOT/sample-service/src"
+
+# ---- SPAWN-SITE markers (sources only, no binary needed) -------------------------------------
+for site in "${PATHOLOGIES[@]}" storm_burst yield_workload work_subtask connection load_client pathology_driver; do
+    hits=$(grep -rnE "// SPAWN-SITE: $site\$" "$SRC" --include='*.rs')
+    n=$(grep -c . <<< "$hits")
+    if [ -z "$hits" ] || [ "$n" != 1 ]; then
+        not_ok "SPAWN-SITE $site: expected one marker, found ${n:-0}"
+    elif ! grep -q 'tokio::spawn(' <<< "$hits"; then
+        not_ok "SPAWN-SITE $site: marker line has no tokio::spawn call: $hits"
+    else
+        ok "SPAWN-SITE $site at $(cut -d: -f1,2 <<< "${hits#$SRC/}")"
+    fi
+done
+
+# serve_start NAME ARGS…: starts the service in the background; sets PID and PORT
+serve_start() {
+    local name=$1; shift
+    "$bin" "$@" > "$TMPD/$name.out" 2> "$TMPD/$name.err" &
+    PID=$!; track_pid $PID
+    PORT=""
+    if wait_for_line "$TMPD/$name.out" '^listening on 127\.0\.0\.1:[0-9]+$' 10; then
+        PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMPD/$name.out")
+    fi
+}
+# wait_exit PID TIMEOUT_S: waits for our child PID to exit; sets RC to its exit status, or to
+# "timeout" when it is still running after TIMEOUT_S. (Not in $(…): a subshell cannot wait.)
+wait_exit() {
+    local i
+    RC=timeout
+    for i in $(seq $(( $2 * 10 ))); do
+        if ! kill -0 "$1" 2>/dev/null; then wait "$1"; RC=$?; return; fi
+        sleep 0.1
+    done
+}
+# get PATH: prints "STATUS BODY" (body's first line)
+get() {
+    curl -s --max-time 10 -o "$TMPD/body" -w '%{http_code}' "http://127.0.0.1:$PORT$1" > "$TMPD/code" 2>/dev/null
+    echo "$(cat "$TMPD/code") $(head -1 "$TMPD/body" 2>/dev/null)"
+}
+
+first_checksum=""
+for line in "${LINES[@]}"; do
+    bin=$(sample_bin "$line" stock)
+    need_file "$bin" "stock sample-service for tokio $line"
+
+    # ---- endpoints, pathology triggers, SIGTERM ----
+    serve_start "serve.$line" --addr 127.0.0.1:0 --workers 2
+    if [ -z "$PORT" ]; then
+        not_ok "tokio $line: no 'listening on' line: $(head -c 300 "$TMPD/serve.$line.err")"
+        continue
+    fi
+    ok "tokio $line: listening on port $PORT"
+    check_eq "tokio $line: GET /" "200 ok" "$(get /)"
+    check_eq "tokio $line: GET /work" "200 work done: 332833500" "$(get /work)"
+    check_eq "tokio $line: unknown path" "404 not found" "$(get /nope)"
+    check_eq "tokio $line: unknown pathology" "404 unknown pathology" "$(get /pathology/nope)"
+    for p in "${PATHOLOGIES[@]}"; do
+        check_eq "tokio $line: GET /pathology/$p triggers it" "202 triggered $p" "$(get "/pathology/$p")"
+    done
+    # lost_waker tasks never end: 5 at most per process (1 triggered above)
+    for i in 1 2 3 4; do get /pathology/lost_waker > /dev/null; done
+    check_eq "tokio $line: the 6th lost_waker is refused" "429" "$(get /pathology/lost_waker | cut -d' ' -f1)"
+    check_eq "tokio $line: still serving after the pathologies" "200 ok" "$(get /)"
+    kill -TERM "$PID"
+    wait_exit "$PID" 10
+    check_eq "tokio $line: SIGTERM exits 0" 0 "$RC"
+
+    # ---- --duration, every pathology in the background, built-in load ----
+    serve_start "load.$line" --pathology all --load 100 --duration 2s --workers 2
+    [ -n "$PORT" ] || not_ok "tokio $line: load run printed no 'listening on' line"
+    wait_exit "$PID" 15
+    check_eq "tokio $line: --duration 2s exits 0 by itself" 0 "$RC"
+    summary=$(grep -o 'load: sent=[0-9]* ok=[0-9]* failed=[0-9]*' "$TMPD/load.$line.err")
+    okn=$(sed -n 's/.* ok=\([0-9]*\) .*/\1/p' <<< "$summary")
+    if [ -n "$summary" ] && [ "${okn:-0}" -gt 50 ] && [[ "$summary" == *" failed=0" ]]; then
+        ok "tokio $line: load with every pathology on: $summary"
+    else
+        not_ok "tokio $line: load with every pathology on: '${summary:-no summary}' (want ok > 50, failed=0)"
+    fi
+
+    # ---- workloads ----
+    out=$("$bin" yield-workload --tasks 4 --yields 10 --workers 2)
+    check_eq "tokio $line: yield-workload 4×10 (multi-thread)" "polls_expected=44" "$(grep -o 'polls_expected=[0-9]*' <<< "$out")"
+    check "tokio $line: yield-workload reports ns_per_poll" grep -qE 'elapsed_ns=[0-9]+ ns_per_poll=[0-9.]+$' <<< "$out"
+    out=$("$bin" yield-workload --tasks 4 --yields 10 --current-thread)
+    check_eq "tokio $line: yield-workload 4×10 (current-thread)" "polls_expected=44" "$(grep -o 'polls_expected=[0-9]*' <<< "$out")"
+
+    c1=$("$bin" checksum --iterations 3000 --workers 2)
+    c2=$("$bin" checksum --iterations 3000 --workers 2)
+    c3=$("$bin" checksum --iterations 3000 --current-thread)
+    check "tokio $line: checksum prints checksum=<16 hex>" grep -qxE 'checksum=[0-9a-f]{16}' <<< "$c1"
+    check_eq "tokio $line: checksum repeats" "$c1" "$c2"
+    check_eq "tokio $line: checksum is the same on the current-thread runtime" "$c1" "$c3"
+    if [ -z "$first_checksum" ]; then first_checksum=$c1
+    else check_eq "tokio $line: checksum equals tokio ${LINES[0]}'s" "$first_checksum" "$c1"; fi
+
+    # ---- --wait-start holds the runtime until the file exists ----
+    "$bin" yield-workload --tasks 4 --yields 10 --wait-start "$TMPD/go.$line" > "$TMPD/wait.$line" 2>&1 &
+    wpid=$!; track_pid $wpid
+    sleep 0.3
+    if kill -0 "$wpid" 2>/dev/null && [ ! -s "$TMPD/wait.$line" ]; then
+        ok "tokio $line: --wait-start waits for its file"
+    else
+        not_ok "tokio $line: --wait-start did not wait"
+    fi
+    touch "$TMPD/go.$line"
+    wait_exit "$wpid" 10
+    check_eq "tokio $line: --wait-start then runs" 0 "$RC"
+    check_eq "tokio $line: --wait-start workload output" "polls_expected=44" "$(grep -o 'polls_expected=[0-9]*' "$TMPD/wait.$line")"
+
+    # ---- usage errors ----
+    "$bin" --pathology bogus > /dev/null 2>&1
+    check_eq "tokio $line: unknown pathology name exits 2" 2 $?
+    "$bin" yield-workload --tasks x > /dev/null 2>&1
+    check_eq "tokio $line: bad number exits 2" 2 $?
+done
+finish
