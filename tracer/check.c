@@ -763,6 +763,11 @@ int cmd_check(int argc, char **argv)
 	int opt, ret, pid = 0;
 	const char *path = NULL;
 
+	/* JSON mode first, so that even errors about other arguments come out as JSON */
+	for (opt = 1; opt < argc; opt++)
+		if (!strcmp(argv[opt], "--json") || !strcmp(argv[opt], "-j") ||
+		    !strcmp(argv[opt], "--pretty"))
+			json_output = true;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {

@@ -279,6 +279,11 @@ int cmd_list(int argc, char **argv)
 	size_t nfiles = 0, i, k;
 	int opt, pid = 0, ret = TET_EXIT_OK;
 
+	/* JSON mode first, so that even errors about other arguments come out as JSON */
+	for (opt = 1; opt < argc; opt++)
+		if (!strcmp(argv[opt], "--json") || !strcmp(argv[opt], "-j") ||
+		    !strcmp(argv[opt], "--pretty"))
+			json_output = true;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+p:jvh", opts, NULL)) != -1) {

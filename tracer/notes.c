@@ -912,6 +912,18 @@ static int parse_elf(struct usdt_file *f, char *err)
 		return -ENOEXEC;
 	}
 
+	/* libelf quietly finds no sections when the table is cut off: a truncated file */
+	if (eh.e_shoff && (eh.e_shoff > p->img_size ||
+			   (uint64_t)(eh.e_shnum ? eh.e_shnum : 1) * eh.e_shentsize >
+				   p->img_size - eh.e_shoff)) {
+		seterr(err, "%s: section headers lie outside the file (truncated?)", f->path);
+		return -EBADMSG;
+	}
+	if (eh.e_phoff > p->img_size ||
+	    (uint64_t)eh.e_phnum * eh.e_phentsize > p->img_size - eh.e_phoff) {
+		seterr(err, "%s: program headers lie outside the file (truncated?)", f->path);
+		return -EBADMSG;
+	}
 	if (elf_getphdrnum(p->elf, &n)) {
 		seterr(err, "%s: malformed program headers: %s", f->path, elf_errmsg(-1));
 		return -EBADMSG;
