@@ -31,7 +31,10 @@ $(BUILD)/sample-service/tokio-$(1)/stock/sample-service: $$(SAMPLE_DEPS_$(1))
 		--manifest-path Cargo.toml --target-dir $(BUILD)/cargo/tokio-$(1)/stock
 	$(Q)install -D -m 755 $(BUILD)/cargo/tokio-$(1)/stock/release/sample-service $$@
 
-$(BUILD)/sample-service/tokio-$(1)/usdt/sample-service: $$(SAMPLE_DEPS_$(1)) $(SAMPLE_USDT_KIT)
+# The kit rewrites the line's Cargo.lock during its build (restoring it after), so under make -j
+# it must not overlap the stock build of the same line (cargo --locked would see the edit).
+$(BUILD)/sample-service/tokio-$(1)/usdt/sample-service: $$(SAMPLE_DEPS_$(1)) $(SAMPLE_USDT_KIT) \
+		| $(BUILD)/sample-service/tokio-$(1)/stock/sample-service
 	$$(call msg,USDT,$$@)
 	$(Q)test -f $(CACHE)/crates/$(2)/.stamp || { echo "sample-service: no Debian $(2) crates in .cache/crates/$(2): run 'make deps'" >&2; exit 1; }
 	$(Q)cd $$(SAMPLE_DIR_$(1)) && $(ROOT)/scripts/tokio-usdt-build --release --locked \
