@@ -1,6 +1,7 @@
 # mk/trace-fixtures.mk — C stand-ins for Tokio processes, used by tests/t_trace_*.sh.
 #   fake_tokio     the probes linked into the executable
 #   fake_tokio_so  the same scenario with the probes in a shared library (libfake_rt.so)
+#   fake_tokio_nop5  the scenario with 5-byte nop sites (as the Rust patch emits them)
 #   stock_like     Tokio symbols, no probes (what a stock Tokio binary looks like)
 #   unit_trace     unit tests of the analyzer, histograms, durations, report (no BPF)
 FIXTURES := $(BUILD)/fixtures
@@ -8,12 +9,17 @@ FIXTURE_CFLAGS := -O2 -g -pthread $(WARN) -Itests/fixtures/trace
 FIXTURE_SRC := tests/fixtures/trace
 
 ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so \
-               $(FIXTURES)/stock_like $(FIXTURES)/unit_trace
+               $(FIXTURES)/stock_like $(FIXTURES)/unit_trace $(FIXTURES)/fake_tokio_nop5
 
 $(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c
+
+$(FIXTURES)/fake_tokio_nop5: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -DFAKE_NOP5 -o $@ $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c
 
 $(FIXTURES)/libfake_rt.so: $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
 	$(call msg,CC,$@)

@@ -761,6 +761,16 @@ static void on_yield(struct analyzer *a, const struct tet_event_rec *r)
 		t->yielded_in_poll = true;
 }
 
+/* A waker was dropped or consumed by wake(). Below zero, the accounting missed a clone (made
+ * before the trace, or lost): the count is unknown from then on, so no lost_waker for it. */
+static void waker_gone(struct analyzer *a, struct task *t)
+{
+	if (--t->s.live_wakers < 0 && t->s.wakers_known) {
+		t->s.wakers_known = false;
+		a->t.waker_count_inconsistent++;
+	}
+}
+
 static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 {
 	bool outside = !htab_get(&a->runtime_tids, r->h.pid, r->h.tid);
@@ -781,7 +791,7 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 	t->site->wakes++;
 	t->s.last_ts = r->h.ts;
 	if (!r->a)
-		t->s.live_wakers--;
+		waker_gone(a, t);
 	if (outside) {
 		t->s.outside_wakes++;
 		t->site->outside_wakes++;
@@ -849,7 +859,7 @@ static void on_waker(struct analyzer *a, const struct tet_event_rec *r, bool clo
 		t->s.live_wakers++;
 	} else {
 		t->s.waker_drops++;
-		t->s.live_wakers--;
+		waker_gone(a, t);
 	}
 }
 

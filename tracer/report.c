@@ -681,6 +681,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "findings_omitted", t->findings_omitted);
 	jw_ku64(w, "unmatched_poll_ends", t->unmatched_poll_ends);
 	jw_ku64(w, "untracked_task_events", t->unknown_task_events);
+	jw_ku64(w, "waker_count_inconsistent", t->waker_count_inconsistent);
+	jw_ku64(w, "lost_waker_contradicted", t->lost_waker_contradicted);
 	jw_obj_end(w);
 
 	jw_key(w, "data_loss");
