@@ -1,0 +1,81 @@
+#!/bin/bash
+# Intent: on the real thing — per supported Tokio line, the usdt sample service running every
+# pathology under load, traced by PID for a few seconds — each pathology is found at the right
+# file:line:col of the sample-service sources (the SPAWN-SITE marker line, the column of its
+# tokio::spawn call): blocking_call and cpu_hog → long_poll; lost_waker → lost_waker (not
+# stalled); stalled_task → stalled with a live waker (not lost_waker); slow_dependency → stalled
+# (1.5 s pending) — and the healthy paths (connections, load clients, the /work subtask, the
+# pathology drivers, the spawn storm's tiny tasks) produce no finding. Nothing is dropped, type
+# names decode, the workers are seen parking.
+# --stall-threshold 1.2s: the pathology drivers wait on 1 s interval timers by design; a timer wait
+# of exactly the default threshold (1 s) is indistinguishable from a stall.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_tracer
+SRC="$ROOT/sample-service/src"
+
+# loc_of NAME: "src/FILE.rs:LINE:COL" of a SPAWN-SITE marker (COL: the column of tokio::spawn)
+loc_of() {
+    grep -rn "// SPAWN-SITE: $1\$" "$SRC" --include='*.rs' | head -1 | python3 -c '
+import sys
+path, line, text = sys.stdin.read().split(":", 2)
+print("src/" + path.split("/src/", 1)[1] + ":" + line + ":" + str(text.index("tokio::spawn(") + 1))'
+}
+PATHO=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm storm_burst)
+HEALTHY=(connection load_client work_subtask pathology_driver)
+declare -A LOC
+for s in "${PATHO[@]}" "${HEALTHY[@]}"; do LOC[$s]=$(loc_of "$s"); [ -n "${LOC[$s]}" ] || die_test "no SPAWN-SITE: $s"; done
+
+# sel NAME: jq filter selecting findings/sites at that spawn site (locations end in src/…)
+sel() { echo "select(.location // \"\" | endswith(\"${LOC[$1]}\"))"; }
+
+missing=()
+for line in "${LINES[@]}"; do
+    bin=$(sample_bin "$line" usdt)
+    if [ ! -x "$bin" ]; then missing+=("tokio-$line/usdt"); continue; fi
+    L="tokio $line"
+    rm -f "$TMPD/start.$line"
+    start_bg "svc.$line" "$bin" serve --workers 2 --pathology all --load 50 --duration 20s \
+        --wait-start "$TMPD/start.$line"
+    sp=$BG_PID
+    sleep 0.3
+    start_bg "tr.$line" "$TRACER" --pid "$sp" --duration 6s --stall-threshold 1.2s -o "$TMPD/$line.json"
+    tp=$BG_PID
+    wait_for_line "$TMPD/tr.$line.err" attached 20 || { not_ok "$L: attached"; cat "$TMPD/tr.$line.err"; continue; }
+    touch "$TMPD/start.$line"
+    wait_exit "$tp" 40
+    check_eq "$L: tracer exit 0 after --duration" 0 "$RC"
+    stop_pid "$sp"
+    R="$TMPD/$line.json"
+    jq -r '.findings[] | "  \(.kind) \(.location) task \(.task_id)"' "$R" | sort | uniq -c | sort -rn | head -20
+    check_eq "$L: no drops" 0 "$(jqr "$R" .totals.drops)"
+    check "$L: polls seen" test "$(jqr "$R" .totals.polls)" -gt 100
+    for want in long_poll:blocking_call long_poll:cpu_hog lost_waker:lost_waker stalled:stalled_task \
+                stalled:slow_dependency; do
+        k=${want%%:*} s=${want#*:}
+        check "$L: $k found at $s (${LOC[$s]})" \
+            test "$(jqr "$R" "[.findings[] | $(sel "$s") | select(.kind == \"$k\")] | length")" -gt 0
+    done
+    check_eq "$L: lost_waker site is never reported stalled" 0 \
+        "$(jqr "$R" "[.findings[] | $(sel lost_waker) | select(.kind == \"stalled\")] | length")"
+    check_eq "$L: stalled_task is never reported lost_waker" 0 \
+        "$(jqr "$R" "[.findings[] | $(sel stalled_task) | select(.kind == \"lost_waker\")] | length")"
+    check "$L: stalled_task findings have a live waker" \
+        test "$(jqr "$R" "[.findings[] | $(sel stalled_task) | select(.kind == \"stalled\") | .live_wakers] | min")" -ge 1
+    # healthy: every finding is at a pathology site
+    allowed=$(printf '%s\n' "${PATHO[@]}" | while read -r s; do echo "${LOC[$s]}"; done | jq -R . | jq -s .)
+    check_eq "$L: no finding outside the pathology sites" "" \
+        "$(jq -r --argjson ok "$allowed" '.findings[] | select(.location as $l | [$ok[] | . as $s | ($l // "") | endswith($s)] | any | not) | "\(.kind)@\(.location)"' "$R" | sort -u | tr '\n' ' ')"
+    for s in "${HEALTHY[@]}"; do
+        check "$L: healthy site $s traced (tasks > 0)" \
+            test "$(jqr "$R" "[.spawn_sites[] | $(sel "$s") | .tasks] | add // 0")" -gt 0
+    done
+    check "$L: blocking_call type name decodes" \
+        test "$(jqr "$R" "[.spawn_sites[] | $(sel blocking_call) | .type_name | contains(\"blocking_call_in_async\")] | any")" = true
+    check "$L: workers seen parking" test "$(jqr "$R" '[.workers[].parks] | add // 0')" -gt 0
+    check "$L: terminal summary has findings" grep -q '^Findings ([1-9]' "$TMPD/tr.$line.out"
+done
+[ ${#missing[@]} = 0 ] || { [ "$TESTS_FAILED" = 0 ] || finish;
+    skip_test "usdt sample-service builds missing: ${missing[*]} (make builds them)"; }
+finish
