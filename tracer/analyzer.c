@@ -201,7 +201,7 @@ void an_opts_default(struct an_opts *o)
 	o->detect = AN_DETECT_ALL;
 	o->waker_events = true;
 	o->max_live_tasks = 1000000;
-	o->max_task_records = 100000;
+	o->max_task_records = 10000;
 	o->max_findings = 10000;
 	o->max_sites = 65536;
 	o->timeline_cap = 0;
@@ -548,7 +548,12 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 	for (int k = 0; k < AN_FINDING_KINDS; k++)
 		if (t->finding[k])
 			a->findings[t->finding[k] - 1].ongoing = false;
-	if (a->nrecords < a->o.max_task_records &&
+	bool has_finding = false;
+
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		has_finding |= t->finding[k] != 0;
+	/* tasks with a finding are always kept (findings are bounded themselves) */
+	if ((a->nrecords < a->o.max_task_records || has_finding) &&
 	    !grow((void **)&a->records, &a->records_cap, a->nrecords + 1, sizeof(*a->records)))
 		summarize(t, &a->records[a->nrecords++], ts);
 	else
@@ -790,8 +795,14 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 	t->s.wakes++;
 	t->site->wakes++;
 	t->s.last_ts = r->h.ts;
-	if (!r->a)
+	if (!r->a) {
 		waker_gone(a, t);
+	} else if (t->s.state != AN_POLLING && t->s.wakers_known && t->s.live_wakers <= 0) {
+		/* woken by reference through a waker we did not see cloned (the poll's own borrowed
+		 * waker only exists during the poll): the count is unknown from here on */
+		t->s.wakers_known = false;
+		a->t.waker_count_inconsistent++;
+	}
 	if (outside) {
 		t->s.outside_wakes++;
 		t->site->outside_wakes++;

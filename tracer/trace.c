@@ -81,6 +81,8 @@ static void trace_usage(FILE *out)
 "      --ringbuf-size SIZE  BPF ring buffer, power of two, K/M/G suffix (default 16M)\n"
 "      --drain-interval D   how often user space drains the ring (default 20ms)\n"
 "      --top N              rows per table in the summary (default 10)\n"
+"      --task-records N     terminated tasks listed in the JSON (default 10000; tasks with a\n"
+"                           finding are always listed; every task counts at its site)\n"
 "  -q, --quiet              no terminal summary (JSON only)\n"
 "  -v, --verbose            libbpf debug output, BPF program ids\n"
 "  -h, --help\n"
@@ -235,7 +237,7 @@ static int parse_detect(const char *s, unsigned *out)
 
 enum {
 	OPT_PROBES = 256, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
-	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP,
+	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
 };
 
 static const struct option long_opts[] = {
@@ -255,6 +257,7 @@ static const struct option long_opts[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "drain-interval", required_argument, NULL, OPT_DRAIN },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "task-records", required_argument, NULL, OPT_TASK_RECORDS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -356,6 +359,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_TOP:
 			ret = parse_count("--top", optarg, 1, 1000, &v);
 			o->top = (size_t)v;
+			break;
+		case OPT_TASK_RECORDS:
+			ret = parse_count("--task-records", optarg, 0, 10000000, &v);
+			o->an.max_task_records = (size_t)v;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -538,6 +545,13 @@ int cmd_trace(int argc, char **argv)
 	int ret, status = TET_EXIT_CANNOT;
 	bool gone = false;
 
+	/* JSON on stdout (--output -): errors are JSON there too, from the first one */
+	for (int i = 1; i < argc; i++)
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc &&
+		    !strcmp(argv[i + 1], "-"))
+			json_output = true;
+		else if (!strcmp(argv[i], "--output=-") || !strcmp(argv[i], "-o-"))
+			json_output = true;
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? TET_EXIT_OK : TET_EXIT_USAGE;
