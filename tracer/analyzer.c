@@ -165,6 +165,9 @@ struct task {
 	uint32_t poll_tid;
 	int32_t poll_worker;
 	bool woke_in_poll, self_woke_in_poll, yielded_in_poll;
+	bool term_pending;         /* terminate seen inside the current poll */
+	int term_reason;
+	uint64_t term_ts;
 	int32_t finding[AN_FINDING_KINDS]; /* index + 1 into findings, 0 = none */
 };
 
@@ -612,6 +615,7 @@ static void on_poll_begin(struct analyzer *a, const struct tet_event_rec *r)
 			w->last_ts = r->h.ts;
 		}
 	}
+again:
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
 	if (!t) {
 		struct an_site *u = site_unknown(a);
@@ -626,6 +630,10 @@ static void on_poll_begin(struct analyzer *a, const struct tet_event_rec *r)
 	}
 	if (t->s.state == AN_POLLING) /* its poll_end was lost */
 		a->t.unmatched_poll_ends++;
+	if (t->term_pending) { /* …and it had terminated: a new task reuses the key */
+		task_retire(a, t, t->term_ts, t->term_reason);
+		goto again;
+	}
 	if ((t->s.state == AN_SPAWNED || t->s.state == AN_SCHEDULED) && t->ready_since &&
 	    r->h.ts >= t->ready_since) {
 		uint64_t d = r->h.ts - t->ready_since;
@@ -745,6 +753,8 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		t->pending_since = r->h.ts;
 	}
 	check_self_wake(a, t, r->h.ts);
+	if (t->term_pending)
+		task_retire(a, t, t->term_ts, t->term_reason);
 }
 
 static void on_yield(struct analyzer *a, const struct tet_event_rec *r)
@@ -884,6 +894,14 @@ static void on_terminate(struct analyzer *a, const struct tet_event_rec *r)
 				       .code = (uint8_t)r->a });
 	if (!t) {
 		a->t.unknown_task_events++;
+		return;
+	}
+	if (t->s.state == AN_POLLING && r->h.tid == t->poll_tid) {
+		/* terminated from inside its last poll (before that poll's end probe): retire
+		 * it at poll_end, so the poll counts */
+		t->term_pending = true;
+		t->term_ts = r->h.ts;
+		t->term_reason = r->a < AN_TERM_REASONS ? (int)r->a : -1;
 		return;
 	}
 	task_retire(a, t, r->h.ts, r->a < AN_TERM_REASONS ? (int)r->a : -1);
