@@ -482,6 +482,7 @@ static void tl_push(struct analyzer *a, const struct an_tl_rec *r)
 {
 	if (!a->o.timeline_cap)
 		return;
+	a->t.timeline_events++;
 	a->tl[a->tl_head] = *r;
 	a->tl_head = (a->tl_head + 1) % a->o.timeline_cap;
 	if (a->tl_len < a->o.timeline_cap)

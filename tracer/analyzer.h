@@ -158,6 +158,7 @@ struct an_totals {
 	uint64_t unknown_task_events;      /* wake/clone/drop/terminate of a task never polled */
 	uint64_t lost_waker_contradicted;
 	uint64_t waker_count_inconsistent; /* tasks whose live waker count went below zero */
+	uint64_t timeline_events;          /* records pushed to the timeline ring (kept: an_timeline) */
 	uint64_t first_ts, last_ts;
 };
 
