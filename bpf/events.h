@@ -53,7 +53,9 @@ struct tet_hdr {
  *   WAKER_DROP   task_id header_ptr
  *   TERMINATE    task_id header_ptr  a = terminate reason code
  *   PARK/UNPARK                      a = worker (s32 sign-extended), b = timeout_ns
- * In the uprobe fallback (a later mode) task_id is 0 and header_ptr identifies the task. */
+ * In the uprobe fallback (bpf/tokio_uprobe.bpf.c) task_id is 0 and header_ptr identifies the
+ * task; POLL_BEGIN's b is the index of the polled future's type (the raw::poll instance's
+ * attach cookie), a is -1 (user space numbers the polling threads). */
 struct tet_event_rec {
 	struct tet_hdr h;
 	__u64 task_id;

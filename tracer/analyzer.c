@@ -179,6 +179,9 @@ struct analyzer {
 	struct an_site **sitev;
 	size_t nsites, sites_cap;
 	struct an_site *unknown_site, *other_site;
+	char **type_names;         /* an_set_types(): fallback sites by future type, made lazily */
+	struct an_site **type_sites;
+	size_t ntypes;
 	struct an_worker **workerv;
 	size_t nworkers, workers_cap;
 	struct an_task_summary *records;
@@ -270,6 +273,10 @@ void an_free(struct analyzer *a)
 	free(a->sites.e);
 	free(a->workers.e);
 	free(a->runtime_tids.e);
+	for (size_t i = 0; i < a->ntypes; i++)
+		free(a->type_names[i]);
+	free(a->type_names);
+	free(a->type_sites);
 	free(a->sitev);
 	free(a->workerv);
 	free(a->records);
@@ -337,6 +344,47 @@ static struct an_site *site_unknown(struct analyzer *a)
 	if (!a->unknown_site)
 		a->unknown_site = site_add(a, true);
 	return a->unknown_site;
+}
+
+int an_set_types(struct analyzer *a, const char *const *names, size_t n)
+{
+	a->type_names = calloc(n ? n : 1, sizeof(*a->type_names));
+	a->type_sites = calloc(n ? n : 1, sizeof(*a->type_sites));
+	if (!a->type_names || !a->type_sites)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		a->type_names[i] = strdup(names[i]);
+		if (!a->type_names[i])
+			return -ENOMEM;
+		a->ntypes = i + 1;
+	}
+	return 0;
+}
+
+/* The site of future type `idx` (uprobe fallback), NULL when out of range. */
+static struct an_site *site_typed(struct analyzer *a, uint64_t idx)
+{
+	struct an_site *s;
+
+	if (idx >= a->ntypes)
+		return NULL;
+	if (a->type_sites[idx])
+		return a->type_sites[idx];
+	if (a->nsites >= a->o.max_sites)
+		return NULL;
+	s = site_add(a, false);
+	if (!s)
+		return NULL;
+	s->typed = true;
+	s->type_len = s->type_len_reported = strlen(a->type_names[idx]);
+	s->type_name = dup_bytes(a->type_names[idx], s->type_len);
+	if (!s->type_name)
+		return NULL;
+	/* spawn_blocking tasks are BlockingTask<F>: exempt from long_poll as with USDT */
+	s->kind = !strncmp(s->type_name, "tokio::runtime::blocking::task::BlockingTask<", 45) ?
+		  AN_KIND_BLOCKING : AN_KIND_SPAWN;
+	a->type_sites[idx] = s;
+	return s;
 }
 
 static bool site_matches(const struct an_site *s, const char *file, size_t flen, uint32_t line,
@@ -619,8 +667,10 @@ static void on_poll_begin(struct analyzer *a, const struct tet_event_rec *r)
 again:
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
 	if (!t) {
-		struct an_site *u = site_unknown(a);
+		struct an_site *u = a->ntypes ? site_typed(a, r->b) : NULL;
 
+		if (!u)
+			u = site_unknown(a);
 		t = u ? task_new(a, r->h.pid, r->task_id, r->header_ptr, u, r->h.ts) : NULL;
 		if (!t) {
 			if (u)
@@ -628,6 +678,8 @@ again:
 			return;
 		}
 		t->s.state = AN_SCHEDULED;
+		if (u->typed)
+			t->s.kind = u->kind;
 	}
 	if (t->s.state == AN_POLLING) /* its poll_end was lost */
 		a->t.unmatched_poll_ends++;

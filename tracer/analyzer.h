@@ -63,6 +63,8 @@ struct an_site {
 	uint32_t index;             /* order of first appearance */
 	bool unknown;               /* tasks whose spawn was not seen (spawned before attach) */
 	bool other;                 /* beyond max_sites: every further location shares this */
+	bool typed;                 /* uprobe fallback: named by the future type only, no spawn
+	                             * location (an_set_types; kind: spawn or blocking by type) */
 	uint8_t kind;
 	uint32_t line, col;
 	char *file;                 /* untrusted bytes, not NUL-safe: use file_len */
@@ -166,6 +168,10 @@ struct analyzer;
 
 struct analyzer *an_new(const struct an_opts *o);
 void an_free(struct analyzer *a);
+/* Uprobe fallback (opts.key_by_header): spawns are not seen, so a task first met at a poll goes
+ * to the site of its future type — the poll_begin record's `b` indexes names[] — instead of
+ * "spawned before the trace". Returns 0 or -ENOMEM. */
+int an_set_types(struct analyzer *a, const char *const *names, size_t n);
 /* Feeds one ring-buffer record (size bytes). Returns 0, -EINVAL for a malformed record
  * (counted, ignored), -ENOMEM. */
 int an_event(struct analyzer *a, const void *rec, size_t size);
