@@ -10,3 +10,5 @@ $(FALLBACK_SYMS): tests/unit/fallback_symbols.c tracer/symbols.c tracer/symbols.
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -o $@ \
 	    tests/unit/fallback_symbols.c tracer/symbols.c -lelf -ldw -liberty
+
+$(OBJ)/fallback.o: $(OBJ)/tokio_uprobe.skel.h bpf/events.h

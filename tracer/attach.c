@@ -25,7 +25,9 @@
 #include <bpf/libbpf.h>
 
 #include "attach.h"
+#include "fallback.h"
 #include "notes.h"
+#include "symbols.h"
 #include "tokio_usdt.skel.h"
 
 #ifndef CAP_PERFMON
@@ -199,14 +201,59 @@ static bool has_tokio_symbols(struct usdt_file *f)
 static void nothing_to_attach(const char *what, bool tokio, char *err, size_t len)
 {
 	if (tokio)
-		seterr(err, len, "%s uses Tokio but carries no tokio USDT probes: rebuild it with scripts/tokio-usdt-build (a stock-Tokio uprobe fallback is planned, not available yet)",
+		seterr(err, len, "%s uses Tokio but carries no tokio USDT probes: rebuild it with scripts/tokio-usdt-build, or trace it through uprobes on its Tokio symbols (--mode auto or uprobe)",
 		       what);
 	else
 		seterr(err, len, "%s is not a Tokio program: no tokio USDT probes and no Tokio symbols",
 		       what);
 }
 
+/* The uprobe fallback on one file: 0 when its symbols can be traced, else -ENODATA and why. */
+static int try_fallback(struct tet_targets *t, const char *path, const char *attach, enum tet_mode mode,
+			char *err, size_t len)
+{
+	struct tsym_table *syms = calloc(1, sizeof(*syms));
+	int ret;
+
+	if (!syms)
+		return -ENOMEM;
+	ret = tsym_load(attach, syms, err, len);
+	if (!ret)
+		ret = tsym_usable(syms, err, len);
+	if (ret) {
+		if (ret == -ENODATA) {
+			/* tsym_usable names the file as opened: say it as the user knows it */
+			char *p = strstr(err, attach);
+
+			if (p && strcmp(path, attach)) {
+				char tmp[TET_ERR_LEN];
+
+				snprintf(tmp, sizeof(tmp), "%.*s%s%s", (int)(p - err), err, path,
+					 p + strlen(attach));
+				snprintf(err, len, "%s", tmp);
+			}
+			if (mode == TET_MODE_AUTO && strlen(err) + 40 < len)
+				strcat(err, " (no tokio USDT probes either)");
+		}
+		tsym_free(syms);
+		free(syms);
+		return ret;
+	}
+	t->fallback = true;
+	t->syms = syms;
+	t->fb_path = strdup(path);
+	t->fb_attach = strdup(attach);
+	t->probes = tet_fb_available(syms);
+	return t->fb_path && t->fb_attach ? 0 : -ENOMEM;
+}
+
 int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char *err, size_t len)
+{
+	return tet_targets_find_mode(pid, binary, TET_MODE_AUTO, t, err, len);
+}
+
+int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
+			  struct tet_targets *t, char *err, size_t len)
 {
 	char nerr[USDT_ERR_LEN] = "", what[600];
 	int ret;
@@ -231,8 +278,11 @@ int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char 
 			seterr(err, len, "%s", nerr);
 			return ret;
 		}
-		ret = add_target(t, f);
-		if (!ret && !t->n) {
+		if (mode != TET_MODE_UPROBE)
+			ret = add_target(t, f);
+		if (!ret && !t->n && mode != TET_MODE_USDT) {
+			ret = try_fallback(t, binary, binary, mode, err, len);
+		} else if (!ret && !t->n) {
 			snprintf(what, sizeof(what), "%s", binary);
 			nothing_to_attach(what, has_tokio_symbols(f), err, len);
 			ret = -ENODATA;
@@ -255,12 +305,34 @@ int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char 
 			return ret;
 		}
 		for (size_t i = 0; i < n && !ret; i++) {
-			ret = add_target(t, files[i]);
+			if (mode != TET_MODE_UPROBE)
+				ret = add_target(t, files[i]);
 			if (files[i]->is_main)
 				main_exe = files[i];
 		}
 		t->exe = strdup(main_exe ? main_exe->path : "?");
-		if (!ret && !t->n) {
+		if (!ret && !t->n && mode != TET_MODE_USDT) {
+			/* the executable first (Rust links Tokio statically), then libraries with
+			 * Tokio symbols (a cdylib) */
+			char ferr[TET_ERR_LEN] = "";
+
+			ret = -ENODATA;
+			if (main_exe)
+				ret = try_fallback(t, main_exe->path, main_exe->open_path ?
+						   main_exe->open_path : main_exe->path, mode, err, len);
+			for (size_t i = 0; i < n && ret == -ENODATA; i++) {
+				if (files[i] == main_exe || !has_tokio_symbols(files[i]))
+					continue;
+				ret = try_fallback(t, files[i]->path, files[i]->open_path ?
+						   files[i]->open_path : files[i]->path, mode, ferr,
+						   sizeof(ferr));
+			}
+			if (ret && main_exe) {
+				/* the executable's reason stands; PID and name lead the message */
+				snprintf(ferr, sizeof(ferr), "%s", err);
+				seterr(err, len, "PID %d: %s", (int)pid, ferr);
+			}
+		} else if (!ret && !t->n) {
 			bool tokio = false;
 
 			for (size_t i = 0; i < n && !tokio; i++)
@@ -282,11 +354,18 @@ void tet_targets_free(struct tet_targets *t)
 	}
 	free(t->v);
 	free(t->exe);
+	if (t->syms) {
+		tsym_free(t->syms);
+		free(t->syms);
+	}
+	free(t->fb_path);
+	free(t->fb_attach);
 	memset(t, 0, sizeof(*t));
 }
 
 /* ---- session ---- */
 struct tet_session {
+	struct tet_fb *fb;           /* the uprobe fallback (then nothing below is used) */
 	struct tokio_usdt *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
@@ -331,6 +410,20 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	if (t->fallback) {
+		struct tet_fb_opts fo = { .pid = o->pid, .probes = o->probes,
+					  .ringbuf_bytes = o->ringbuf_bytes, .on_event = o->on_event,
+					  .ctx = o->ctx };
+
+		ret = tet_fb_open(&s->fb, &fo, t->fb_attach, t->syms, err, len);
+		if (ret) {
+			free(s);
+			return ret;
+		}
+		s->probes = tet_fb_probes(s->fb);
+		*out = s;
+		return 0;
+	}
 	s->probes = o->probes & t->probes;
 	if (!s->probes) {
 		seterr(err, len, "none of the requested probes exists in %s", t->exe ? t->exe : "the target");
@@ -417,7 +510,12 @@ unsigned tet_session_probes(const struct tet_session *s)
 
 size_t tet_session_links(const struct tet_session *s)
 {
-	return s->nlinks;
+	return s->fb ? tet_fb_info(s->fb)->uprobes : s->nlinks;
+}
+
+const struct tet_fb_info *tet_session_fallback(const struct tet_session *s)
+{
+	return s->fb ? tet_fb_info(s->fb) : NULL;
 }
 
 size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
@@ -425,6 +523,8 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 {
 	size_t n = 0;
 
+	if (s->fb)
+		return tet_fb_prog_ids(s->fb, ids, names, max);
 	for (int ev = 0; ev < TET_EV_COUNT && n < max; ev++) {
 		struct bpf_program *p = prog_of(s->skel, ev);
 		struct bpf_prog_info info;
@@ -445,6 +545,8 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 
 int tet_session_drain(struct tet_session *s)
 {
+	if (s->fb)
+		return tet_fb_drain(s->fb);
 	return s->rb ? ring_buffer__consume(s->rb) : 0;
 }
 
@@ -453,6 +555,8 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 	uint32_t zero = 0;
 	int ret;
 
+	if (s->fb)
+		return tet_fb_counters(s->fb, sum);
 	memset(sum, 0, sizeof(*sum));
 	ret = bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &zero, s->percpu);
 	if (ret)
@@ -470,6 +574,10 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 
 void tet_session_detach(struct tet_session *s)
 {
+	if (s->fb) {
+		tet_fb_detach(s->fb);
+		return;
+	}
 	for (size_t i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);
@@ -481,6 +589,8 @@ void tet_session_close(struct tet_session *s)
 {
 	if (!s)
 		return;
+	tet_fb_close(s->fb);
+	s->fb = NULL;
 	tet_session_detach(s);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);

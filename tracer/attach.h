@@ -51,19 +51,33 @@ struct tet_target {
 	unsigned sites[TET_EV_COUNT];
 };
 
+struct tsym_table;
+struct tet_fb_info;
+
 struct tet_targets {
 	pid_t pid;           /* 0 for --binary */
 	char *exe;           /* the process's executable, for messages */
 	struct tet_target *v;
 	size_t n;
 	unsigned probes;     /* union over the files */
+	/* uprobe fallback (stock Tokio: no tokio USDT notes, or --mode uprobe): v is empty */
+	bool fallback;
+	struct tsym_table *syms; /* tracer/symbols.h: the functions found */
+	char *fb_path;       /* the file with them, as the user knows it */
+	char *fb_attach;     /* what the kernel resolves */
 };
+
+/* How to trace: the tokio USDT probes when present, else the uprobe fallback (auto); only the
+ * probes (usdt); only the fallback, even when probes exist (uprobe). */
+enum tet_mode { TET_MODE_AUTO, TET_MODE_USDT, TET_MODE_UPROBE };
 
 /* Finds the files with tokio probes: every ELF file PID maps, or the one binary.
  * Errors: -ESRCH no such process (or it exited), -ENOENT no such file, -EACCES,
  * -ENODATA nothing to attach (the message says whether Tokio is there without probes),
  * others from the note reader. */
 int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char *err, size_t len);
+int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
+			  struct tet_targets *t, char *err, size_t len);
 void tet_targets_free(struct tet_targets *t);
 
 struct tet_session;
@@ -83,6 +97,8 @@ int tet_session_open(struct tet_session **s, const struct tet_session_opts *o,
 /* Probes actually attached (bits of enum tet_event) and the number of attachments. */
 unsigned tet_session_probes(const struct tet_session *s);
 size_t tet_session_links(const struct tet_session *s);
+/* The uprobe fallback's attach figures, NULL for a USDT session. */
+const struct tet_fb_info *tet_session_fallback(const struct tet_session *s);
 /* IDs of the loaded BPF programs, for `bpftool prog show id N` (verbose output, tests). */
 size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
 			    size_t max);

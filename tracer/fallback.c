@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fallback.c — load bpf/tokio_uprobe.bpf.c and attach it to the task functions of a stock
+ * Tokio binary (see fallback.h, symbols.c).
+ *
+ * Attach method. There can be hundreds of monomorphised raw::poll instances, and each needs an
+ * entry uprobe and a uretprobe. Linux 6.6 added multi-uprobe links (89ae89f53d20 "bpf: Add
+ * multi uprobe link"): one BPF_LINK_CREATE with attach type BPF_TRACE_UPROBE_MULTI takes every
+ * offset of one file, with a BPF cookie per offset, and one close detaches them all (one RCU
+ * grace period, where single uprobes pay one each on detach). libbpf 1.1 has no API for it
+ * (bpf_program__attach_uprobe_multi came in libbpf 1.3), so the link is created with the raw
+ * bpf(2) command. Whether the kernel has it is probed at run time with a throwaway program
+ * attached to the first raw::poll; without it (or with TET_NO_UPROBE_MULTI=1) every function
+ * gets its own perf-event uprobe through bpf_program__attach_uprobe_opts(), its cookie passed
+ * the perf-link way (Linux 5.15). Either way the cookie of a raw::poll uprobe is its future
+ * type's index, which the program reads with bpf_get_attach_cookie().
+ *
+ * Workers. The fallback does not know worker indices (the USDT probes pass them); threads are
+ * numbered in the order they are first seen polling, so per-worker figures and the
+ * "wake from outside the runtime" test still work. The numbering is done here, on a copy of
+ * each record, before the analyzer sees it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fallback.h"
+#include "tokio_uprobe.skel.h"
+
+#define TRACE_UPROBE_MULTI 48          /* enum bpf_attach_type, Linux 6.6 */
+#define F_UPROBE_MULTI_RETURN (1u << 0)
+
+/* link_create.uprobe_multi of Linux 6.6's union bpf_attr (the installed uapi header is older) */
+struct link_create_uprobe_multi {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 um_flags;
+	__u32 pid;
+};
+_Static_assert(sizeof(struct link_create_uprobe_multi) <= sizeof(union bpf_attr),
+	       "bpf_attr too small for uprobe_multi");
+
+enum fb_prog { P_POLL, P_POLL_RET, P_COMPLETE, P_DEALLOC, P_WAKE_VAL, P_WAKE_REF, P_CLONE, P_DROP,
+	       P_COUNT };
+
+struct tet_fb {
+	struct tokio_uprobe *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *fds;               /* multi links */
+	size_t nlinks, nfds;
+	unsigned probes;
+	int ncpus;
+	struct tet_counters *percpu;
+	struct tet_fb_info info;
+	tet_fb_event_fn on_event;
+	void *ctx;
+	uint32_t *tids;         /* open addressing: tid → worker index (index = slot order) */
+	int32_t *tid_idx;
+	size_t tids_cap, ntids;
+};
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct bpf_program *prog(struct tokio_uprobe *k, enum fb_prog p)
+{
+	switch (p) {
+	case P_POLL: return k->progs.tet_fb_poll;
+	case P_POLL_RET: return k->progs.tet_fb_poll_ret;
+	case P_COMPLETE: return k->progs.tet_fb_complete;
+	case P_DEALLOC: return k->progs.tet_fb_dealloc;
+	case P_WAKE_VAL: return k->progs.tet_fb_wake_by_val;
+	case P_WAKE_REF: return k->progs.tet_fb_wake_by_ref;
+	case P_CLONE: return k->progs.tet_fb_clone;
+	case P_DROP: return k->progs.tet_fb_drop;
+	default: return NULL;
+	}
+}
+
+/* What each program probes, and when it is needed. */
+static enum tsym_kind prog_kind(enum fb_prog p)
+{
+	static const enum tsym_kind k[P_COUNT] = {
+		[P_POLL] = TSYM_POLL, [P_POLL_RET] = TSYM_POLL, [P_COMPLETE] = TSYM_COMPLETE,
+		[P_DEALLOC] = TSYM_DEALLOC, [P_WAKE_VAL] = TSYM_WAKE_BY_VAL,
+		[P_WAKE_REF] = TSYM_WAKE_BY_REF, [P_CLONE] = TSYM_CLONE, [P_DROP] = TSYM_DROP,
+	};
+
+	return k[p];
+}
+
+unsigned tet_fb_available(const struct tsym_table *t)
+{
+	unsigned m = 0;
+
+	if (t->count[TSYM_POLL])
+		m |= 1u << TET_EV_POLL_BEGIN | 1u << TET_EV_POLL_END;
+	if (t->count[TSYM_WAKE_BY_VAL] || t->count[TSYM_WAKE_BY_REF])
+		m |= 1u << TET_EV_WAKE;
+	if (t->count[TSYM_CLONE])
+		m |= 1u << TET_EV_WAKER_CLONE;
+	if (t->count[TSYM_DROP])
+		m |= 1u << TET_EV_WAKER_DROP;
+	if ((t->count[TSYM_COMPLETE] && t->count[TSYM_POLL]) || t->count[TSYM_DEALLOC])
+		m |= 1u << TET_EV_TERMINATE;
+	return m;
+}
+
+static bool prog_wanted(const struct tsym_table *t, unsigned probes, enum fb_prog p)
+{
+	switch (p) {
+	case P_POLL:
+	case P_POLL_RET:
+		return probes & (1u << TET_EV_POLL_BEGIN);
+	case P_COMPLETE: /* the poll result (ready) needs it too */
+		return (probes & (1u << TET_EV_POLL_BEGIN | 1u << TET_EV_TERMINATE)) &&
+		       t->count[TSYM_COMPLETE];
+	case P_DEALLOC: /* a task's end only when Harness::complete is not there */
+		return (probes & (1u << TET_EV_TERMINATE)) && !t->count[TSYM_COMPLETE];
+	case P_WAKE_VAL:
+	case P_WAKE_REF:
+		return probes & (1u << TET_EV_WAKE);
+	case P_CLONE:
+		return probes & (1u << TET_EV_WAKER_CLONE);
+	case P_DROP:
+		return probes & (1u << TET_EV_WAKER_DROP);
+	default:
+		return false;
+	}
+}
+
+static int link_multi(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
+		      size_t cnt, bool ret, pid_t pid)
+{
+	union {
+		union bpf_attr attr;
+		struct link_create_uprobe_multi m;
+	} a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.m.prog_fd = (__u32)prog_fd;
+	a.m.attach_type = TRACE_UPROBE_MULTI;
+	a.m.path = (__u64)(uintptr_t)path;
+	a.m.offsets = (__u64)(uintptr_t)offs;
+	a.m.cookies = (__u64)(uintptr_t)cookies;
+	a.m.cnt = (__u32)cnt;
+	a.m.um_flags = ret ? F_UPROBE_MULTI_RETURN : 0;
+	a.m.pid = pid > 0 ? (__u32)pid : 0;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Can this kernel make uprobe_multi links? A throwaway program on one real offset. */
+static bool probe_multi(const char *path, uint64_t off, pid_t pid, const char **why)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = TRACE_UPROBE_MULTI);
+	uint64_t cookie = 0;
+	int pfd, lfd;
+
+	if (getenv("TET_NO_UPROBE_MULTI")) {
+		*why = "TET_NO_UPROBE_MULTI is set";
+		return false;
+	}
+	pfd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "tet_probe_multi", "Dual BSD/GPL", insns, 2, &po);
+	if (pfd < 0) {
+		*why = "kernel refuses uprobe_multi programs (needs Linux >= 6.6)";
+		return false;
+	}
+	lfd = link_multi(pfd, path, &off, &cookie, 1, false, pid);
+	close(pfd);
+	if (lfd < 0) {
+		*why = "kernel without uprobe_multi links (needs Linux >= 6.6)";
+		return false;
+	}
+	close(lfd);
+	return true;
+}
+
+static int add_link(struct tet_fb *s, struct bpf_link *l)
+{
+	struct bpf_link **v = realloc(s->links, (s->nlinks + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->links = v;
+	s->links[s->nlinks++] = l;
+	return 0;
+}
+
+static int add_fd(struct tet_fb *s, int fd)
+{
+	int *v = realloc(s->fds, (s->nfds + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->fds = v;
+	s->fds[s->nfds++] = fd;
+	return 0;
+}
+
+/* Worker index of a polling thread: order of first appearance. */
+static int32_t worker_of(struct tet_fb *s, uint32_t tid)
+{
+	size_t i;
+
+	if ((s->ntids + 1) * 2 > s->tids_cap) {
+		size_t cap = s->tids_cap ? s->tids_cap * 2 : 256;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		int32_t *x = calloc(cap, sizeof(*x));
+
+		if (!t || !x) {
+			free(t);
+			free(x);
+			return -1;
+		}
+		for (size_t k = 0; k < s->tids_cap; k++) {
+			if (!s->tids[k])
+				continue;
+			for (i = (s->tids[k] * 2654435761u) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
+				;
+			t[i] = s->tids[k];
+			x[i] = s->tid_idx[k];
+		}
+		free(s->tids);
+		free(s->tid_idx);
+		s->tids = t;
+		s->tid_idx = x;
+		s->tids_cap = cap;
+	}
+	for (i = (tid * 2654435761u) & (s->tids_cap - 1); s->tids[i]; i = (i + 1) & (s->tids_cap - 1))
+		if (s->tids[i] == tid)
+			return s->tid_idx[i];
+	s->tids[i] = tid;
+	s->tid_idx[i] = (int32_t)s->ntids++;
+	return s->tid_idx[i];
+}
+
+static int ring_cb(void *ctx, void *data, size_t size)
+{
+	struct tet_fb *s = ctx;
+	struct tet_event_rec r;
+
+	if (size < sizeof(r))
+		return s->on_event(s->ctx, data, size);
+	memcpy(&r, data, sizeof(r));
+	if (r.h.type == TET_EV_POLL_BEGIN && r.h.tid)
+		r.a = (uint64_t)(int64_t)worker_of(s, r.h.tid);
+	return s->on_event(s->ctx, &r, sizeof(r));
+}
+
+int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *path,
+		const struct tsym_table *t, char *err, size_t len)
+{
+	uint64_t *offs = NULL, *cookies = NULL, t0;
+	struct tet_fb *s;
+	bool multi;
+	int ret;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->on_event = o->on_event;
+	s->ctx = o->ctx;
+	s->probes = o->probes & tet_fb_available(t);
+	if (!s->probes) {
+		seterr(err, len, "none of the requested probe classes can be traced through the symbols of %s",
+		       path);
+		free(s);
+		return -ENODATA;
+	}
+	offs = calloc(t->nfns + 1, sizeof(*offs));
+	cookies = calloc(t->nfns + 1, sizeof(*cookies));
+	s->skel = tokio_uprobe__open();
+	if (!offs || !cookies || !s->skel) {
+		ret = -ENOMEM;
+		seterr(err, len, "cannot open the BPF object: %s", strerror(ENOMEM));
+		goto fail;
+	}
+	s->skel->rodata->target_tgid = (uint32_t)(o->pid > 0 ? o->pid : 0);
+	ret = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)o->ringbuf_bytes);
+	if (ret) {
+		seterr(err, len, "ring buffer size %zu refused: %s", o->ringbuf_bytes, strerror(-ret));
+		goto fail;
+	}
+	{
+		size_t first = 0;
+
+		while (first < t->nfns && t->fns[first].kind != TSYM_POLL)
+			first++;
+		multi = first < t->nfns &&
+			probe_multi(path, t->fns[first].file_off, o->pid, &s->info.why_single);
+	}
+	s->info.multi = multi;
+	for (int p = 0; p < P_COUNT; p++) {
+		bool want = prog_wanted(t, s->probes, (enum fb_prog)p);
+
+		bpf_program__set_autoload(prog(s->skel, (enum fb_prog)p), want);
+		if (want && multi)
+			bpf_program__set_expected_attach_type(prog(s->skel, (enum fb_prog)p),
+							      TRACE_UPROBE_MULTI);
+	}
+	ret = tokio_uprobe__load(s->skel);
+	if (ret) {
+		seterr(err, len, "cannot load the BPF programs: %s", strerror(-ret));
+		goto fail;
+	}
+	t0 = mono_ns();
+	for (int p = 0; p < P_COUNT; p++) {
+		struct bpf_program *bp = prog(s->skel, (enum fb_prog)p);
+		bool ret_probe = p == P_POLL_RET;
+		size_t n = 0;
+
+		if (!prog_wanted(t, s->probes, (enum fb_prog)p))
+			continue;
+		for (size_t i = 0; i < t->nfns; i++) {
+			if (t->fns[i].kind != prog_kind((enum fb_prog)p))
+				continue;
+			offs[n] = t->fns[i].file_off;
+			cookies[n] = t->fns[i].kind == TSYM_POLL ? (uint64_t)t->fns[i].type : 0;
+			n++;
+		}
+		s->info.uprobes += n;
+		if (multi) {
+			int fd = link_multi(bpf_program__fd(bp), path, offs, cookies, n, ret_probe, o->pid);
+
+			if (fd < 0) {
+				ret = fd;
+				seterr(err, len, "cannot attach %zu uprobes (%s) to %s: %s", n,
+				       bpf_program__name(bp), path, strerror(-fd));
+				goto fail;
+			}
+			ret = add_fd(s, fd);
+		} else {
+			for (size_t i = 0; i < n && !ret; i++) {
+				LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret_probe,
+					    .bpf_cookie = cookies[i]);
+				struct bpf_link *l = bpf_program__attach_uprobe_opts(
+					bp, o->pid > 0 ? o->pid : -1, path, offs[i], &uo);
+
+				if (!l) {
+					ret = -errno;
+					seterr(err, len, "cannot attach a uprobe (%s) at offset 0x%llx of %s: %s",
+					       bpf_program__name(bp), (unsigned long long)offs[i], path,
+					       strerror(-ret));
+					goto fail;
+				}
+				ret = add_link(s, l);
+			}
+		}
+		if (ret) {
+			seterr(err, len, "out of memory");
+			goto fail;
+		}
+	}
+	s->info.attach_ns = mono_ns() - t0;
+	s->info.links = s->nlinks + s->nfds;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
+	if (!s->rb) {
+		ret = -errno;
+		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
+		goto fail;
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	s->percpu = s->ncpus > 0 ? calloc((size_t)s->ncpus, sizeof(*s->percpu)) : NULL;
+	if (!s->percpu) {
+		ret = -ENOMEM;
+		seterr(err, len, "out of memory");
+		goto fail;
+	}
+	free(offs);
+	free(cookies);
+	*out = s;
+	return 0;
+fail:
+	free(offs);
+	free(cookies);
+	tet_fb_close(s);
+	return ret;
+}
+
+unsigned tet_fb_probes(const struct tet_fb *s)
+{
+	return s->probes;
+}
+
+const struct tet_fb_info *tet_fb_info(const struct tet_fb *s)
+{
+	return &s->info;
+}
+
+size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names, size_t max)
+{
+	size_t n = 0;
+
+	for (int p = 0; p < P_COUNT && n < max; p++) {
+		struct bpf_program *bp = prog(s->skel, (enum fb_prog)p);
+		struct bpf_prog_info info;
+		uint32_t ilen = sizeof(info);
+		int fd = bpf_program__fd(bp);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
+			continue;
+		ids[n] = info.id;
+		names[n] = bpf_program__name(bp);
+		n++;
+	}
+	return n;
+}
+
+int tet_fb_drain(struct tet_fb *s)
+{
+	return s->rb ? ring_buffer__consume(s->rb) : 0;
+}
+
+int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
+{
+	uint32_t zero = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &zero, s->percpu))
+		return -errno;
+	for (int c = 0; c < s->ncpus; c++) {
+		for (int i = 0; i < TET_EV_COUNT; i++) {
+			sum->seen[i] += s->percpu[c].seen[i];
+			sum->drops[i] += s->percpu[c].drops[i];
+		}
+		sum->read_errors += s->percpu[c].read_errors;
+		sum->arg_errors += s->percpu[c].arg_errors;
+	}
+	return 0;
+}
+
+void tet_fb_detach(struct tet_fb *s)
+{
+	uint64_t t0 = mono_ns();
+
+	if (!s->nlinks && !s->nfds)
+		return;
+	for (size_t i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	for (size_t i = 0; i < s->nfds; i++)
+		close(s->fds[i]);
+	free(s->links);
+	free(s->fds);
+	s->links = NULL;
+	s->fds = NULL;
+	s->nlinks = s->nfds = 0;
+	s->info.detach_ns = mono_ns() - t0;
+}
+
+void tet_fb_close(struct tet_fb *s)
+{
+	if (!s)
+		return;
+	tet_fb_detach(s);
+	ring_buffer__free(s->rb);
+	tokio_uprobe__destroy(s->skel);
+	free(s->percpu);
+	free(s->tids);
+	free(s->tid_idx);
+	free(s);
+}

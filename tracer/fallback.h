@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fallback.h — the uprobe fallback session: bpf/tokio_uprobe.bpf.c attached to the Tokio task
+ * functions tracer/symbols.c found in a stock binary. attach.c drives it behind the same
+ * tet_session API as the USDT programs; the records are the same (bpf/events.h).
+ */
+#ifndef TET_FALLBACK_H
+#define TET_FALLBACK_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "events.h"
+#include "symbols.h"
+
+typedef int (*tet_fb_event_fn)(void *ctx, void *data, size_t size);
+
+struct tet_fb_opts {
+	pid_t pid;               /* > 0: only this process; 0: every process running the file */
+	unsigned probes;         /* bits of enum tet_event to attach (limited to what exists) */
+	size_t ringbuf_bytes;
+	tet_fb_event_fn on_event;
+	void *ctx;
+};
+
+/* How the fallback attached (for the report and the bench). */
+struct tet_fb_info {
+	bool multi;              /* one BPF_TRACE_UPROBE_MULTI link per program (Linux 6.6) */
+	const char *why_single;  /* when not multi: why ("kernel without uprobe_multi", …) */
+	size_t uprobes;          /* functions probed (a uretprobe counts once more) */
+	size_t links;            /* kernel links made */
+	uint64_t attach_ns, detach_ns;
+};
+
+struct tet_fb;
+
+/* The probe classes (bits of enum tet_event) the fallback can attach for these symbols. */
+unsigned tet_fb_available(const struct tsym_table *syms);
+int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *attach_path,
+		const struct tsym_table *syms, char *err, size_t len);
+unsigned tet_fb_probes(const struct tet_fb *s);
+const struct tet_fb_info *tet_fb_info(const struct tet_fb *s);
+size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names, size_t max);
+int tet_fb_drain(struct tet_fb *s);
+int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum);
+void tet_fb_detach(struct tet_fb *s);
+void tet_fb_close(struct tet_fb *s);
+
+/* TET_NO_UPROBE_MULTI=1 in the environment forces one uprobe per function (tests, bench). */
+#endif
