@@ -286,6 +286,91 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	return s->on_event(s->ctx, &r, sizeof(r));
 }
 
+/* The calibration target: a function that does nothing, with the usual frame-pointer prologue
+ * as first instruction (push: emulated by the kernel's uprobe code, like raw::poll's jmp). */
+int tet_fb_calib_target(int x);
+__asm__(".text\n"
+	".globl tet_fb_calib_target\n"
+	".type tet_fb_calib_target, @function\n"
+	"tet_fb_calib_target:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	lea 1(%rdi), %eax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size tet_fb_calib_target, .-tet_fb_calib_target\n");
+
+static uint64_t calib_loop(int n)
+{
+	uint64_t t0 = mono_ns();
+	volatile int acc = 0;
+
+	for (int i = 0; i < n; i++)
+		acc = tet_fb_calib_target(acc);
+	return mono_ns() - t0;
+}
+
+/* File offset of tet_fb_calib_target in /proc/self/exe, from /proc/self/maps. */
+static int calib_offset(uint64_t *off)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&tet_fb_calib_target, lo, hi, foff;
+	char line[512], perm[8];
+	FILE *fp = fopen("/proc/self/maps", "re");
+	int ret = -ENOENT;
+
+	if (!fp)
+		return -errno;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%lx-%lx %7s %lx", &lo, &hi, perm, &foff) != 4)
+			continue;
+		if (addr >= lo && addr < hi && perm[2] == 'x') {
+			*off = addr - lo + foff;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(fp);
+	return ret;
+}
+
+/* Per-call cost of an entry uprobe, and of an entry uprobe + uretprobe, on this machine now:
+ * the median of three rounds of N calls, probed minus unprobed. */
+static void calibrate(struct tet_fb *s)
+{
+	enum { N = 20000, ROUNDS = 3 };
+	struct bpf_program *p = s->skel->progs.tet_fb_calib;
+	double plain[ROUNDS], one[ROUNDS], two[ROUNDS];
+	struct bpf_link *l1 = NULL, *l2 = NULL;
+	uint64_t off = 0;
+
+	if (calib_offset(&off))
+		return;
+	calib_loop(N); /* warm */
+	for (int r = 0; r < ROUNDS; r++)
+		plain[r] = (double)calib_loop(N) / N;
+	l1 = bpf_program__attach_uprobe(p, false, getpid(), "/proc/self/exe", off);
+	if (!l1)
+		return;
+	calib_loop(N); /* warm: the first hits map the kernel's out-of-line area */
+	for (int r = 0; r < ROUNDS; r++)
+		one[r] = (double)calib_loop(N) / N;
+	l2 = bpf_program__attach_uprobe(p, true, getpid(), "/proc/self/exe", off);
+	if (l2) {
+		calib_loop(N);
+		for (int r = 0; r < ROUNDS; r++)
+			two[r] = (double)calib_loop(N) / N;
+	}
+	bpf_link__destroy(l2);
+	bpf_link__destroy(l1);
+	/* medians of 3 */
+#define MED3(v) ((v)[0] > (v)[1] ? ((v)[1] > (v)[2] ? (v)[1] : (v)[0] > (v)[2] ? (v)[2] : (v)[0]) \
+				 : ((v)[0] > (v)[2] ? (v)[0] : (v)[1] > (v)[2] ? (v)[2] : (v)[1]))
+	s->info.uprobe_ns = MED3(one) - MED3(plain);
+	if (l2)
+		s->info.uretprobe_ns = MED3(two) - MED3(plain);
+#undef MED3
+}
+
 int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *path,
 		const struct tsym_table *t, char *err, size_t len)
 {
@@ -343,6 +428,8 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		seterr(err, len, "cannot load the BPF programs: %s", strerror(-ret));
 		goto fail;
 	}
+	if (!getenv("TET_NO_CALIBRATION"))
+		calibrate(s);
 	t0 = mono_ns();
 	for (int p = 0; p < P_COUNT; p++) {
 		struct bpf_program *bp = prog(s->skel, (enum fb_prog)p);

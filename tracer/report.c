@@ -108,6 +108,13 @@ static const char *site_loc(const struct an_site *s, char *buf, size_t len)
 		return snprintf(buf, len, "(spawned before the trace)"), buf;
 	if (s->other)
 		return snprintf(buf, len, "(other sites)"), buf;
+	if (s->typed) { /* uprobe fallback: the future type stands where the location would */
+		size_t n = (size_t)snprintf(buf, len, "future ");
+
+		if (n < len)
+			report_sanitize(s->type_name, s->type_len, 0, buf + n, len - n);
+		return buf;
+	}
 	return report_sanitize(s->location, s->location_len, 0, buf, len);
 }
 
@@ -166,7 +173,7 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 		snprintf(what, sizeof(what), "?");
 	}
 	snprintf(buf, len, "task %llu %s%s: %s: %s", (unsigned long long)f->task_id,
-		 f->site && !f->site->unknown ? "spawned at " : "", loc, what,
+		 f->site && !f->site->unknown && !f->site->typed ? "spawned at " : "", loc, what,
 		 (unsigned)f->kind < AN_FINDING_KINDS ? finding_advice[f->kind] : "");
 }
 
@@ -359,6 +366,36 @@ static void print_drops(FILE *out, const struct report_meta *m, const struct ana
 		fprintf(out, "  lost_waker detection was switched off when the drops began\n");
 }
 
+/* Estimated time the probes added to the traced process: every raw::poll pays an entry uprobe
+ * and a uretprobe, every other event one uprobe (measured per call at start). */
+static double fallback_overhead_ns(const struct report_fallback *f, const struct an_totals *t)
+{
+	uint64_t other = t->events > 2 * t->polls ? t->events - 2 * t->polls : 0;
+
+	return (double)t->polls * f->uretprobe_ns + (double)other * f->uprobe_ns;
+}
+
+static void print_fallback(FILE *out, const struct report_fallback *f, const struct an_totals *t)
+{
+	char b[16];
+
+	fprintf(out, "uprobe fallback on %s: %zu raw::poll instances, %zu future types (%zu exact, %zu ambiguous; from %s)\n",
+		f->file, f->poll_instances, f->types, f->types_exact, f->types_ambiguous,
+		f->type_source);
+	fprintf(out, "  functions:");
+	for (size_t i = 0; i < f->nfns; i++)
+		fprintf(out, " %s %zu%s", f->fn_names[i], f->fn_counts[i], i + 1 < f->nfns ? "," : "\n");
+	fprintf(out, "  attached %zu uprobes with %zu link%s (%s) in %s\n", f->uprobes, f->links,
+		f->links == 1 ? "" : "s", f->multi ? "uprobe_multi" : f->why_single ? f->why_single : "single uprobes",
+		d(f->attach_ns, b));
+	if (f->uprobe_ns > 0)
+		fprintf(out, "  cost per probed call (measured): uprobe %.0f ns, uprobe+uretprobe %.0f ns → ~%.1f ms of the process's time in probes\n",
+			f->uprobe_ns, f->uretprobe_ns, fallback_overhead_ns(f, t) / 1e6);
+	fprintf(out, "  not available in this mode:");
+	for (size_t i = 0; i < f->nunavailable; i++)
+		fprintf(out, " %s%s", f->unavailable[i], i + 1 < f->nunavailable ? ";" : "\n");
+}
+
 void report_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m, bool final)
 {
 	const struct an_totals *t = an_totals(a);
@@ -373,6 +410,8 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 		snprintf(raw, sizeof(raw), "every process running %s", m->binary ? m->binary : "?");
 	report_sanitize(raw, strlen(raw), 0, target, sizeof(target));
 	fprintf(out, "\n%s %s, %s, mode %s\n", final ? "==" : "--", target, d(span, b), m->mode);
+	if (m->fallback && final)
+		print_fallback(out, m->fallback, t);
 	fprintf(out, "events %llu (%llu dropped)  polls %llu  wakes %llu  spawns %llu  terminations %llu  tasks live %llu\n",
 		(unsigned long long)t->events, (unsigned long long)total_drops(m),
 		(unsigned long long)t->polls, (unsigned long long)t->wakes,
@@ -420,7 +459,7 @@ static void j_hist_raw(struct jw *w, const char *key, const struct hist *h)
 static void j_site_ref(struct jw *w, const struct an_site *s)
 {
 	jw_key(w, "location");
-	if (s && !s->unknown && !s->other)
+	if (s && !s->unknown && !s->other && !s->typed)
 		jw_strn(w, s->location, s->location_len);
 	else
 		jw_null(w);
@@ -463,7 +502,7 @@ static void j_site(struct jw *w, const struct an_site *s)
 	jw_obj_begin(w);
 	j_site_ref(w, s);
 	jw_key(w, "file");
-	if (s->unknown || s->other)
+	if (s->unknown || s->other || s->typed)
 		jw_null(w);
 	else
 		jw_strn(w, s->file, s->file_len);
@@ -609,6 +648,66 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_kstr(w, "name", "tokio-ebpf-trace");
 	jw_obj_end(w);
 	jw_kstr(w, "mode", m->mode);
+	jw_key(w, "fallback");
+	if (m->fallback) {
+		const struct report_fallback *f = m->fallback;
+
+		jw_obj_begin(w);
+		jw_kstr(w, "file", f->file);
+		jw_key(w, "functions");
+		jw_obj_begin(w);
+		for (size_t i = 0; i < f->nfns; i++)
+			jw_ku64(w, f->fn_names[i], f->fn_counts[i]);
+		jw_obj_end(w);
+		jw_key(w, "functions_missing");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < f->nfns; i++)
+			if (!f->fn_counts[i])
+				jw_str(w, f->fn_names[i]);
+		jw_arr_end(w);
+		jw_key(w, "unavailable");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < f->nunavailable; i++)
+			jw_str(w, f->unavailable[i]);
+		jw_arr_end(w);
+		jw_key(w, "future_types");
+		jw_obj_begin(w);
+		jw_ku64(w, "poll_instances", f->poll_instances);
+		jw_ku64(w, "types", f->types);
+		jw_ku64(w, "exact", f->types_exact);
+		jw_ku64(w, "ambiguous", f->types_ambiguous);
+		jw_kstr(w, "source", f->type_source);
+		jw_obj_end(w);
+		jw_key(w, "attach");
+		jw_obj_begin(w);
+		jw_kstr(w, "method", f->multi ? "uprobe_multi" : "uprobe");
+		jw_kstr(w, "why_not_multi", f->multi ? NULL : f->why_single);
+		jw_ku64(w, "uprobes", f->uprobes);
+		jw_ku64(w, "links", f->links);
+		jw_ku64(w, "attach_ns", f->attach_ns);
+		jw_obj_end(w);
+		jw_key(w, "cost");
+		jw_obj_begin(w);
+		jw_key(w, "uprobe_ns");
+		if (f->uprobe_ns > 0)
+			jw_double(w, f->uprobe_ns);
+		else
+			jw_null(w);
+		jw_key(w, "uprobe_uretprobe_ns");
+		if (f->uretprobe_ns > 0)
+			jw_double(w, f->uretprobe_ns);
+		else
+			jw_null(w);
+		jw_key(w, "estimated_overhead_ns");
+		if (f->uprobe_ns > 0)
+			jw_u64(w, (uint64_t)fallback_overhead_ns(f, an_totals(a)));
+		else
+			jw_null(w);
+		jw_obj_end(w);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
 
 	jw_key(w, "capture");
 	jw_obj_begin(w);

@@ -20,6 +20,23 @@ struct report_file {
 	unsigned sites;
 };
 
+/* The uprobe fallback (mode "uprobe-fallback"): what was found and attached, what it costs. */
+struct report_fallback {
+	const char *file;                 /* the binary whose symbols are probed */
+	const char *const *fn_names;      /* functions looked for ("raw::poll", …) */
+	const size_t *fn_counts;          /* how many of each were found (0 = inlined / absent) */
+	size_t nfns;
+	const char *const *unavailable;   /* figures this mode cannot give */
+	size_t nunavailable;
+	size_t poll_instances, types, types_exact, types_ambiguous;
+	const char *type_source;          /* "dwarf", "v0-mangling", "symbols" */
+	bool multi;                       /* uprobe_multi links */
+	const char *why_single;
+	size_t uprobes, links;
+	uint64_t attach_ns;
+	double uprobe_ns, uretprobe_ns;   /* measured per probed call; 0 = not measured */
+};
+
 struct report_meta {
 	const char *mode;         /* "usdt" / "uprobe-fallback" */
 	int pid;                  /* 0 with --binary */
@@ -35,6 +52,7 @@ struct report_meta {
 	struct tet_counters counters;
 	bool counters_valid;
 	size_t top;               /* rows per terminal table */
+	const struct report_fallback *fallback; /* NULL in usdt mode */
 };
 
 /* Full summary (final) or the short one printed every -i interval. */

@@ -24,7 +24,9 @@
 #include "analyzer.h"
 #include "attach.h"
 #include "commands.h"
+#include "fallback.h"
 #include "report.h"
+#include "symbols.h"
 #include "units.h"
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
@@ -44,6 +46,7 @@ struct trace_opts {
 	const char *output;
 	unsigned probes;
 	bool probes_given;
+	enum tet_mode mode;
 	size_t ringbuf;
 	bool verbose, quiet;
 	size_t top;
@@ -66,6 +69,9 @@ static void trace_usage(FILE *out)
 "  -i, --interval D         print a summary every D\n"
 "  -o, --output FILE        write the JSON report (docs/report-schema.md) to FILE ('-': stdout,\n"
 "                           the summary then goes to stderr)\n"
+"      --mode MODE          auto (default): the tokio USDT probes when the binary has them, else\n"
+"                           uprobes on Tokio's task functions (stock Tokio, no rebuild); usdt;\n"
+"                           uprobe (the fallback even when probes exist)\n"
 "      --probes LIST        probe classes: spawn,poll,yield,wake,waker,terminate,worker or all\n"
 "                           (default: what the detectors need; waker only with lost_waker)\n"
 "      --detect LIST        detectors: long_poll,stalled,lost_waker,never_yields,self_wake,\n"
@@ -236,7 +242,7 @@ static int parse_detect(const char *s, unsigned *out)
 }
 
 enum {
-	OPT_PROBES = 256, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
+	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
 	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
 };
 
@@ -247,6 +253,7 @@ static const struct option long_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "probes", required_argument, NULL, OPT_PROBES },
+	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "detect", required_argument, NULL, OPT_DETECT },
 	{ "long-poll-threshold", required_argument, NULL, OPT_LONG_POLL },
 	{ "stall-threshold", required_argument, NULL, OPT_STALL },
@@ -314,6 +321,18 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_PROBES:
 			ret = parse_probes(optarg, &o->probes);
 			o->probes_given = true;
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "auto"))
+				o->mode = TET_MODE_AUTO;
+			else if (!strcmp(optarg, "usdt"))
+				o->mode = TET_MODE_USDT;
+			else if (!strcmp(optarg, "uprobe") || !strcmp(optarg, "uprobe-fallback"))
+				o->mode = TET_MODE_UPROBE;
+			else {
+				p_err("--mode '%s': expected auto, usdt or uprobe", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_DETECT:
 			ret = parse_detect(optarg, &o->an.detect);
@@ -527,8 +546,80 @@ static const char *class_list(unsigned mask, char *buf, size_t len)
 	return buf;
 }
 
+/* ---- uprobe fallback: what it finds, what it cannot give ---- */
+static const char *fallback_missing_impact(int kind)
+{
+	switch (kind) {
+	case TSYM_POLL: return "no polls";
+	case TSYM_WAKE_BY_VAL: case TSYM_WAKE_BY_REF: return "wakes through it are not seen";
+	case TSYM_CLONE: case TSYM_DROP: return "waker clones/drops are not seen";
+	case TSYM_COMPLETE: return "task ends come from raw::dealloc (header freed) instead, and poll results are unknown";
+	case TSYM_SHUTDOWN: return "nothing lost (not probed)";
+	default: return "";
+	}
+}
+
+static const char *const fallback_unavailable[] = {
+	"spawn locations (tasks are named by their future type)",
+	"task ids (tasks are told apart by header pointer)",
+	"spawns, and the scheduling delay before a task's first poll",
+	"poll results beyond ready/pending (notified, cancelled, panicked are not told apart)",
+	"yields and their reasons (yield_now, coop budget)",
+	"worker park/unpark and worker indices (polling threads are numbered as first seen)",
+	"live waker counts, hence lost_waker (reported as stalled)",
+};
+
+struct fallback_meta_buf {
+	struct report_fallback f;
+	const char *names[TSYM_KINDS];
+	size_t counts[TSYM_KINDS];
+};
+
+static const struct report_fallback *fallback_meta(struct fallback_meta_buf *b,
+						   const struct tet_targets *t,
+						   const struct tet_fb_info *info, bool verbose)
+{
+	const struct tsym_table *s = t->syms;
+	struct report_fallback *f = &b->f;
+
+	memset(b, 0, sizeof(*b));
+	f->file = t->fb_path;
+	for (int k = 0; k < TSYM_KINDS; k++) {
+		b->names[k] = tsym_kind_name(k);
+		b->counts[k] = s->count[k];
+	}
+	f->fn_names = b->names;
+	f->fn_counts = b->counts;
+	f->nfns = TSYM_KINDS;
+	f->unavailable = fallback_unavailable;
+	f->nunavailable = sizeof(fallback_unavailable) / sizeof(fallback_unavailable[0]);
+	f->poll_instances = s->count[TSYM_POLL];
+	f->types = s->ntypes;
+	f->types_ambiguous = s->ambiguous;
+	f->types_exact = s->count[TSYM_POLL] - s->ambiguous - s->by_src[TSYM_SRC_NONE];
+	f->type_source = s->v0 ? "v0-mangling" : s->dwarf ? "dwarf" : "symbols";
+	if (info) {
+		f->multi = info->multi;
+		f->why_single = info->why_single;
+		f->uprobes = info->uprobes;
+		f->links = info->links;
+		f->attach_ns = info->attach_ns;
+		f->uprobe_ns = info->uprobe_ns;
+		f->uretprobe_ns = info->uretprobe_ns;
+	}
+	if (verbose)
+		for (size_t i = 0; i < s->nfns; i++)
+			if (s->fns[i].kind == TSYM_POLL)
+				fprintf(stderr, "%s: raw::poll 0x%llx (offset 0x%llx): %s [%s]\n", TET_PROG,
+					(unsigned long long)s->fns[i].addr,
+					(unsigned long long)s->fns[i].file_off,
+					s->types[s->fns[i].type], tsym_src_name(s->fns[i].src));
+	return f;
+}
+
 int cmd_trace(int argc, char **argv)
 {
+	struct fallback_meta_buf fbm;
 	struct tet_session_opts so = { 0 };
 	struct tet_targets targets = { 0 };
 	struct tet_session *sess = NULL;
@@ -573,7 +664,7 @@ int cmd_trace(int argc, char **argv)
 		p_err("%s", err);
 		return TET_EXIT_CANNOT;
 	}
-	ret = tet_targets_find(o.pid, o.binary, &targets, err, sizeof(err));
+	ret = tet_targets_find_mode(o.pid, o.binary, o.mode, &targets, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		return ret == -ESRCH || ret == -ENOENT || ret == -EISDIR || ret == -ENOEXEC ||
@@ -594,10 +685,22 @@ int cmd_trace(int argc, char **argv)
 	if (o.output && !strcmp(o.output, "-"))
 		summary = stderr;
 
+	if (targets.fallback) {
+		/* no task ids (header pointers), no spawns: live waker counts are unknown, so
+		 * waker_clone/drop (the most frequent calls of all) only when asked for */
+		o.an.key_by_header = true;
+		if (!o.probes_given)
+			o.probes &= ~TET_CLASS_WAKER;
+		for (int k = 0; k < TSYM_KINDS; k++)
+			if (!targets.syms->count[k] && k != TSYM_DEALLOC)
+				p_warn("%s: %s not found (inlined?): %s", targets.fb_path,
+				       tsym_kind_name(k), fallback_missing_impact(k));
+	}
 	o.an.waker_events = (o.probes & targets.probes & TET_CLASS_WAKER) == TET_CLASS_WAKER &&
 			    (o.probes & targets.probes & TET_CLASS_SPAWN);
 	an = an_new(&o.an);
-	if (!an) {
+	if (!an || (targets.fallback &&
+		    an_set_types(an, (const char *const *)targets.syms->types, targets.syms->ntypes))) {
 		p_err("out of memory");
 		goto out;
 	}
@@ -642,7 +745,9 @@ int cmd_trace(int argc, char **argv)
 			fprintf(stderr, "%s: prog %s id %u\n", TET_PROG, names[i], ids[i]);
 	}
 
-	meta.mode = "usdt";
+	meta.mode = targets.fallback ? "uprobe-fallback" : "usdt";
+	if (targets.fallback)
+		meta.fallback = fallback_meta(&fbm, &targets, tet_session_fallback(sess), o.verbose);
 	meta.pid = o.pid;
 	meta.binary = o.binary;
 	meta.executable = targets.exe;
@@ -655,6 +760,12 @@ int cmd_trace(int argc, char **argv)
 		p_err("out of memory");
 		goto out;
 	}
+	if (targets.fallback) {
+		rfiles[0].path = targets.fb_path;
+		rfiles[0].probes = targets.probes;
+		rfiles[0].sites = tet_session_links(sess);
+		meta.nfiles = 1;
+	}
 	for (size_t i = 0; i < targets.n; i++) {
 		rfiles[i].path = targets.v[i].path;
 		rfiles[i].probes = targets.v[i].probes;
@@ -662,7 +773,8 @@ int cmd_trace(int argc, char **argv)
 			rfiles[i].sites += targets.v[i].sites[e];
 	}
 	meta.files = rfiles;
-	meta.nfiles = targets.n;
+	if (!targets.fallback)
+		meta.nfiles = targets.n;
 
 	next_tick = start + DETECT_TICK_NS;
 	if (o.interval_ns)
