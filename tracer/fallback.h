@@ -31,6 +31,9 @@ struct tet_fb_info {
 	size_t uprobes;          /* functions probed (a uretprobe counts once more) */
 	size_t links;            /* kernel links made */
 	uint64_t attach_ns, detach_ns;
+	/* measured at start: extra ns per call of a probed function (0 = not measured) */
+	double uprobe_ns;        /* entry uprobe */
+	double uretprobe_ns;     /* entry uprobe + uretprobe (what a raw::poll pays) */
 };
 
 struct tet_fb;
