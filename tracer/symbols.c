@@ -85,9 +85,26 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
 /* ---- names ---- */
 char *tsym_demangle(const char *mangled)
 {
+	const char *h;
+	char *d, *copy;
+
 	if (strncmp(mangled, "_ZN", 3) && strncmp(mangled, "_R", 2))
 		return NULL;
-	return cplus_demangle(mangled, DMGL_RUST | DMGL_PARAMS | DMGL_ANSI);
+	d = cplus_demangle(mangled, DMGL_RUST | DMGL_PARAMS | DMGL_ANSI);
+	if (d || strncmp(mangled, "_ZN", 3))
+		return d;
+	/* libiberty takes a legacy name for Rust only when its hash has enough distinct digits
+	 * (rustc's always do); a made-up one ("17h1111111111111111E") gets a real-looking one */
+	h = strstr(mangled, "17h");
+	if (!h || strlen(h) < 20 || h[19] != 'E')
+		return NULL;
+	copy = strdup(mangled);
+	if (!copy)
+		return NULL;
+	memcpy(copy + (h - mangled) + 3, "0123456789abcdef", 16);
+	d = cplus_demangle(copy, DMGL_RUST | DMGL_PARAMS | DMGL_ANSI);
+	free(copy);
+	return d;
 }
 
 char *tsym_first_generic(const char *s, const char *prefix)
