@@ -1,0 +1,89 @@
+#!/bin/bash
+# Intent: the uprobe fallback sees exactly what an independent uprobe client sees, on stock
+# (unpatched, no USDT notes) builds of every supported Tokio line. bpftrace counts every
+# raw::poll instance (uprobe:BIN:_ZN5tokio7runtime4task3raw4poll*) and the two wake functions;
+# the tracer (--binary, mode auto → uprobe-fallback) and bpftrace are both attached by path before
+# the process starts. With 0 drops: polls = bpftrace's raw::poll hits, wakes = wake_by_val +
+# wake_by_ref hits. The blocking-call pathology is found as long_poll and attributed to its future
+# type (sample_service::pathology::blocking_call_in_async), and nothing else (healthy paths: the
+# pathology driver, load clients, connections, /work subtasks) has a finding. yield-workload
+# gives exactly N×(M+1) polls and N tasks at the yield_task future's site (task identity by
+# header pointer, task end by Harness::complete). On 1.53 the same comparison runs again with
+# one uprobe per function (TET_NO_UPROBE_MULTI=1) so both attach methods are checked.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_file "$TRACER" "tracer binary"
+command -v bpftrace > /dev/null || die_test "bpftrace missing (make deps)"
+
+RAW_POLL=_ZN5tokio7runtime4task3raw4poll
+WAKE_VAL=_ZN5tokio7runtime4task5waker11wake_by_val
+WAKE_REF=_ZN5tokio7runtime4task5waker11wake_by_ref
+
+# compare LABEL BIN CMD…: bpftrace + tracer attached by path, CMD run, counts compared
+compare() {
+    local label=$1 bin=$2; shift 2
+    local bt="uprobe:$bin:$RAW_POLL* { @p = count(); } uprobe:$bin:$WAKE_VAL* { @wv = count(); }"
+    bt+=" uprobe:$bin:$WAKE_REF* { @wr = count(); } BEGIN { printf(\"ready\\n\"); }"
+    start_bg "bt.$label" bpftrace -e "$bt"
+    local btp=$BG_PID
+    start_bg "tr.$label" "$TRACER" --binary "$bin" -q -o "$TMPD/$label.json"
+    local trp=$BG_PID
+    wait_for_line "$TMPD/tr.$label.err" attached 30 || { not_ok "$label: tracer attached"; cat "$TMPD/tr.$label.err"; }
+    wait_for_line "$TMPD/bt.$label.out" '^ready' 60 || not_ok "$label: bpftrace attached (BEGIN ran)"
+    "$@" > "$TMPD/run.$label.out" 2> "$TMPD/run.$label.err"
+    check_eq "$label: workload exit 0" 0 "$?"
+    sleep 0.3
+    kill -INT "$trp"; wait_exit "$trp" 60
+    check_eq "$label: tracer exit 0" 0 "$RC"
+    kill -INT "$btp"; wait_exit "$btp" 60
+    R="$TMPD/$label.json"
+    local p wv wr
+    p=$(sed -n 's/^@p: //p' "$TMPD/bt.$label.out"); wv=$(sed -n 's/^@wv: //p' "$TMPD/bt.$label.out")
+    wr=$(sed -n 's/^@wr: //p' "$TMPD/bt.$label.out")
+    check_eq "$label: mode uprobe-fallback" uprobe-fallback "$(jqr "$R" .mode)"
+    check_eq "$label: tracer dropped nothing" 0 "$(jqr "$R" .totals.drops)"
+    check "$label: bpftrace saw polls" test "${p:-0}" -gt 0
+    check_eq "$label: polls: tracer = bpftrace (raw::poll hits)" "${p:-0}" "$(jqr "$R" .totals.polls)"
+    check_eq "$label: poll ends = polls" "$(jqr "$R" .totals.polls)" "$(jqr "$R" .data_loss.probe_hits.task_poll_end)"
+    check_eq "$label: wakes: tracer = bpftrace (wake_by_val + wake_by_ref hits)" "$(( ${wv:-0} + ${wr:-0} ))" "$(jqr "$R" .totals.wakes)"
+    echo "# $label: polls ${p:-0}, wakes $(( ${wv:-0} + ${wr:-0} )), attach $(jqr "$R" .fallback.attach.method) $(jqr "$R" .fallback.attach.uprobes) uprobes in $(jqr "$R" .fallback.attach.attach_ns) ns, cost $(jq -c .fallback.cost "$R")"
+}
+
+missing=()
+for line in "${LINES[@]}"; do
+    bin=$(sample_bin "$line" stock)
+    if [ ! -x "$bin" ]; then missing+=("tokio-$line/stock"); continue; fi
+    L="tokio $line"
+    compare "serve-$line" "$bin" "$bin" serve --workers 2 --pathology blocking_call --load 20 --duration 4s
+    R="$TMPD/serve-$line.json"
+    jq -r '.findings[] | "  \(.kind) \(.type_name)"' "$R" | sort | uniq -c
+    check "$L: blocking_call found as long_poll at its future type" \
+        test "$(jqr "$R" '[.findings[] | select(.kind == "long_poll" and (.type_name // "" | contains("pathology::blocking_call_in_async")))] | length')" -gt 0
+    check_eq "$L: no finding at any other future type (healthy paths)" "" \
+        "$(jqr "$R" '[.findings[] | select(.type_name // "" | contains("blocking_call_in_async") | not) | "\(.kind)@\(.type_name)"] | unique | join(" ")')"
+    check_eq "$L: long_poll findings have no spawn location (fallback)" null \
+        "$(jqr "$R" '[.findings[] | select(.kind == "long_poll")][0].location')"
+    check_eq "$L: unavailable figures listed" true "$(jqr "$R" '.fallback.unavailable | length > 3')"
+    check "$L: per-call cost measured" test "$(jqr "$R" '.fallback.cost.uprobe_uretprobe_ns | floor')" -gt 0
+
+    # yield-workload: N×(M+1) polls and N tasks at yield_task's future type
+    N=6 M=25
+    compare "yield-$line" "$bin" "$bin" yield-workload --tasks $N --yields $M --workers 2
+    R="$TMPD/yield-$line.json"
+    check_eq "$L: yield_task future: N×(M+1) polls, N tasks, N ended" "$((N*(M+1))) $N $N" \
+        "$(jqr "$R" '[.spawn_sites[] | select(.type_name // "" | contains("workload::yield_task"))] | "\(map(.polls) | add) \(map(.tasks) | add) \(map(.tasks_terminated) | add)"')"
+    check_eq "$L: yield_task: every poll but the last pending, the last ready" "$((N*M)) $N" \
+        "$(jqr "$R" '[.spawn_sites[] | select(.type_name // "" | contains("workload::yield_task"))] | "\(map(.poll_results.pending) | add) \(map(.poll_results.ready) | add)"')"
+done
+bin=$(sample_bin 1.53 stock)
+if [ -x "$bin" ]; then
+    TET_NO_UPROBE_MULTI=1 compare "single-1.53" "$bin" "$bin" serve --workers 2 --pathology blocking_call --load 20 --duration 3s
+    check_eq "tokio 1.53: TET_NO_UPROBE_MULTI=1 attaches one uprobe per function" uprobe \
+        "$(jqr "$TMPD/single-1.53.json" .fallback.attach.method)"
+    check_eq "tokio 1.53: uprobe_multi otherwise (kernel $(uname -r))" uprobe_multi \
+        "$(jqr "$TMPD/serve-1.53.json" .fallback.attach.method)"
+fi
+[ ${#missing[@]} = 0 ] || { [ "$TESTS_FAILED" = 0 ] || finish;
+    skip_test "stock sample-service builds missing: ${missing[*]} (make builds them)"; }
+finish
