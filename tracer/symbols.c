@@ -783,6 +783,26 @@ static void gather(struct img *m, struct tsym_table *t, struct inst *in)
 	}
 }
 
+/* A stripped file is still recognisably Tokio: its panic locations name the crate's sources
+ * ("…/tokio-1.53.2/src/runtime/…"), older lines name their workers "tokio-runtime-worker". */
+static bool tokio_strings(const struct img *m)
+{
+	const unsigned char *p = m->buf, *end = m->buf + m->size;
+
+	if (memmem(m->buf, m->size, "tokio-runtime-worker", 20))
+		return true;
+	while ((p = memmem(p, (size_t)(end - p), "tokio-1.", 8))) {
+		const unsigned char *q = p + 8;
+
+		while (q < end && ((*q >= '0' && *q <= '9') || *q == '.'))
+			q++;
+		if (end - q >= 4 && !memcmp(q, "/src", 4))
+			return true;
+		p += 8;
+	}
+	return false;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1074,7 +1094,7 @@ int tsym_load(const char *path, struct tsym_table *t, char *err, size_t len)
 			t->v0 = true;
 	}
 	if (!t->tokio && !t->has_symtab)
-		t->tokio = memmem(m.buf, m.size, "tokio-runtime-worker", 20) != NULL;
+		t->tokio = tokio_strings(&m);
 	/* TET_FALLBACK_NO_DWARF=1: symbols only (tests compare the two) */
 	if (t->count[TSYM_POLL] && !t->v0 && !getenv("TET_FALLBACK_NO_DWARF"))
 		t->dwarf = dwarf_types(&m, t) > 0;
@@ -1106,13 +1126,13 @@ int tsym_usable(const struct tsym_table *t, char *err, size_t len)
 {
 	if (t->count[TSYM_POLL])
 		return 0;
-	if (!t->has_symtab && !t->count[TSYM_POLL]) {
-		seterr(err, len, "%s is stripped: no symbol table, so no Tokio task functions to put uprobes on%s; rebuild it with scripts/tokio-usdt-build (USDT probes), or keep its symbol table (Cargo profile: strip = false or strip = \"debuginfo\")",
-		       t->path, t->tokio ? " (it is a Tokio program: \"tokio-runtime-worker\" is in it)" : "");
+	if (!t->tokio) {
+		seterr(err, len, "%s is not a Tokio program: no tokio USDT probes and no Tokio %s",
+		       t->path, t->has_symtab ? "symbols" : "strings (no symbol table either: stripped)");
 		return -ENODATA;
 	}
-	if (!t->tokio) {
-		seterr(err, len, "%s is not a Tokio program: no tokio USDT probes and no Tokio symbols",
+	if (!t->has_symtab) {
+		seterr(err, len, "%s is stripped: no symbol table, so no Tokio task functions to put uprobes on (it is a Tokio program: Tokio's strings are in it); rebuild it with scripts/tokio-usdt-build (USDT probes), or keep its symbol table (Cargo profile: strip = false or strip = \"debuginfo\")",
 		       t->path);
 		return -ENODATA;
 	}
