@@ -27,6 +27,7 @@
 #include "fallback.h"
 #include "report.h"
 #include "symbols.h"
+#include "reporters.h"
 #include "units.h"
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
@@ -43,7 +44,10 @@ struct trace_opts {
 	int pid;
 	const char *binary;
 	uint64_t duration_ns, interval_ns, drain_ns;
-	const char *output;
+	const char *output;        /* the last --output */
+	struct outputs outs;       /* --output (repeatable) and --trace */
+	const char *metrics_addr;
+	size_t metrics_sites, timeline_events;
 	unsigned probes;
 	bool probes_given;
 	enum tet_mode mode;
@@ -67,8 +71,17 @@ static void trace_usage(FILE *out)
 "Capture:\n"
 "  -d, --duration D         stop after D (default: until Ctrl-C / SIGTERM / the process exits)\n"
 "  -i, --interval D         print a summary every D\n"
-"  -o, --output FILE        write the JSON report (docs/report-schema.md) to FILE ('-': stdout,\n"
-"                           the summary then goes to stderr)\n"
+"  -o, --output FILE        write a report to FILE, its format by the suffix: .html/.htm a\n"
+"                           self-contained HTML report, anything else the JSON report\n"
+"                           (docs/report-schema.md); '-' JSON on stdout (the summary then goes\n"
+"                           to stderr). Repeatable: -o report.json -o report.html\n"
+"      --trace FILE         write a Chrome trace-event JSON file (Perfetto UI, chrome://tracing)\n"
+"      --timeline-events N  events kept for the HTML timeline and --trace (default 500000; the\n"
+"                           oldest beyond are cut, and the reports say so)\n"
+"      --metrics-addr ADDR  while tracing, serve Prometheus metrics at http://ADDR/metrics\n"
+"                           (HOST:PORT, [IPV6]:PORT or PORT; the host defaults to 127.0.0.1)\n"
+"      --metrics-sites N    spawn-site label values in the metrics (default 50; later sites\n"
+"                           are counted under site=\"(other)\")\n"
 "      --mode MODE          auto (default): the tokio USDT probes when the binary has them, else\n"
 "                           uprobes on Tokio's task functions (stock Tokio, no rebuild); usdt;\n"
 "                           uprobe (the fallback even when probes exist)\n"
@@ -95,11 +108,13 @@ static void trace_usage(FILE *out)
 "Durations are a number and a unit: ns, us, ms, s, m, h (1.5s, 250ms).\n"
 "\n"
 "Examples:\n"
-"  %s --pid 1234 --duration 30s --output report.json\n"
+"  %s --pid 1234 --duration 30s --output report.json --output report.html\n"
+"  %s --pid 1234 --duration 10s --trace trace.json     (open in ui.perfetto.dev)\n"
+"  %s --pid 1234 --metrics-addr 127.0.0.1:9464 -q\n"
 "  %s --binary ./target/release/server -i 5s\n"
 "Exit status: 0 done (also when the traced process exited), 2 cannot trace, 3 usage, 4 no\n"
 "such PID or file.\n",
-		TET_PROG, TET_PROG, TET_PROG);
+		TET_PROG, TET_PROG, TET_PROG, TET_PROG, TET_PROG);
 }
 
 static int parse_count(const char *flag, const char *s, uint64_t min, uint64_t max,
@@ -244,6 +259,7 @@ static int parse_detect(const char *s, unsigned *out)
 enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
 	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
+	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES,
 };
 
 static const struct option long_opts[] = {
@@ -265,6 +281,10 @@ static const struct option long_opts[] = {
 	{ "drain-interval", required_argument, NULL, OPT_DRAIN },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "task-records", required_argument, NULL, OPT_TASK_RECORDS },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "timeline-events", required_argument, NULL, OPT_TIMELINE },
+	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
+	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -282,6 +302,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 	o->drain_ns = 20 * NSEC_PER_MSEC;
 	o->ringbuf = 16u << 20;
 	o->top = 10;
+	o->timeline_events = 500000;
+	o->metrics_sites = PROM_DEFAULT_SITES;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:b:d:i:o:qvh", long_opts, NULL)) != -1) {
@@ -312,11 +334,31 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			ret = parse_dur("--interval", optarg, 100 * NSEC_PER_MSEC, DAY_NS, &o->interval_ns);
 			break;
 		case 'o':
-			if (!*optarg) {
-				p_err("--output: empty file name");
+			if (outputs_add(&o->outs, optarg, out_format_of(optarg)))
+				return -EINVAL;
+			o->output = optarg;
+			break;
+		case OPT_TRACE:
+			if (outputs_add(&o->outs, optarg, OUT_TRACE))
+				return -EINVAL;
+			break;
+		case OPT_TIMELINE:
+			ret = parse_count("--timeline-events", optarg, 1000, 50000000, &v);
+			o->timeline_events = (size_t)v;
+			break;
+		case OPT_METRICS_ADDR: {
+			char err[300];
+
+			if (!prom_addr_valid(optarg, err, sizeof(err))) {
+				p_err("--metrics-addr %s", err);
 				return -EINVAL;
 			}
-			o->output = optarg;
+			o->metrics_addr = optarg;
+			break;
+		}
+		case OPT_METRICS_SITES:
+			ret = parse_count("--metrics-sites", optarg, 1, 10000, &v);
+			o->metrics_sites = (size_t)v;
 			break;
 		case OPT_PROBES:
 			ret = parse_probes(optarg, &o->probes);
@@ -424,6 +466,9 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			o->probes &= ~TET_CLASS_WAKER;
 	}
 	o->an.top_n = o->top;
+	/* the HTML timeline and the trace are drawn from the analyzer's timeline ring */
+	if (outputs_want(&o->outs, OUT_HTML) || outputs_want(&o->outs, OUT_TRACE))
+		o->an.timeline_cap = o->timeline_events;
 	return 0;
 }
 
@@ -468,70 +513,6 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	an_event(ctx, data, size);
 	return 0;
-}
-
-/* The JSON report goes to a temporary file next to the target, renamed at the end, so a
- * reader never sees half a report and an unwritable path fails before tracing starts. */
-struct out_file {
-	FILE *fp;
-	char *tmp;
-	const char *path;
-};
-
-static int out_open(struct out_file *of, const char *path)
-{
-	int fd;
-
-	memset(of, 0, sizeof(*of));
-	of->path = path;
-	if (!strcmp(path, "-")) {
-		of->fp = stdout;
-		return 0;
-	}
-	if (asprintf(&of->tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
-		of->tmp = NULL;
-		return -ENOMEM;
-	}
-	fd = open(of->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || !(of->fp = fdopen(fd, "w"))) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		p_err("cannot write the report %s: %s", path, strerror(e));
-		free(of->tmp);
-		of->tmp = NULL;
-		return -e;
-	}
-	return 0;
-}
-
-static void out_abort(struct out_file *of)
-{
-	if (of->fp && of->fp != stdout)
-		fclose(of->fp);
-	if (of->tmp)
-		unlink(of->tmp);
-	free(of->tmp);
-	memset(of, 0, sizeof(*of));
-}
-
-static int out_commit(struct out_file *of)
-{
-	int ret = 0;
-
-	if (of->fp == stdout)
-		return fflush(stdout) ? -EIO : 0;
-	if (fclose(of->fp))
-		ret = -errno;
-	of->fp = NULL;
-	if (!ret && rename(of->tmp, of->path))
-		ret = -errno;
-	if (ret)
-		unlink(of->tmp);
-	free(of->tmp);
-	of->tmp = NULL;
-	return ret;
 }
 
 static const char *class_list(unsigned mask, char *buf, size_t len)
@@ -626,12 +607,12 @@ int cmd_trace(int argc, char **argv)
 	struct report_file *rfiles = NULL;
 	struct report_meta meta = { 0 };
 	struct analyzer *an = NULL;
-	struct out_file of = { 0 };
+	struct prom_server *metrics = NULL;
 	struct trace_opts o;
 	struct sigaction sa;
 	char err[TET_ERR_LEN], cls[128];
 	const char *root = getenv("TET_SYSFS_ROOT");
-	uint64_t start, now, next_tick, next_interval = 0;
+	uint64_t start, now, next_tick, next_interval = 0, next_metrics = 0;
 	FILE *summary = stdout;
 	int ret, status = TET_EXIT_CANNOT;
 	bool gone = false;
@@ -678,12 +659,21 @@ int cmd_trace(int argc, char **argv)
 				p_warn("tokio:%s is not in the target: %s", an_event_name(i),
 				       "its figures will be missing");
 	}
-	if (o.output && out_open(&of, o.output)) {
+	if (outputs_open(&o.outs)) {
 		tet_targets_free(&targets);
 		return TET_EXIT_INPUT;
 	}
-	if (o.output && !strcmp(o.output, "-"))
+	if (outputs_stdout(&o.outs))
 		summary = stderr;
+	if (o.metrics_addr) {
+		ret = prom_start(&metrics, o.metrics_addr, o.metrics_sites, err, sizeof(err));
+		if (ret) {
+			p_err("%s", err);
+			outputs_abort(&o.outs);
+			tet_targets_free(&targets);
+			return TET_EXIT_CANNOT;
+		}
+	}
 
 	if (targets.fallback) {
 		/* no task ids (header pointers), no spawns: live waker counts are unknown, so
@@ -775,6 +765,12 @@ int cmd_trace(int argc, char **argv)
 	meta.files = rfiles;
 	if (!targets.fallback)
 		meta.nfiles = targets.n;
+	if (metrics) {
+		meta.end_ns = start;
+		prom_update(metrics, an, &meta);
+		next_metrics = start + NSEC_PER_SEC;
+		fprintf(stderr, "%s: serving Prometheus metrics at %s\n", TET_PROG, prom_url(metrics));
+	}
 
 	next_tick = start + DETECT_TICK_NS;
 	if (o.interval_ns)
@@ -806,6 +802,13 @@ int cmd_trace(int argc, char **argv)
 				an_note_drops(an, meta.counters.drops);
 			an_tick(an, now);
 			next_tick = now + DETECT_TICK_NS;
+		}
+		if (metrics && now >= next_metrics) {
+			/* rendered here, served by the metrics thread: the drain never waits for it */
+			meta.end_ns = now;
+			meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+			prom_update(metrics, an, &meta);
+			next_metrics = now + NSEC_PER_SEC;
 		}
 		if (o.interval_ns && now >= next_interval) {
 			meta.end_ns = now;
@@ -840,22 +843,13 @@ int cmd_trace(int argc, char **argv)
 	if (!o.quiet)
 		report_terminal(summary, an, &meta, true);
 	status = TET_EXIT_OK;
-	if (of.fp) {
-		ret = report_json(of.fp, an, &meta);
-		if (!ret)
-			ret = out_commit(&of);
-		else
-			out_abort(&of);
-		if (ret) {
-			p_err("cannot write the report %s: %s", o.output, strerror(-ret));
-			status = TET_EXIT_CANNOT;
-		} else if (strcmp(o.output, "-")) {
-			fprintf(stderr, "%s: report written to %s\n", TET_PROG, o.output);
-		}
-	}
+	if (metrics)
+		prom_update(metrics, an, &meta);
+	if (outputs_write(&o.outs, an, &meta))
+		status = TET_EXIT_CANNOT;
 out:
-	if (of.fp)
-		out_abort(&of);
+	outputs_abort(&o.outs);
+	prom_stop(metrics);
 	tet_session_close(sess);
 	an_free(an);
 	free(rfiles);

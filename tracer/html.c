@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * html.c — report.html: one self-contained page (docs/reports.md).
+ *
+ * The page is tracer/html/report.html with its style sheet and script inline (built into
+ * html_assets.h by scripts/embed-html.py, with a Content-Security-Policy that allows only
+ * them: nothing is fetched at view time). This file fills three holes:
+ *   SUMMARY, FINDINGS  HTML written here, every untrusted string sanitized (report_sanitize)
+ *                      and then HTML-escaped, so the findings read in plain language even
+ *                      without the script;
+ *   DATA               one JSON document inside <script type="application/json">, written by
+ *                      the JSON writer, which escapes '<', '>' and '&' (so "</script>" cannot
+ *                      end the element) and U+2028/2029; the script reads it with JSON.parse
+ *                      and puts text on the page with textContent only.
+ * Sizes are bounded: sites (histograms for the busiest), tasks (the busiest and every one with
+ * a finding), findings, and the timeline (the busiest tasks over the kept part of the
+ * analyzer's timeline ring, a fixed event budget).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_assets.h"
+#include "json.h"
+#include "reporters.h"
+#include "units.h"
+
+#define HTML_SITES        2000   /* sites listed */
+#define HTML_SITE_HISTS   100    /* … of which with histogram buckets (the busiest) */
+#define HTML_TASKS        3000   /* tasks listed (the busiest), plus those with findings */
+#define HTML_FINDINGS     2000
+#define HTML_FINDINGS_TOP 100    /* groups of findings (kind, site) written out as HTML */
+#define HTML_TL_TASKS     30     /* tasks in the timeline */
+#define HTML_TL_FINDING_TASKS 10 /* … of which chosen for their findings first */
+#define HTML_TL_BUDGET    40000  /* polls + wakes in the timeline */
+#define HTML_HEAT_BINS    120
+#define HTML_HEAT_ROWS    64
+#define BINS_PER_DECADE   5
+#define NBINS             70     /* 10^0 … 10^14 ns */
+
+static const char *const kind_title[AN_FINDING_KINDS] = {
+	[AN_LONG_POLL] = "Long poll",
+	[AN_STALLED] = "Stalled",
+	[AN_LOST_WAKER] = "Lost waker",
+	[AN_NEVER_YIELDS] = "Never yields",
+	[AN_SELF_WAKE] = "Wakes itself",
+};
+
+/* ---- HTML text ---- */
+static void esc(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+/* Untrusted bytes: printable UTF-8 first (control and invalid bytes as \xNN), then escaped. */
+static void esc_untrusted(FILE *out, const char *p, size_t n, size_t max_chars)
+{
+	char buf[4 * 1024 + 8];
+
+	esc(out, report_sanitize(p, n, max_chars, buf, sizeof(buf)));
+}
+
+static void esc_site(FILE *out, const struct an_site *s)
+{
+	if (!s || s->unknown)
+		fputs("(spawned before the trace)", out);
+	else if (s->other)
+		fputs("(other sites)", out);
+	else if (s->typed) { /* uprobe fallback: the future type stands for the location */
+		fputs("future ", out);
+		esc_untrusted(out, s->type_name, s->type_len, 400);
+	} else
+		esc_untrusted(out, s->location, s->location_len, 400);
+}
+
+static void summary(FILE *out, const struct analyzer *a, const struct report_meta *m)
+{
+	const struct an_totals *t = an_totals(a);
+	uint64_t span = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0, drops = 0;
+	const char *exe = m->executable ? m->executable : m->binary ? m->binary : "?";
+	char b[32], iso[64];
+	struct tm tm;
+
+	gmtime_r(&m->wall_start.tv_sec, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fputs("<p class=\"target\">", out);
+	if (m->pid)
+		fprintf(out, "PID %d · ", m->pid);
+	else
+		fputs("every process running ", out);
+	fputs("<code>", out);
+	esc_untrusted(out, exe, strlen(exe), 0);
+	fprintf(out, "</code> · mode %s · started %s · %s", m->mode ? m->mode : "?", iso,
+		fmt_duration(span, b, sizeof(b)));
+	fprintf(out, " (ended by %s)</p>\n<div class=\"summary\">", m->ended_by ? m->ended_by : "?");
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		drops += m->counters.drops[i];
+#define STAT(v, label) fprintf(out, "<div><b>%llu</b> %s</div>", (unsigned long long)(v), label)
+	STAT(t->events, "events");
+	STAT(t->polls, "polls");
+	STAT(t->wakes, "wakes");
+	STAT(t->spawns, "spawns");
+	STAT(t->tasks_seen, "tasks seen");
+	STAT(t->tasks_live, "live at the end");
+	STAT(an_findings(a, &(const struct an_finding *){ NULL }), "findings");
+	STAT(drops, "events dropped");
+#undef STAT
+	fputs("</div>\n", out);
+	if (!m->counters_valid)
+		fputs("<p class=\"warning\">The drop counters could not be read: events may have been lost unnoticed.</p>\n", out);
+	if (drops) {
+		fprintf(out, "<div class=\"warning\"><b>%llu events were dropped</b> (the ring buffer was full); these figures are incomplete:<ul>",
+			(unsigned long long)drops);
+		for (unsigned i = 0; i < TET_EV_COUNT; i++)
+			if (m->counters.drops[i]) {
+				fprintf(out, "<li>%s: %llu lost — ", an_event_name(i),
+					(unsigned long long)m->counters.drops[i]);
+				esc(out, report_drop_impact(i));
+				fputs("</li>", out);
+			}
+		fputs("</ul></div>\n", out);
+	}
+	if (t->timeline_events > an_get_opts(a)->timeline_cap)
+		fprintf(out, "<p class=\"warning\">The timeline and the worker heat map cover the end of the capture only: the last %llu of %llu timeline events were kept (--timeline-events).</p>\n",
+			(unsigned long long)an_get_opts(a)->timeline_cap,
+			(unsigned long long)t->timeline_events);
+}
+
+/* Findings grouped by kind and spawn site, the worst first: one entry per group, worded
+ * by its worst finding, with the other tasks listed after it. */
+static const int kind_rank[AN_FINDING_KINDS] = {
+	[AN_LOST_WAKER] = 0, [AN_STALLED] = 1, [AN_NEVER_YIELDS] = 2, [AN_LONG_POLL] = 3,
+	[AN_SELF_WAKE] = 4,
+};
+static const struct an_finding *g_findings;
+
+static int cmp_finding(const void *x, const void *y)
+{
+	const struct an_finding *a = &g_findings[*(const size_t *)x];
+	const struct an_finding *b = &g_findings[*(const size_t *)y];
+	uint32_t sa = a->site ? a->site->index : UINT32_MAX, sb = b->site ? b->site->index : UINT32_MAX;
+
+	if (a->kind != b->kind)
+		return kind_rank[a->kind] < kind_rank[b->kind] ? -1 : 1;
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (a->kind == AN_SELF_WAKE && a->ratio != b->ratio)
+		return a->ratio > b->ratio ? -1 : 1;
+	if (a->value_ns != b->value_ns)
+		return a->value_ns > b->value_ns ? -1 : 1;
+	return a->task_id < b->task_id ? -1 : a->task_id > b->task_id;
+}
+
+static int cmp_uptr(const void *x, const void *y)
+{
+	uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static void findings_html(FILE *out, const struct analyzer *a)
+{
+	const struct an_finding *f;
+	size_t n = an_findings(a, &f), *ix, groups = 0, shown = 0, sites = 0;
+	unsigned per[AN_FINDING_KINDS] = { 0 };
+	static const char *const names[AN_FINDING_KINDS][2] = {
+		[AN_LONG_POLL] = { "long poll", "long polls" },
+		[AN_STALLED] = { "stalled task", "stalled tasks" },
+		[AN_LOST_WAKER] = { "lost waker", "lost wakers" },
+		[AN_NEVER_YIELDS] = { "task that never yields", "tasks that never yield" },
+		[AN_SELF_WAKE] = { "task waking itself", "tasks waking themselves" },
+	};
+	char detail[2048], v[32];
+	bool first = true;
+
+	if (!n) {
+		fputs("<p class=\"verdict\">No findings: no poll over the long-poll threshold, no task stalled or without a waker, none that never yields or keeps waking itself.</p>\n",
+		      out);
+		return;
+	}
+	ix = malloc(n * sizeof(*ix));
+	if (!ix)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		ix[i] = i;
+		if ((unsigned)f[i].kind < AN_FINDING_KINDS)
+			per[f[i].kind]++;
+	}
+	g_findings = f;
+	qsort(ix, n, sizeof(*ix), cmp_finding);
+	for (size_t i = 0; i < n; i++)
+		groups += !i || f[ix[i]].kind != f[ix[i - 1]].kind || f[ix[i]].site != f[ix[i - 1]].site;
+	{
+		uintptr_t *sv = malloc(n * sizeof(*sv));
+
+		if (sv) {
+			for (size_t i = 0; i < n; i++)
+				sv[i] = (uintptr_t)f[i].site;
+			qsort(sv, n, sizeof(*sv), cmp_uptr);
+			for (size_t i = 0; i < n; i++)
+				sites += !i || sv[i] != sv[i - 1];
+			free(sv);
+		}
+	}
+	fprintf(out, "<p class=\"verdict\"><b>%zu finding%s</b> at %zu spawn site%s: ", n,
+		n == 1 ? "" : "s", sites, sites == 1 ? "" : "s");
+	for (int r = 0; r < AN_FINDING_KINDS; r++) {
+		for (int k = 0; k < AN_FINDING_KINDS; k++) {
+			if (kind_rank[k] != r || !per[k])
+				continue;
+			fprintf(out, "%s%u %s", first ? "" : ", ", per[k], names[k][per[k] != 1]);
+			first = false;
+		}
+	}
+	fputs(".</p>\n<ol class=\"findings\">\n", out);
+	for (size_t i = 0; i < n && shown < HTML_FINDINGS_TOP;) {
+		const struct an_finding *w = &f[ix[i]];
+		const struct an_site *s = w->site;
+		size_t j = i + 1, listed = 0;
+
+		while (j < n && f[ix[j]].kind == w->kind && f[ix[j]].site == s)
+			j++;
+		shown++;
+		fprintf(out, "<li class=\"k-%s\"><span class=\"kind\">%s</span><span class=\"where\"><code>",
+			an_finding_name(w->kind), kind_title[w->kind]);
+		esc_site(out, s);
+		fputs("</code>", out);
+		if (s && !s->unknown && !s->other && !s->typed) {
+			fputs(" <span class=\"muted\">", out);
+			esc_untrusted(out, s->type_name, s->type_len, 160);
+			fputs("</span>", out);
+		}
+		report_finding_detail(w, detail, sizeof(detail));
+		fputs("</span><div class=\"detail\">", out);
+		esc(out, detail);
+		fputs("</div>", out);
+		if (j - i > 1) {
+			fprintf(out, "<div class=\"more\">The same at this site in %zu more task%s:", j - i - 1,
+				j - i - 1 == 1 ? "" : "s");
+			for (size_t k = i + 1; k < j && listed < 12; k++, listed++) {
+				if (f[ix[k]].kind == AN_SELF_WAKE)
+					snprintf(v, sizeof(v), "%.0f%%", f[ix[k]].ratio * 100);
+				else
+					fmt_duration(f[ix[k]].value_ns, v, sizeof(v));
+				fprintf(out, "%s task %llu (%s)", listed ? "," : "",
+					(unsigned long long)f[ix[k]].task_id, v);
+			}
+			fprintf(out, "%s</div>", j - i - 1 > listed ? ", …" : ".");
+		}
+		fputs("</li>\n", out);
+		i = j;
+	}
+	fputs("</ol>\n", out);
+	if (groups > shown)
+		fprintf(out, "<p class=\"muted\">… %zu more in the JSON report.</p>\n", groups - shown);
+	free(ix);
+}
+
+/* ---- data: histograms ---- */
+static uint64_t bin_lo[NBINS];
+
+static void bins_init(void)
+{
+	double v = 1, step = 1.5848931924611136; /* 10^(1/5) */
+
+	for (int i = 0; i < NBINS; i++, v *= step)
+		bin_lo[i] = (uint64_t)(v + 0.5);
+}
+
+static int bin_of(uint64_t v)
+{
+	int lo = 0, hi = NBINS - 1;
+
+	while (lo < hi) { /* last bin whose lower bound is <= v */
+		int mid = (lo + hi + 1) / 2;
+
+		if (bin_lo[mid] <= v)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+static void bucket_to_bins(uint64_t lo, uint64_t hi, uint64_t count, void *ctx)
+{
+	((uint64_t *)ctx)[bin_of(lo + (hi - lo) / 2)] += count;
+}
+
+static void j_summary(struct jw *w, const struct hist_summary *s)
+{
+	jw_ku64(w, "n", s->count);
+	if (!s->count)
+		return;
+	jw_ku64(w, "p50", s->p50);
+	jw_ku64(w, "p90", s->p90);
+	jw_ku64(w, "p99", s->p99);
+	jw_ku64(w, "max", s->max);
+	jw_ku64(w, "sum", s->sum);
+}
+
+static void j_hist(struct jw *w, const char *key, const struct hist *h, bool buckets)
+{
+	struct hist_summary s;
+	uint64_t bins[NBINS] = { 0 };
+
+	hist_summarize(h, &s);
+	jw_key(w, key);
+	jw_obj_begin(w);
+	j_summary(w, &s);
+	if (buckets && s.count) {
+		hist_for_each_bucket(h, bucket_to_bins, bins);
+		jw_key(w, "b");
+		jw_arr_begin(w);
+		for (int i = 0; i < NBINS; i++)
+			if (bins[i]) {
+				jw_u64(w, (uint64_t)i);
+				jw_u64(w, bins[i]);
+			}
+		jw_arr_end(w);
+	}
+	jw_obj_end(w);
+}
+
+static void j_site_strings(struct jw *w, const struct an_site *s)
+{
+	bool real = s && !s->unknown && !s->other;
+
+	jw_key(w, "loc");
+	if (real && s->typed) { /* uprobe fallback: the future type stands for the location */
+		char *loc = malloc(s->type_len + 8);
+
+		if (loc) {
+			memcpy(loc, "future ", 7);
+			memcpy(loc + 7, s->type_name, s->type_len);
+		}
+		jw_strn(w, loc, loc ? s->type_len + 7 : 0);
+		free(loc);
+	} else if (real)
+		jw_strn(w, s->location, s->location_len);
+	else
+		jw_str(w, !s || s->unknown ? "(spawned before the trace)" : "(other sites)");
+	jw_key(w, "type");
+	if (real)
+		jw_strn(w, s->type_name, s->type_len);
+	else
+		jw_null(w);
+}
+
+static int cmp_site_busy(const void *x, const void *y)
+{
+	const struct an_site *a = *(const struct an_site *const *)x;
+	const struct an_site *b = *(const struct an_site *const *)y;
+
+	if (a->busy_ns != b->busy_ns)
+		return a->busy_ns < b->busy_ns ? 1 : -1;
+	if (a->polls != b->polls)
+		return a->polls < b->polls ? 1 : -1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int j_sites(struct jw *w, const struct analyzer *a, const uint64_t *pend_now, size_t npend)
+{
+	const struct an_site *const *sites;
+	size_t n = an_sites(a, &sites);
+	const struct an_site **v = malloc((n ? n : 1) * sizeof(*v));
+	struct hist all_poll, all_sched, all_pend;
+
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, sites, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_site_busy);
+	hist_init(&all_poll);
+	hist_init(&all_sched);
+	hist_init(&all_pend);
+	for (size_t i = 0; i < n; i++) {
+		hist_merge(&all_poll, &v[i]->poll_ns);
+		hist_merge(&all_sched, &v[i]->sched_ns);
+		hist_merge(&all_pend, &v[i]->pending_ns);
+	}
+	jw_key(w, "all");
+	jw_obj_begin(w);
+	j_hist(w, "poll", &all_poll, true);
+	j_hist(w, "sched", &all_sched, true);
+	j_hist(w, "pending", &all_pend, true);
+	jw_obj_end(w);
+	hist_free(&all_poll);
+	hist_free(&all_sched);
+	hist_free(&all_pend);
+
+	jw_ku64(w, "sites_total", n);
+	jw_key(w, "sites");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n && i < HTML_SITES; i++) {
+		const struct an_site *s = v[i];
+
+		jw_obj_begin(w);
+		jw_ku64(w, "id", s->index);
+		j_site_strings(w, s);
+		jw_kstr(w, "kind", s->unknown || s->other ? NULL : an_kind_name(s->kind));
+		jw_ku64(w, "tasks", s->tasks);
+		jw_ku64(w, "live", s->tasks - s->tasks_terminated);
+		jw_ku64(w, "polls", s->polls);
+		jw_ku64(w, "busy_ns", s->busy_ns);
+		jw_ku64(w, "wakes", s->wakes);
+		jw_ku64(w, "self_wakes", s->self_wakes);
+		jw_ku64(w, "outside_wakes", s->outside_wakes);
+		jw_ku64(w, "pending_now_ns", s->index < npend ? pend_now[s->index] : 0);
+		j_hist(w, "poll", &s->poll_ns, i < HTML_SITE_HISTS);
+		j_hist(w, "sched", &s->sched_ns, i < HTML_SITE_HISTS);
+		j_hist(w, "pending", &s->pending_ns, i < HTML_SITE_HISTS);
+		jw_key(w, "findings");
+		jw_arr_begin(w);
+		for (int k = 0; k < AN_FINDING_KINDS; k++)
+			jw_u64(w, s->findings[k]);
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	free(v);
+	return 0;
+}
+
+/* ---- data: tasks ---- */
+struct trow {
+	uint64_t task_id, busy, pend, pend_now, sched_sum, sched_p99, poll_p99, polls, wakes, lifetime;
+	int64_t live_wakers;        /* INT64_MIN: unknown */
+	uint32_t pid, site;
+	uint8_t state;
+	unsigned findings;          /* bit per kind */
+};
+
+struct tkey {
+	uint32_t pid;
+	uint64_t task_id;
+	unsigned kinds;
+};
+
+/* The kinds of finding of each task: sorted by (pid, task_id), one entry per task. */
+struct findex {
+	struct tkey *v;
+	size_t n;
+};
+
+static int cmp_tkey(const void *x, const void *y)
+{
+	const struct tkey *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->task_id < b->task_id ? -1 : a->task_id > b->task_id;
+}
+
+static int findex_build(struct findex *fx, const struct analyzer *a)
+{
+	const struct an_finding *f;
+	size_t nf = an_findings(a, &f);
+
+	fx->n = 0;
+	fx->v = malloc((nf ? nf : 1) * sizeof(*fx->v));
+	if (!fx->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nf; i++)
+		fx->v[i] = (struct tkey){ f[i].pid, f[i].task_id, 1u << f[i].kind };
+	qsort(fx->v, nf, sizeof(*fx->v), cmp_tkey);
+	for (size_t i = 0; i < nf; i++) { /* merge the kinds of one task */
+		if (fx->n && !cmp_tkey(&fx->v[fx->n - 1], &fx->v[i]))
+			fx->v[fx->n - 1].kinds |= fx->v[i].kinds;
+		else
+			fx->v[fx->n++] = fx->v[i];
+	}
+	return 0;
+}
+
+static unsigned finding_kinds(const struct findex *fx, uint32_t pid, uint64_t id)
+{
+	struct tkey k = { pid, id, 0 };
+	const struct tkey *f = fx->n ? bsearch(&k, fx->v, fx->n, sizeof(k), cmp_tkey) : NULL;
+
+	return f ? f->kinds : 0;
+}
+
+struct tasks_ctx {
+	struct trow *v;
+	size_t n, cap;
+	uint64_t now;
+	const struct findex *fx;
+	bool oom;
+};
+
+static void collect_task(const struct an_task_summary *t, void *p)
+{
+	struct tasks_ctx *c = p;
+	struct trow *r;
+	uint64_t end = t->end_ts ? t->end_ts : c->now;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		struct trow *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v) {
+			c->oom = true;
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	r = &c->v[c->n++];
+	r->task_id = t->task_id;
+	r->pid = t->pid;
+	r->site = t->site ? t->site->index : UINT32_MAX;
+	r->state = t->state;
+	r->polls = t->polls;
+	r->busy = t->busy_ns;
+	r->pend_now = t->state == AN_PENDING ? t->pending_now_ns : 0;
+	r->pend = t->pending_ns.sum + r->pend_now;
+	r->sched_sum = t->sched_ns.sum;
+	r->sched_p99 = t->sched_ns.count ? t->sched_ns.p99 : 0;
+	r->poll_p99 = t->poll_ns.count ? t->poll_ns.p99 : 0;
+	r->wakes = t->wakes;
+	r->lifetime = t->spawn_seen && end >= t->spawn_ts ? end - t->spawn_ts : UINT64_MAX;
+	r->live_wakers = t->wakers_known ? t->live_wakers : INT64_MIN;
+	r->findings = finding_kinds(c->fx, t->pid, t->task_id);
+}
+
+static int cmp_trow(const void *x, const void *y)
+{
+	const struct trow *a = x, *b = y;
+
+	if (!a->findings != !b->findings)
+		return a->findings ? -1 : 1;
+	if (a->busy != b->busy)
+		return a->busy < b->busy ? 1 : -1;
+	return a->polls < b->polls ? 1 : a->polls > b->polls ? -1 : 0;
+}
+
+static int tasks_collect(struct tasks_ctx *c, const struct analyzer *a, const struct findex *fx)
+{
+	memset(c, 0, sizeof(*c));
+	c->fx = fx;
+	c->now = an_now(a);
+	an_for_each_task(a, collect_task, c);
+	if (c->oom) {
+		free(c->v);
+		c->v = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void j_tasks(struct jw *w, const struct analyzer *a, struct tasks_ctx *tc)
+{
+	static const char *const cols[] = { "id", "pid", "site", "state", "polls", "busy_ns",
+		"pending_ns", "sched_ns", "sched_p99_ns", "poll_p99_ns", "wakes", "lifetime_ns",
+		"live_wakers", "findings" };
+	size_t shown = 0;
+	struct tasks_ctx c = *tc;
+
+	qsort(c.v, c.n, sizeof(*c.v), cmp_trow);
+	jw_ku64(w, "tasks_total", c.n + an_totals(a)->task_records_omitted);
+	jw_key(w, "task_cols");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		jw_str(w, cols[i]);
+	jw_arr_end(w);
+	jw_key(w, "tasks");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < c.n; i++) {
+		const struct trow *r = &c.v[i];
+
+		if (shown >= HTML_TASKS && !r->findings)
+			break;
+		shown++;
+		jw_arr_begin(w);
+		jw_u64(w, r->task_id);
+		jw_u64(w, r->pid);
+		if (r->site == UINT32_MAX)
+			jw_null(w);
+		else
+			jw_u64(w, r->site);
+		jw_str(w, an_state_name(r->state));
+		jw_u64(w, r->polls);
+		jw_u64(w, r->busy);
+		jw_u64(w, r->pend);
+		jw_u64(w, r->sched_sum);
+		jw_u64(w, r->sched_p99);
+		jw_u64(w, r->poll_p99);
+		jw_u64(w, r->wakes);
+		if (r->lifetime == UINT64_MAX)
+			jw_null(w);
+		else
+			jw_u64(w, r->lifetime);
+		if (r->live_wakers == INT64_MIN)
+			jw_null(w);
+		else
+			jw_i64(w, r->live_wakers);
+		jw_u64(w, r->findings);
+		jw_arr_end(w);
+	}
+	jw_arr_end(w);
+}
+
+/* ---- data: findings, workers ---- */
+static void j_findings(struct jw *w, const struct analyzer *a, const struct report_meta *m)
+{
+	const struct an_finding *f;
+	size_t n = an_findings(a, &f);
+	char detail[2048];
+
+	jw_key(w, "findings");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n && i < HTML_FINDINGS; i++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "kind", an_finding_name(f[i].kind));
+		jw_ku64(w, "task", f[i].task_id);
+		jw_ku64(w, "pid", f[i].pid);
+		jw_key(w, "site");
+		if (f[i].site)
+			jw_u64(w, f[i].site->index);
+		else
+			jw_null(w);
+		j_site_strings(w, f[i].site);
+		report_finding_detail(&f[i], detail, sizeof(detail));
+		jw_kstr(w, "detail", detail);
+		jw_ku64(w, "value_ns", f[i].value_ns);
+		jw_ku64(w, "threshold_ns", f[i].threshold_ns);
+		jw_ku64(w, "occurrences", f[i].occurrences);
+		jw_kbool(w, "ongoing", f[i].ongoing);
+		jw_ki64(w, "first_at_ns", (int64_t)(f[i].first_ts - m->start_ns));
+		jw_key(w, "live_wakers");
+		if (f[i].live_wakers >= 0)
+			jw_i64(w, f[i].live_wakers);
+		else
+			jw_null(w);
+		jw_kbool(w, "contradicted", f[i].contradicted);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static int cmp_worker(const void *x, const void *y)
+{
+	const struct an_worker *a = *(const struct an_worker *const *)x;
+	const struct an_worker *b = *(const struct an_worker *const *)y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* ---- data: timeline and heat map ---- */
+struct tid_worker {
+	uint32_t pid, tid;
+	int32_t worker;
+};
+
+static int cmp_tid(const void *x, const void *y)
+{
+	const struct tid_worker *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* Task records (poll, wake, spawn, terminate) ordered by task, then time. */
+static int cmp_task_rec(const void *x, const void *y)
+{
+	const struct an_tl_rec *a = *(const struct an_tl_rec *const *)x;
+	const struct an_tl_rec *b = *(const struct an_tl_rec *const *)y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->task_id != b->task_id)
+		return a->task_id < b->task_id ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->type < b->type ? -1 : a->type > b->type;
+}
+
+struct tgroup {
+	size_t first, n;            /* in the sorted record pointers */
+	uint64_t busy, polls;
+	unsigned findings;
+	size_t chosen;              /* 0 not shown, else its row + 1 */
+};
+
+static int cmp_group_busy(const void *x, const void *y)
+{
+	const struct tgroup *a = *(const struct tgroup *const *)x;
+	const struct tgroup *b = *(const struct tgroup *const *)y;
+
+	if (a->busy != b->busy)
+		return a->busy < b->busy ? 1 : -1;
+	return a->polls < b->polls ? 1 : a->polls > b->polls ? -1 : 0;
+}
+
+struct tl_ctx {
+	const struct an_tl_rec **rec;   /* every kept record */
+	size_t n;
+	struct tid_worker *tw;          /* runtime threads */
+	size_t ntw;
+	uint64_t t0;                    /* the capture start (offsets are from here) */
+};
+
+static int32_t worker_of_tid(const struct tl_ctx *c, uint32_t pid, uint32_t tid)
+{
+	struct tid_worker k = { pid, tid, 0 };
+	const struct tid_worker *f = c->ntw ? bsearch(&k, c->tw, c->ntw, sizeof(k), cmp_tid) : NULL;
+
+	return f ? f->worker : -1;
+}
+
+static int64_t off(const struct tl_ctx *c, uint64_t ts)
+{
+	return (int64_t)(ts - c->t0);
+}
+
+static void j_task_timeline(struct jw *w, const struct tl_ctx *c, const struct an_tl_rec **r,
+			    size_t n, size_t cap)
+{
+	const struct an_tl_rec *last_poll = NULL;
+	size_t npw = 0, skip = 0, from;
+
+	for (size_t i = 0; i < n; i++)
+		npw += r[i]->type == AN_TL_POLL || r[i]->type == AN_TL_WAKE;
+	if (npw > cap)
+		skip = npw - cap;
+	/* keep the latest `cap` polls and wakes: find where they start */
+	for (from = 0; from < n && skip; from++)
+		if (r[from]->type == AN_TL_POLL || r[from]->type == AN_TL_WAKE)
+			skip--;
+	jw_obj_begin(w);
+	jw_ku64(w, "id", r[0]->task_id);
+	jw_ku64(w, "pid", r[0]->pid);
+	jw_ku64(w, "events", npw);
+	jw_ku64(w, "kept", npw > cap ? cap : npw);
+	if (from)
+		jw_ki64(w, "kept_from_ns", off(c, r[from]->ts));
+	for (size_t i = 0; i < n; i++) {
+		if (r[i]->type == AN_TL_SPAWN)
+			jw_ki64(w, "spawn_ns", off(c, r[i]->ts));
+		else if (r[i]->type == AN_TL_TERMINATE)
+			jw_ki64(w, "end_ns", off(c, r[i]->ts));
+	}
+	/* polls: start, duration, result, worker */
+	jw_key(w, "p");
+	jw_arr_begin(w);
+	for (size_t i = from; i < n; i++) {
+		if (r[i]->type != AN_TL_POLL)
+			continue;
+		jw_i64(w, off(c, r[i]->ts));
+		jw_u64(w, r[i]->end >= r[i]->ts ? r[i]->end - r[i]->ts : 0);
+		jw_u64(w, r[i]->code);
+		jw_i64(w, r[i]->worker);
+	}
+	jw_arr_end(w);
+	/* wakes: time, source (0 another runtime thread, 1 itself during its poll, 2 outside the
+	 * runtime), the waker's worker index (-1 none), by_ref */
+	jw_key(w, "w");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i]->type == AN_TL_POLL) {
+			last_poll = r[i];
+			continue;
+		}
+		if (r[i]->type != AN_TL_WAKE || i < from)
+			continue;
+		int32_t ww = worker_of_tid(c, r[i]->pid, r[i]->tid);
+		bool self = last_poll && r[i]->ts >= last_poll->ts && r[i]->ts <= last_poll->end &&
+			    r[i]->tid == last_poll->tid;
+
+		jw_i64(w, off(c, r[i]->ts));
+		jw_u64(w, self ? 1 : ww >= 0 ? 0 : 2);
+		jw_i64(w, ww);
+		jw_u64(w, r[i]->code);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static int j_timeline(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+		      const struct an_worker **workers, size_t nworkers, const struct findex *fx)
+{
+	const struct an_tl_rec *s1, *s2;
+	size_t n1, n2, n = an_timeline(a, &s1, &n1, &s2, &n2), nt = 0, ng = 0, ntw = 0;
+	struct tl_ctx c = { 0 };
+	const struct an_tl_rec **task_recs = NULL;
+	struct tgroup *groups = NULL, **order = NULL, *row_of[HTML_TL_TASKS];
+	uint64_t w0 = m->start_ns, w1 = m->end_ns > m->start_ns ? m->end_ns : m->start_ns + 1;
+	int ret = -ENOMEM;
+
+	c.t0 = m->start_ns;
+	c.rec = malloc((n ? n : 1) * sizeof(*c.rec));
+	c.tw = malloc((n ? n : 1) * sizeof(*c.tw));
+	task_recs = malloc((n ? n : 1) * sizeof(*task_recs));
+	if (!c.rec || !c.tw || !task_recs)
+		goto out;
+	for (size_t i = 0; i < n1; i++)
+		c.rec[c.n++] = &s1[i];
+	for (size_t i = 0; i < n2; i++)
+		c.rec[c.n++] = &s2[i];
+	/* the kept window: from the oldest record when the ring overflowed */
+	if (an_totals(a)->timeline_events > n && n) {
+		uint64_t oldest = UINT64_MAX;
+
+		for (size_t i = 0; i < n; i++)
+			if (c.rec[i]->ts < oldest)
+				oldest = c.rec[i]->ts;
+		if (oldest > w0)
+			w0 = oldest;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct an_tl_rec *r = c.rec[i];
+
+		if ((r->type == AN_TL_POLL || r->type == AN_TL_PARK) && r->worker >= 0)
+			c.tw[ntw++] = (struct tid_worker){ r->pid, r->tid, r->worker };
+		if (r->type != AN_TL_PARK)
+			task_recs[nt++] = r;
+	}
+	qsort(c.tw, ntw, sizeof(*c.tw), cmp_tid);
+	for (size_t i = 0; i < ntw; i++) /* dedupe: one worker per thread (the last seen wins) */
+		if (!c.ntw || cmp_tid(&c.tw[c.ntw - 1], &c.tw[i]))
+			c.tw[c.ntw++] = c.tw[i];
+	qsort(task_recs, nt, sizeof(*task_recs), cmp_task_rec);
+	groups = malloc((nt ? nt : 1) * sizeof(*groups));
+	order = malloc((nt ? nt : 1) * sizeof(*order));
+	if (!groups || !order)
+		goto out;
+	for (size_t i = 0; i < nt;) {
+		struct tgroup *g = &groups[ng++];
+		size_t j = i;
+
+		memset(g, 0, sizeof(*g));
+		g->first = i;
+		for (; j < nt && task_recs[j]->pid == task_recs[i]->pid &&
+		       task_recs[j]->task_id == task_recs[i]->task_id; j++) {
+			if (task_recs[j]->type == AN_TL_POLL) {
+				g->polls++;
+				g->busy += task_recs[j]->end - task_recs[j]->ts;
+			}
+		}
+		g->n = j - i;
+		g->findings = finding_kinds(fx, task_recs[i]->pid, task_recs[i]->task_id);
+		i = j;
+	}
+	for (size_t i = 0; i < ng; i++)
+		order[i] = &groups[i];
+	qsort(order, ng, sizeof(*order), cmp_group_busy);
+	/* tasks with findings first (a stalled task is idle: not among the busiest) — the
+	 * stalled, lost-waker, never-yielding and self-waking ones, then a few long polls — then
+	 * the busiest */
+	size_t chosen = 0, nfind = 0, nlong = 0;
+
+	for (size_t i = 0; i < ng && nfind < HTML_TL_FINDING_TASKS; i++)
+		if ((order[i]->findings & ~(1u << AN_LONG_POLL)) && order[i]->polls) {
+			order[i]->chosen = ++chosen;
+			nfind++;
+		}
+	for (size_t i = 0; i < ng && nfind < HTML_TL_FINDING_TASKS && nlong < 4; i++)
+		if (!order[i]->chosen && order[i]->findings && order[i]->polls) {
+			order[i]->chosen = ++chosen;
+			nfind++;
+			nlong++;
+		}
+	for (size_t i = 0; i < ng && chosen < HTML_TL_TASKS; i++)
+		if (!order[i]->chosen && order[i]->polls)
+			order[i]->chosen = ++chosen;
+	/* rows in the order chosen */
+	for (size_t i = 0; i < ng; i++)
+		if (order[i]->chosen)
+			row_of[order[i]->chosen - 1] = order[i];
+
+	jw_key(w, "timeline");
+	jw_obj_begin(w);
+	jw_ki64(w, "from_ns", off(&c, w0));
+	jw_ki64(w, "to_ns", off(&c, w1));
+	jw_ku64(w, "kept", n);
+	jw_ku64(w, "total", an_totals(a)->timeline_events);
+	jw_ku64(w, "tasks_in_window", ng);
+	jw_key(w, "tasks");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < chosen; i++)
+		j_task_timeline(w, &c, task_recs + row_of[i]->first, row_of[i]->n,
+				HTML_TL_BUDGET / chosen);
+	jw_arr_end(w);
+	jw_obj_end(w);
+
+	/* heat map: per worker and time slice, the fraction spent in polls and parked */
+	size_t rows = nworkers < HTML_HEAT_ROWS ? nworkers : HTML_HEAT_ROWS;
+	double width = (double)(w1 - w0) / HTML_HEAT_BINS;
+	double (*busy)[HTML_HEAT_BINS] = calloc(rows ? rows : 1, sizeof(*busy));
+	double (*parked)[HTML_HEAT_BINS] = calloc(rows ? rows : 1, sizeof(*parked));
+
+	if (!busy || !parked) {
+		free(busy);
+		free(parked);
+		goto out;
+	}
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t b, e;
+		int32_t wi;
+		uint32_t pid;
+		double (*acc)[HTML_HEAT_BINS];
+		size_t row = rows;
+
+		if (i < n) {
+			const struct an_tl_rec *r = c.rec[i];
+
+			if ((r->type != AN_TL_POLL && r->type != AN_TL_PARK) || r->worker < 0)
+				continue;
+			b = r->ts, e = r->end, wi = r->worker, pid = r->pid;
+			acc = r->type == AN_TL_POLL ? busy : parked;
+			for (size_t k = 0; k < rows; k++)
+				if (workers[k]->pid == pid && workers[k]->index == wi)
+					row = k;
+			if (row == rows)
+				continue;
+			if (b < w0)
+				b = w0;
+			if (e > w1)
+				e = w1;
+			for (uint64_t t = b; t < e;) {
+				size_t bin = (size_t)((double)(t - w0) / width);
+				uint64_t bin_end;
+
+				if (bin >= HTML_HEAT_BINS)
+					break;
+				bin_end = w0 + (uint64_t)((double)(bin + 1) * width);
+				if (bin_end <= t)
+					bin_end = t + 1;
+				if (bin_end > e)
+					bin_end = e;
+				acc[row][bin] += (double)(bin_end - t);
+				t = bin_end;
+			}
+		} else { /* parks still going on at the end */
+			for (size_t k = 0; k < rows; k++) {
+				if (!workers[k]->parked)
+					continue;
+				b = workers[k]->park_since > w0 ? workers[k]->park_since : w0;
+				for (uint64_t t = b; t < w1;) {
+					size_t bin = (size_t)((double)(t - w0) / width);
+					uint64_t bin_end;
+
+					if (bin >= HTML_HEAT_BINS)
+						break;
+					bin_end = w0 + (uint64_t)((double)(bin + 1) * width);
+					if (bin_end <= t)
+						bin_end = t + 1;
+					if (bin_end > w1)
+						bin_end = w1;
+					parked[k][bin] += (double)(bin_end - t);
+					t = bin_end;
+				}
+			}
+		}
+	}
+	jw_key(w, "heat");
+	jw_obj_begin(w);
+	jw_ki64(w, "from_ns", off(&c, w0));
+	jw_ki64(w, "to_ns", off(&c, w1));
+	jw_ku64(w, "bins", HTML_HEAT_BINS);
+	jw_ku64(w, "workers_total", nworkers);
+	jw_key(w, "rows");
+	jw_arr_begin(w);
+	for (size_t k = 0; k < rows; k++) {
+		jw_obj_begin(w);
+		jw_ku64(w, "pid", workers[k]->pid);
+		jw_ki64(w, "worker", workers[k]->index);
+		jw_ku64(w, "tid", workers[k]->tid);
+		jw_key(w, "busy");
+		jw_arr_begin(w);
+		for (int b = 0; b < HTML_HEAT_BINS; b++) {
+			double v = width > 0 ? busy[k][b] / width * 1000 : 0;
+
+			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
+		}
+		jw_arr_end(w);
+		jw_key(w, "parked");
+		jw_arr_begin(w);
+		for (int b = 0; b < HTML_HEAT_BINS; b++) {
+			double v = width > 0 ? parked[k][b] / width * 1000 : 0;
+
+			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
+		}
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+	free(busy);
+	free(parked);
+	ret = 0;
+out:
+	free(c.rec);
+	free(c.tw);
+	free(task_recs);
+	free(groups);
+	free(order);
+	return ret;
+}
+
+static int data_json(FILE *out, const struct analyzer *a, const struct report_meta *m)
+{
+	const struct an_totals *t = an_totals(a);
+	const struct an_opts *o = an_get_opts(a);
+	const struct an_worker *const *wv;
+	const struct an_worker **workers;
+	size_t nw = an_workers(a, &wv);
+	struct jw *w = jw_new(out, false);
+	struct findex fx = { 0 };
+	struct tasks_ctx tc = { 0 };
+	const struct an_site *const *sites;
+	size_t nsites = an_sites(a, &sites), npend = 0;
+	uint64_t *pend_now = NULL;
+	uint64_t drops = 0;
+	char iso[64];
+	struct tm tm;
+	int ret = 0;
+
+	if (!w)
+		return -ENOMEM;
+	workers = malloc((nw ? nw : 1) * sizeof(*workers));
+	for (size_t i = 0; i < nsites; i++)
+		if (sites[i]->index >= npend)
+			npend = sites[i]->index + 1;
+	pend_now = calloc(npend ? npend : 1, sizeof(*pend_now));
+	if (!workers || !pend_now || findex_build(&fx, a) || tasks_collect(&tc, a, &fx)) {
+		free(workers);
+		free(pend_now);
+		free(fx.v);
+		jw_finish(w);
+		return -ENOMEM;
+	}
+	/* pending time of the tasks still pending at the end (not in the sites' histograms) */
+	for (size_t i = 0; i < tc.n; i++)
+		if (tc.v[i].state == AN_PENDING && tc.v[i].site < npend)
+			pend_now[tc.v[i].site] += tc.v[i].pend_now;
+	memcpy(workers, wv, nw * sizeof(*workers));
+	qsort(workers, nw, sizeof(*workers), cmp_worker);
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		drops += m->counters.drops[i];
+	gmtime_r(&m->wall_start.tv_sec, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+	jw_obj_begin(w);
+	jw_ku64(w, "v", 1);
+	jw_key(w, "capture");
+	jw_obj_begin(w);
+	jw_kstr(w, "mode", m->mode);
+	jw_ku64(w, "pid", m->pid > 0 ? (uint64_t)m->pid : 0);
+	jw_kstr(w, "executable", m->executable ? m->executable : m->binary);
+	jw_kstr(w, "started_at", iso);
+	jw_ku64(w, "duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	jw_kstr(w, "ended_by", m->ended_by);
+	jw_obj_end(w);
+	jw_key(w, "thresholds");
+	jw_obj_begin(w);
+	jw_ku64(w, "long_poll_ns", o->long_poll_ns);
+	jw_ku64(w, "stall_ns", o->stall_ns);
+	jw_ku64(w, "lost_waker_ns", o->lost_waker_ns);
+	jw_ku64(w, "never_yields_ns", o->never_yields_ns);
+	jw_obj_end(w);
+	jw_key(w, "totals");
+	jw_obj_begin(w);
+	jw_ku64(w, "events", t->events);
+	jw_ku64(w, "drops", drops);
+	jw_ku64(w, "polls", t->polls);
+	jw_ku64(w, "wakes", t->wakes);
+	jw_ku64(w, "spawns", t->spawns);
+	jw_ku64(w, "tasks_seen", t->tasks_seen);
+	jw_ku64(w, "tasks_live", t->tasks_live);
+	jw_obj_end(w);
+	jw_ku64(w, "bins_per_decade", BINS_PER_DECADE);
+	j_findings(w, a, m);
+	ret = j_sites(w, a, pend_now, npend);
+	if (!ret)
+		j_tasks(w, a, &tc);
+	jw_key(w, "workers");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < nw; i++) {
+		jw_obj_begin(w);
+		jw_ku64(w, "pid", workers[i]->pid);
+		jw_ki64(w, "worker", workers[i]->index);
+		jw_ku64(w, "tid", workers[i]->tid);
+		jw_ku64(w, "polls", workers[i]->polls);
+		jw_ku64(w, "busy_ns", workers[i]->busy_ns);
+		jw_ku64(w, "parks", workers[i]->parks);
+		jw_ku64(w, "parked_ns", workers[i]->parked_ns);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	if (!ret)
+		ret = j_timeline(w, a, m, workers, nw, &fx);
+	jw_obj_end(w);
+	free(workers);
+	free(fx.v);
+	free(tc.v);
+	free(pend_now);
+	if (jw_finish(w) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+int report_html(FILE *out, const struct analyzer *a, const struct report_meta *m)
+{
+	int ret;
+
+	bins_init();
+	fputs(html_parts[0], out);
+	summary(out, a, m);
+	fputs(html_parts[1], out);
+	findings_html(out, a);
+	fputs(html_parts[2], out);
+	ret = data_json(out, a, m);
+	fputs(html_parts[3], out);
+	if (fflush(out) || ferror(out))
+		return ret ? ret : -EIO;
+	return ret;
+}

@@ -1,0 +1,527 @@
+/* report.js — draws report.html from the JSON in #report-data (written by tracer/html.c).
+ * Plain DOM, SVG and canvas; no library, nothing fetched. Text from the traced process is
+ * only ever put on the page as text (textContent, new Option, canvas fillText). */
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('report-data').textContent);
+  var SVG = 'http://www.w3.org/2000/svg';
+  var $ = function (id) { return document.getElementById(id); };
+  var RESULT = ['Pending', 'Ready', 'Notified', 'Cancelled', 'Panicked'];
+  var KIND = ['long_poll', 'stalled', 'lost_waker', 'never_yields', 'self_wake'];
+  var COLORS = { poll0: '#2f6fd6', poll1: '#1e8449', poll2: '#8e44ad', poll3: '#7f8c8d',
+    poll4: '#c0392b', pending: '#b8c0cc', runnable: '#f0a030', wake: '#d62828', busy: [192, 57, 43],
+    parked: [36, 87, 197] };
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function svg(tag, attrs) {
+    var e = document.createElementNS(SVG, tag);
+    for (var k in attrs) if (Object.prototype.hasOwnProperty.call(attrs, k)) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  function dur(ns) {
+    if (ns === null || ns === undefined || isNaN(ns)) return '–';
+    var neg = ns < 0; ns = Math.abs(ns);
+    var u = [[1e9 * 3600, 'h'], [1e9 * 60, 'm'], [1e9, 's'], [1e6, 'ms'], [1e3, 'µs']];
+    var s = null;
+    for (var i = 0; i < u.length; i++) {
+      if (ns >= u[i][0]) {
+        var v = ns / u[i][0];
+        s = (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + u[i][1];
+        break;
+      }
+    }
+    if (s === null) s = Math.round(ns) + 'ns';
+    return (neg ? '−' : '') + s;
+  }
+  function num(v) { return v === null || v === undefined ? '–' : Number(v).toLocaleString('en-US'); }
+  function pct(v) { return v === null || v === undefined || isNaN(v) ? '–' : (v * 100).toFixed(1) + '%'; }
+
+  /* tooltip */
+  var tip = $('tip');
+  function showTip(ev, text) {
+    tip.textContent = text;
+    tip.hidden = false;
+    var x = ev.clientX + 14, y = ev.clientY + 14;
+    var r = tip.getBoundingClientRect();
+    if (x + r.width > window.innerWidth - 4) x = Math.max(4, ev.clientX - r.width - 10);
+    if (y + r.height > window.innerHeight - 4) y = Math.max(4, ev.clientY - r.height - 10);
+    tip.style.left = x + 'px';
+    tip.style.top = y + 'px';
+  }
+  function hideTip() { tip.hidden = true; }
+
+  var sitesById = {};
+  (D.sites || []).forEach(function (s) { sitesById[s.id] = s; });
+  function siteName(id) {
+    if (id === null || id === undefined) return '(unknown site)';
+    var s = sitesById[id];
+    return s ? s.loc : '(site not listed)';
+  }
+  function pendingRatio(busy, sched, pend) {
+    var t = (busy || 0) + (sched || 0) + (pend || 0);
+    return t > 0 ? (pend || 0) / t : null;
+  }
+
+  /* ---- distributions ---- */
+  var BPD = D.bins_per_decade || 5;
+  function binLo(b) { return Math.pow(10, b / BPD); }
+  function drawHist(fig, h, title) {
+    Array.prototype.slice.call(fig.querySelectorAll('svg, .stats, .empty')).forEach(function (n) { n.remove(); });
+    if (!h || !h.n) { fig.appendChild(el('p', 'empty', 'No ' + title.toLowerCase() + ' recorded.')); return; }
+    if (!h.b) { fig.appendChild(el('p', 'empty', 'Buckets not kept for this site (only for the busiest).')); return; }
+    var W = 460, H = 190, L = 46, R = 26, T = 20, B = 28;
+    var pairs = [];
+    for (var i = 0; i + 1 < h.b.length; i += 2) pairs.push([h.b[i], h.b[i + 1]]);
+    var lo = pairs[0][0], hi = pairs[pairs.length - 1][0];
+    lo = Math.max(0, Math.floor(lo / BPD) * BPD); hi = Math.ceil((hi + 1) / BPD) * BPD;
+    if (hi - lo < BPD * 2) hi = lo + BPD * 2;
+    var max = 0; pairs.forEach(function (p) { max = Math.max(max, p[1]); });
+    var s = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
+    var bw = (W - L - R) / (hi - lo);
+    var x = function (bin) { return L + (bin - lo) * bw; };
+    var y = function (c) { return T + (H - T - B) * (1 - c / max); };
+    s.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#8895a7' }));
+    for (var d = lo; d <= hi; d += BPD) {
+      s.appendChild(svg('line', { x1: x(d), y1: H - B, x2: x(d), y2: H - B + 4, stroke: '#8895a7' }));
+      var t = svg('text', { x: x(d), y: H - B + 16, 'text-anchor': d + BPD > hi ? 'end' : d === lo ? 'start' : 'middle',
+        'font-size': 10, fill: '#5f6b7a' });
+      t.textContent = dur(binLo(d));
+      s.appendChild(t);
+    }
+    var yl = svg('text', { x: L - 6, y: T + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#5f6b7a' });
+    yl.textContent = num(max);
+    s.appendChild(yl);
+    pairs.forEach(function (p) {
+      var r = svg('rect', { x: x(p[0]) + 0.5, y: y(p[1]), width: Math.max(1, bw - 1), height: H - B - y(p[1]), fill: '#2f6fd6' });
+      r.addEventListener('mousemove', function (ev) {
+        showTip(ev, dur(binLo(p[0])) + ' – ' + dur(binLo(p[0] + 1)) + ': ' + num(p[1]) + ' (' + pct(p[1] / h.n) + ')');
+      });
+      r.addEventListener('mouseleave', hideTip);
+      s.appendChild(r);
+    });
+    [['p50', '#1e8449'], ['p99', '#c0392b']].forEach(function (q) {
+      var v = h[q[0]]; if (!v) return;
+      var xv = L + (Math.log10(Math.max(1, v)) * BPD - lo) * bw;
+      s.appendChild(svg('line', { x1: xv, y1: T, x2: xv, y2: H - B, stroke: q[1], 'stroke-dasharray': '4 3' }));
+      var lt = svg('text', { x: q[0] === 'p50' ? xv - 3 : xv + 3, y: T - 6, 'font-size': 10, fill: q[1],
+        'text-anchor': q[0] === 'p50' ? 'end' : 'start' });
+      lt.textContent = q[0];
+      s.appendChild(lt);
+    });
+    fig.appendChild(s);
+    fig.appendChild(el('div', 'stats', 'n ' + num(h.n) + ' · p50 ' + dur(h.p50) + ' · p90 ' + dur(h.p90) +
+      ' · p99 ' + dur(h.p99) + ' · max ' + dur(h.max)));
+  }
+  function distributions() {
+    var sel = $('dist-site');
+    sel.appendChild(new Option('All spawn sites', 'all'));
+    (D.sites || []).forEach(function (s) {
+      if (s.poll && s.poll.b || s.pending && s.pending.b || s.sched && s.sched.b)
+        sel.appendChild(new Option(s.loc + (s.type ? '  —  ' + s.type : ''), String(s.id)));
+    });
+    function show() {
+      var src = sel.value === 'all' ? D.all : sitesById[sel.value];
+      drawHist($('dist-poll'), src && src.poll, 'Poll time');
+      drawHist($('dist-sched'), src && src.sched, 'Scheduling delay');
+      drawHist($('dist-pending'), src && src.pending, 'Pending time');
+    }
+    sel.addEventListener('change', show);
+    show();
+  }
+
+  /* ---- timeline ---- */
+  function timeline() {
+    var T = D.timeline || { tasks: [] };
+    var tasks = (T.tasks || []).map(function (t) {
+      var polls = [], wakes = [], pend = [], runnable = [];
+      for (var i = 0; i + 3 < t.p.length; i += 4) polls.push({ b: t.p[i], d: t.p[i + 1], r: t.p[i + 2], w: t.p[i + 3] });
+      for (var j = 0; j + 3 < t.w.length; j += 4) wakes.push({ t: t.w[j], src: t.w[j + 1], ww: t.w[j + 2], ref: t.w[j + 3] });
+      /* pending: a poll returned Pending → the next wake (or the next poll, or the end);
+       * runnable: that wake → the next poll */
+      var wi = 0;
+      for (var k = 0; k < polls.length; k++) {
+        var p = polls[k], end = p.b + p.d, next = k + 1 < polls.length ? polls[k + 1].b : null;
+        while (wi < wakes.length && wakes[wi].t < end) wi++;
+        if (p.r !== 0) continue;
+        var w = wi < wakes.length ? wakes[wi].t : null;
+        if (w !== null && (next === null || w <= next)) {
+          pend.push([end, w]);
+          runnable.push([w, next !== null ? next : (t.end_ns !== undefined ? t.end_ns : T.to_ns)]);
+        } else {
+          pend.push([end, next !== null ? next : (t.end_ns !== undefined ? t.end_ns : T.to_ns)]);
+        }
+      }
+      var site = null;
+      (D.tasks || []).some(function (r) { if (r[0] === t.id && r[1] === t.pid) { site = r[2]; return true; } return false; });
+      return { id: t.id, pid: t.pid, site: site, polls: polls, wakes: wakes, pend: pend, runnable: runnable,
+        spawn: t.spawn_ns, end: t.end_ns, events: t.events, kept: t.kept };
+    });
+    var legend = $('tl-legend');
+    [['poll → Pending', COLORS.poll0], ['poll → Ready', COLORS.poll1], ['poll → Notified (yield)', COLORS.poll2],
+      ['pending (waiting for a wake)', COLORS.pending], ['runnable (waiting for a worker)', COLORS.runnable],
+      ['wake', COLORS.wake]].forEach(function (l) {
+      var s = el('span'), sw = el('span', 'swatch');
+      sw.style.background = l[1];
+      s.appendChild(sw); s.appendChild(document.createTextNode(l[0]));
+      legend.appendChild(s);
+    });
+    var note = [];
+    if (T.total > T.kept) note.push('The timeline kept the last ' + num(T.kept) + ' of ' + num(T.total) + ' events (--timeline-events): it starts at +' + dur(T.from_ns) + '.');
+    note.push(tasks.length + ' of ' + num(T.tasks_in_window || 0) + ' tasks seen in the timeline are shown.');
+    tasks.forEach(function (t) { if (t.kept < t.events) note.push('task ' + t.id + ': the last ' + num(t.kept) + ' of ' + num(t.events) + ' polls and wakes.'); });
+    $('tl-note').textContent = note.join(' ');
+    var canvas = $('tl-canvas'), wrap = $('tl-wrap');
+    if (!tasks.length) {
+      wrap.replaceWith(el('p', 'empty', 'No polls in the timeline.'));
+      return;
+    }
+    var ROW = 22, TOP = 26, LABEL = 280;
+    var v0 = T.from_ns, v1 = Math.max(T.to_ns, T.from_ns + 1000);
+    var full0 = v0, full1 = v1;
+    var ctx = canvas.getContext('2d');
+    var width = 0;
+    function resize() {
+      width = Math.max(600, wrap.clientWidth);
+      var h = TOP + tasks.length * ROW + 4, dpr = window.devicePixelRatio || 1;
+      canvas.width = Math.round(width * dpr); canvas.height = Math.round(h * dpr);
+      canvas.style.width = width + 'px'; canvas.style.height = h + 'px';
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      draw();
+    }
+    function X(t) { return LABEL + (t - v0) / (v1 - v0) * (width - LABEL - 8); }
+    function Tm(x) { return v0 + (x - LABEL) / (width - LABEL - 8) * (v1 - v0); }
+    function firstEnding(arr, t, endOf) { /* first index whose end >= t (arr sorted by start) */
+      var lo = 0, hi = arr.length;
+      while (lo < hi) { var m = (lo + hi) >> 1; if (endOf(arr[m]) < t) lo = m + 1; else hi = m; }
+      return Math.max(0, lo - 1);
+    }
+    function niceStep(span) {
+      var raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw)));
+      var n = raw / p;
+      return (n < 1.5 ? 1 : n < 3.5 ? 2 : n < 7.5 ? 5 : 10) * p;
+    }
+    function draw() {
+      var H = TOP + tasks.length * ROW + 4;
+      ctx.clearRect(0, 0, width, H);
+      ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
+      /* axis */
+      var step = niceStep(v1 - v0);
+      ctx.fillStyle = '#5f6b7a'; ctx.strokeStyle = '#e3e7ee'; ctx.textAlign = 'center';
+      for (var g = Math.ceil(v0 / step) * step; g <= v1; g += step) {
+        var gx = X(g);
+        ctx.beginPath(); ctx.moveTo(gx, TOP - 4); ctx.lineTo(gx, H); ctx.stroke();
+        ctx.fillText('+' + dur(g), gx, TOP - 9);
+      }
+      ctx.textAlign = 'left';
+      tasks.forEach(function (t, i) {
+        var y = TOP + i * ROW;
+        if (i % 2) { ctx.fillStyle = '#f6f8fb'; ctx.fillRect(0, y, width, ROW); }
+        ctx.fillStyle = '#1d2330';
+        /* the end of a location (file name, line) says more than its start */
+        var head = 'task ' + t.id + '  ', loc = siteName(t.site), cut = false;
+        while (loc.length > 1 && ctx.measureText(head + (cut ? '…' : '') + loc).width > LABEL - 10) { loc = loc.slice(2); cut = true; }
+        ctx.fillText(head + (cut ? '…' : '') + loc, 6, y + 15);
+        ctx.save();
+        ctx.beginPath(); ctx.rect(LABEL, y, width - LABEL, ROW); ctx.clip();
+        var mid = y + ROW / 2;
+        [[t.pend, COLORS.pending, 2], [t.runnable, COLORS.runnable, 3]].forEach(function (L) {
+          ctx.fillStyle = L[1];
+          var arr = L[0];
+          for (var k = firstEnding(arr, v0, function (a) { return a[1]; }); k < arr.length && arr[k][0] <= v1; k++) {
+            var a = X(arr[k][0]), b = X(arr[k][1]);
+            if (b < LABEL) continue;
+            ctx.fillRect(a, mid - L[2] / 2, Math.max(1, b - a), L[2]);
+          }
+        });
+        var lastX = -1, lastR = -1;
+        for (var k = firstEnding(t.polls, v0, function (p) { return p.b + p.d; }); k < t.polls.length && t.polls[k].b <= v1; k++) {
+          var p = t.polls[k], a = X(p.b), w = Math.max(1, X(p.b + p.d) - a);
+          if (w <= 1 && Math.floor(a) === lastX && p.r === lastR) continue;
+          lastX = Math.floor(a); lastR = p.r;
+          ctx.fillStyle = COLORS['poll' + (p.r < 5 ? p.r : 3)];
+          ctx.fillRect(a, y + 6, w, ROW - 10);
+        }
+        ctx.fillStyle = COLORS.wake;
+        var lastW = -1;
+        for (var q = 0; q < t.wakes.length; q++) {
+          var wt = t.wakes[q].t;
+          if (wt < v0 || wt > v1) continue;
+          var wx = Math.floor(X(wt));
+          if (wx === lastW) continue;
+          lastW = wx;
+          ctx.beginPath(); ctx.moveTo(wx - 3, y); ctx.lineTo(wx + 4, y); ctx.lineTo(wx + 0.5, y + 5); ctx.fill();
+        }
+        ctx.restore();
+      });
+      $('tl-range').textContent = 'showing +' + dur(v0) + ' … +' + dur(v1) + ' (' + dur(v1 - v0) + ')';
+    }
+    function zoom(f, cx) {
+      var c = cx === undefined ? (v0 + v1) / 2 : Tm(cx);
+      var n0 = c - (c - v0) * f, n1 = c + (v1 - c) * f;
+      if (n1 - n0 < 1000) return;
+      if (n1 - n0 > full1 - full0) { n0 = full0; n1 = full1; }
+      v0 = n0; v1 = n1; draw();
+    }
+    $('tl-in').addEventListener('click', function () { zoom(0.5); });
+    $('tl-out').addEventListener('click', function () { zoom(2); });
+    $('tl-fit').addEventListener('click', function () { v0 = full0; v1 = full1; draw(); });
+    canvas.addEventListener('wheel', function (ev) {
+      if (!ev.ctrlKey && !ev.shiftKey && Math.abs(ev.deltaY) < Math.abs(ev.deltaX)) return;
+      var r = canvas.getBoundingClientRect();
+      if (ev.clientX - r.left < LABEL) return;
+      ev.preventDefault();
+      zoom(ev.deltaY > 0 ? 1.25 : 0.8, ev.clientX - r.left);
+    }, { passive: false });
+    var drag = null;
+    canvas.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, v0: v0, v1: v1 }; wrap.classList.add('dragging'); });
+    window.addEventListener('mouseup', function () { drag = null; wrap.classList.remove('dragging'); });
+    window.addEventListener('mousemove', function (ev) {
+      if (!drag) return;
+      var dt = (ev.clientX - drag.x) / (width - LABEL - 8) * (drag.v1 - drag.v0);
+      v0 = drag.v0 - dt; v1 = drag.v1 - dt; draw();
+    });
+    canvas.addEventListener('mousemove', function (ev) {
+      if (drag) return;
+      var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+      var i = Math.floor((y - TOP) / ROW);
+      if (i < 0 || i >= tasks.length) { hideTip(); return; }
+      var t = tasks[i], tm = Tm(x), slack = (v1 - v0) / (width - LABEL) * 3, text = null;
+      if (x < LABEL) {
+        var s = sitesById[t.site];
+        text = 'task ' + t.id + ' (PID ' + t.pid + ')\n' + siteName(t.site) + (s && s.type ? '\n' + s.type : '') +
+          '\n' + num(t.polls.length) + ' polls, ' + num(t.wakes.length) + ' wakes in the timeline';
+      } else {
+        for (var q = 0; q < t.wakes.length && !text; q++) {
+          var w = t.wakes[q];
+          if (Math.abs(w.t - tm) <= slack)
+            text = 'wake at +' + dur(w.t) + (w.ref ? ' (by reference)' : '') + '\n' +
+              (w.src === 1 ? 'woke itself during its poll' : w.src === 2 ? 'from a thread outside the runtime' : 'from worker ' + w.ww);
+        }
+        for (var k = firstEnding(t.polls, tm - slack, function (p) { return p.b + p.d; }); k < t.polls.length && !text && t.polls[k].b <= tm + slack; k++) {
+          var p = t.polls[k];
+          if (tm >= p.b - slack && tm <= p.b + p.d + slack)
+            text = 'poll at +' + dur(p.b) + ' for ' + dur(p.d) + ' → ' + (RESULT[p.r] || '?') + '\n' +
+              (p.w >= 0 ? 'on worker ' + p.w : 'off the workers (blocking pool)');
+        }
+        [[t.pend, 'pending (no wake yet)'], [t.runnable, 'runnable, waiting for a worker']].forEach(function (L) {
+          for (var k2 = 0; k2 < L[0].length && !text; k2++)
+            if (tm >= L[0][k2][0] && tm <= L[0][k2][1]) text = L[1] + ' for ' + dur(L[0][k2][1] - L[0][k2][0]) + '\nfrom +' + dur(L[0][k2][0]);
+        });
+      }
+      if (text) showTip(ev, text); else hideTip();
+    });
+    canvas.addEventListener('mouseleave', hideTip);
+    window.addEventListener('resize', resize);
+    resize();
+  }
+
+  /* ---- heat map ---- */
+  function heatmap() {
+    var Hm = D.heat || { rows: [] }, rows = Hm.rows || [];
+    var canvas = $('hm-canvas'), wrap = $('hm-wrap');
+    if (!rows.length) { wrap.replaceWith(el('p', 'empty', 'No worker activity recorded (worker_park/unpark and polls on workers).')); }
+    else {
+      var ROW = 20, LABEL = 130, TOP = 6, AX = 22, ctx = canvas.getContext('2d'), width = 0;
+      var bins = Hm.bins, span = Math.max(1, Hm.to_ns - Hm.from_ns);
+      var draw = function () {
+        width = Math.max(600, wrap.clientWidth);
+        var h = TOP + rows.length * ROW + AX, dpr = window.devicePixelRatio || 1;
+        canvas.width = Math.round(width * dpr); canvas.height = Math.round(h * dpr);
+        canvas.style.width = width + 'px'; canvas.style.height = h + 'px';
+        ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+        ctx.clearRect(0, 0, width, h);
+        ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
+        var cw = (width - LABEL - 8) / bins;
+        rows.forEach(function (r, i) {
+          var y = TOP + i * ROW;
+          ctx.fillStyle = '#1d2330';
+          ctx.fillText('worker ' + r.worker + (rows.some(function (o) { return o.pid !== r.pid; }) ? ' · ' + r.pid : ''), 6, y + 14);
+          for (var b = 0; b < bins; b++) {
+            var bu = r.busy[b] / 1000, pk = r.parked[b] / 1000, wh = Math.max(0, 1 - bu - pk);
+            var c = [0, 1, 2].map(function (k) { return Math.round(255 * wh + COLORS.busy[k] * bu + COLORS.parked[k] * pk); });
+            ctx.fillStyle = 'rgb(' + c.join(',') + ')';
+            ctx.fillRect(LABEL + b * cw, y + 1, Math.ceil(cw), ROW - 2);
+          }
+        });
+        var ay = TOP + rows.length * ROW;
+        ctx.fillStyle = '#5f6b7a'; ctx.textAlign = 'center';
+        for (var k = 0; k <= 4; k++) {
+          var t = Hm.from_ns + span * k / 4, x = LABEL + (width - LABEL - 8) * k / 4;
+          ctx.fillRect(x, ay, 1, 4);
+          ctx.fillText('+' + dur(t), Math.min(Math.max(x, LABEL + 20), width - 30), ay + 16);
+        }
+        ctx.textAlign = 'left';
+      };
+      canvas.addEventListener('mousemove', function (ev) {
+        var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+        var i = Math.floor((y - TOP) / ROW), b = Math.floor((x - LABEL) / ((width - LABEL - 8) / bins));
+        if (i < 0 || i >= rows.length || b < 0 || b >= bins) { hideTip(); return; }
+        var t0 = Hm.from_ns + span * b / bins, t1 = Hm.from_ns + span * (b + 1) / bins;
+        showTip(ev, 'worker ' + rows[i].worker + ' (tid ' + rows[i].tid + '), +' + dur(t0) + ' … +' + dur(t1) + '\n' +
+          (rows[i].busy[b] / 10).toFixed(1) + '% in polls, ' + (rows[i].parked[b] / 10).toFixed(1) + '% parked');
+      });
+      canvas.addEventListener('mouseleave', hideTip);
+      window.addEventListener('resize', draw);
+      draw();
+    }
+    var ws = D.workers || [], span2 = D.capture.duration_ns || 1;
+    if (ws.length) {
+      table($('hm-workers'), [
+        { label: 'Worker', get: function (w) { return w.worker; }, num: true },
+        { label: 'PID', get: function (w) { return w.pid; }, num: true },
+        { label: 'Thread', get: function (w) { return w.tid; }, num: true },
+        { label: 'Polls', get: function (w) { return w.polls; }, num: true, fmt: num },
+        { label: 'Busy', get: function (w) { return w.busy_ns; }, num: true, fmt: dur },
+        { label: 'Busy %', get: function (w) { return w.busy_ns / span2; }, num: true, fmt: pct },
+        { label: 'Parked', get: function (w) { return w.parked_ns; }, num: true, fmt: dur },
+        { label: 'Parks', get: function (w) { return w.parks; }, num: true, fmt: num }
+      ], ws, { sort: 0, asc: true, limit: 100 });
+    }
+  }
+
+  /* ---- sortable tables ---- */
+  function table(container, cols, rows, opt) {
+    var sortCol = opt.sort, asc = !!opt.asc, limit = opt.limit || 500, showAll = false;
+    var wrap = el('div', 'table-wrap'), tbl = el('table'), thead = el('thead'), tbody = el('tbody');
+    var more = el('p', 'muted');
+    var hr = el('tr');
+    cols.forEach(function (c, i) {
+      var th = el('th', c.num ? '' : 'text' + (c.cls ? ' ' + c.cls : ''), c.label);
+      if (c.title) th.title = c.title;
+      th.addEventListener('click', function () {
+        if (sortCol === i) asc = !asc; else { sortCol = i; asc = !c.num; }
+        render();
+      });
+      hr.appendChild(th);
+    });
+    thead.appendChild(hr); tbl.appendChild(thead); tbl.appendChild(tbody); wrap.appendChild(tbl);
+    container.appendChild(wrap); container.appendChild(more);
+    function key(r, c) { var v = c.get(r); return v === null || v === undefined ? (c.num ? -Infinity : '') : v; }
+    function render() {
+      var c = cols[sortCol];
+      var sorted = rows.slice().sort(function (a, b) {
+        var x = key(a, c), y = key(b, c);
+        var d = c.num ? (x < y ? -1 : x > y ? 1 : 0) : String(x).localeCompare(String(y));
+        return asc ? d : -d;
+      });
+      Array.prototype.forEach.call(hr.children, function (th, i) {
+        th.classList.toggle('sorted-asc', i === sortCol && asc);
+        th.classList.toggle('sorted-desc', i === sortCol && !asc);
+      });
+      tbody.textContent = '';
+      var n = showAll ? sorted.length : Math.min(limit, sorted.length);
+      var frag = document.createDocumentFragment();
+      for (var i = 0; i < n; i++) {
+        var r = sorted[i], tr = el('tr', opt.rowClass ? opt.rowClass(r) : '');
+        cols.forEach(function (c) {
+          var v = c.get(r);
+          tr.appendChild(el('td', c.num ? '' : 'text' + (c.cls ? ' ' + c.cls : ''), c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '–' : v));
+        });
+        frag.appendChild(tr);
+      }
+      tbody.appendChild(frag);
+      more.textContent = '';
+      if (n < sorted.length) {
+        more.appendChild(document.createTextNode('Showing ' + num(n) + ' of ' + num(sorted.length) + ' rows. '));
+        var b = el('button', '', 'Show all');
+        b.type = 'button';
+        b.addEventListener('click', function () { showAll = true; render(); });
+        more.appendChild(b);
+      }
+      if (opt.note) more.appendChild(document.createTextNode(' ' + opt.note));
+    }
+    render();
+  }
+
+  function kindsOf(bits) {
+    var k = [];
+    for (var i = 0; i < KIND.length; i++) if (bits & (1 << i)) k.push(KIND[i]);
+    return k.join(', ');
+  }
+
+  function stalled() {
+    var rows = (D.findings || []).filter(function (f) { return f.kind === 'stalled' || f.kind === 'lost_waker'; });
+    var c = $('stalled-table');
+    if (!rows.length) { c.appendChild(el('p', 'empty', 'No stalled task and no lost waker.')); return; }
+    table(c, [
+      { label: 'Kind', get: function (f) { return f.kind; }, cls: 'nowrap' },
+      { label: 'Task', get: function (f) { return f.task; }, num: true },
+      { label: 'Spawn site', get: function (f) { return f.loc; }, cls: 'loc' },
+      { label: 'Type', get: function (f) { return f.type; } },
+      { label: 'Pending for', get: function (f) { return f.value_ns; }, num: true, fmt: dur },
+      { label: 'Live wakers', get: function (f) { return f.live_wakers; }, num: true,
+        fmt: function (v) { return v === null ? 'unknown' : v; } },
+      { label: 'Still pending', get: function (f) { return f.ongoing ? 'yes' : f.contradicted ? 'no (woken later)' : 'no'; } },
+      { label: 'Since', get: function (f) { return f.first_at_ns; }, num: true, fmt: function (v) { return '+' + dur(v); } }
+    ], rows, { sort: 4, asc: false, limit: 200 });
+  }
+
+  function sites() {
+    var rows = D.sites || [];
+    var c = $('sites-table');
+    if (!rows.length) { c.appendChild(el('p', 'empty', 'No spawn site seen.')); return; }
+    var nf = function (s) { return s.findings.reduce(function (a, b) { return a + b; }, 0); };
+    table(c, [
+      { label: 'Spawn site', get: function (s) { return s.loc; }, cls: 'loc' },
+      { label: 'Type', get: function (s) { return s.type; } },
+      { label: 'Kind', get: function (s) { return s.kind; }, cls: 'nowrap' },
+      { label: 'Tasks', get: function (s) { return s.tasks; }, num: true, fmt: num },
+      { label: 'Live', get: function (s) { return s.live; }, num: true, fmt: num },
+      { label: 'Polls', get: function (s) { return s.polls; }, num: true, fmt: num },
+      { label: 'Busy', get: function (s) { return s.busy_ns; }, num: true, fmt: dur },
+      { label: 'Pending ratio', get: function (s) { return pendingRatio(s.busy_ns, s.sched.sum, (s.pending.sum || 0) + (s.pending_now_ns || 0)); }, num: true, fmt: pct,
+        title: 'waiting for a wake ÷ (polled + runnable + waiting for a wake)' },
+      { label: 'Poll p99', get: function (s) { return s.poll.p99; }, num: true, fmt: dur },
+      { label: 'Sched p99', get: function (s) { return s.sched.p99; }, num: true, fmt: dur },
+      { label: 'Pending p99', get: function (s) { return s.pending.p99; }, num: true, fmt: dur },
+      { label: 'Wakes', get: function (s) { return s.wakes; }, num: true, fmt: num },
+      { label: 'Findings', get: nf, num: true, fmt: function (v, s) {
+        return v ? KIND.filter(function (k, i) { return s.findings[i]; }).map(function (k) { return k + ' ' + s.findings[KIND.indexOf(k)]; }).join(', ') : '';
+      } }
+    ], rows, { sort: 6, asc: false, limit: 300, rowClass: function (s) { return nf(s) ? 'has-finding' : ''; },
+      note: D.sites_total > rows.length ? '(' + num(D.sites_total - rows.length) + ' more sites in the JSON report)' : '' });
+  }
+
+  function tasksTable() {
+    var cols = D.task_cols || [], rows = D.tasks || [], c = $('tasks-table');
+    if (!rows.length) { c.appendChild(el('p', 'empty', 'No task seen.')); return; }
+    var ix = {}; cols.forEach(function (n, i) { ix[n] = i; });
+    var g = function (n) { return function (r) { return r[ix[n]]; }; };
+    table(c, [
+      { label: 'Task', get: g('id'), num: true },
+      { label: 'Spawn site', get: function (r) { return siteName(r[ix.site]); }, cls: 'loc' },
+      { label: 'State', get: g('state'), cls: 'nowrap' },
+      { label: 'Polls', get: g('polls'), num: true, fmt: num },
+      { label: 'Busy', get: g('busy_ns'), num: true, fmt: dur },
+      { label: 'Pending ratio', get: function (r) { return pendingRatio(r[ix.busy_ns], r[ix.sched_ns], r[ix.pending_ns]); }, num: true, fmt: pct,
+        title: 'waiting for a wake ÷ (polled + runnable + waiting for a wake)' },
+      { label: 'Sched p99', get: g('sched_p99_ns'), num: true, fmt: dur },
+      { label: 'Poll p99', get: g('poll_p99_ns'), num: true, fmt: dur },
+      { label: 'Wakes', get: g('wakes'), num: true, fmt: num },
+      { label: 'Lifetime', get: g('lifetime_ns'), num: true, fmt: dur },
+      { label: 'Live wakers', get: g('live_wakers'), num: true, fmt: function (v) { return v === null ? 'unknown' : v; } },
+      { label: 'Findings', get: function (r) { return kindsOf(r[ix.findings]); } }
+    ], rows, { sort: 4, asc: false, limit: 500, rowClass: function (r) { return r[ix.findings] ? 'has-finding' : ''; },
+      note: D.tasks_total > rows.length ? '(the ' + num(rows.length) + ' busiest of ' + num(D.tasks_total) + ' tasks, and every task with a finding; all in the JSON report)' : '' });
+  }
+
+  function run(name, fn) {
+    try { fn(); } catch (e) {
+      var s = $(name);
+      if (s) s.appendChild(el('p', 'warning', 'This section could not be drawn: ' + e.message));
+      throw e;
+    }
+  }
+  run('distributions', distributions);
+  run('timeline', timeline);
+  run('heatmap', heatmap);
+  run('stalled', stalled);
+  run('sites', sites);
+  run('tasks', tasksTable);
+  document.body.setAttribute('data-rendered', 'yes');
+})();

@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfetto.c — --trace FILE: the capture as Chrome trace-event JSON (JSON object format), for
+ * the Perfetto UI and chrome://tracing (docs/reports.md).
+ *
+ *   process / thread names   "M" events: each thread that polled, parked, woke or spawned;
+ *                            workers are named "worker N" and sorted first
+ *   polls                    "X" slices on the polling thread, named by spawn site
+ *                            (file:line:col; the future's type name in fallback mode)
+ *   parks                    "X" slices "parked" on the worker thread
+ *   wakes                    short "X" slices "wake task N" on the waking thread, and a flow
+ *                            arrow ("s" → "f", bound to the enclosing slices) from each wake
+ *                            to the poll it made happen: the first wake after a task's poll
+ *                            began links to the task's next poll
+ *   spawns, terminations     thread-scoped instants
+ *
+ * A wake slice lasts at most 1 µs and never overlaps the next slice of its thread (nor
+ * outlives the poll it happens in), so slices nest properly; a flow is written only when both
+ * of its slices are long enough to hold its end (2 ns), so every "s" has its "f".
+ *
+ * Bounded: the trace is the analyzer's timeline ring (--timeline-events records, oldest
+ * overwritten). When the capture produced more, the file says what was cut (otherData, and a
+ * global instant at the first kept event) and the caller says it on stderr.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "reporters.h"
+
+#define WAKE_SLICE_NS 1000
+#define FLOW_MIN_NS   2
+
+struct ev {
+	const struct an_tl_rec *r;
+	uint32_t wake_dur;
+	uint32_t flow;          /* id, 0 = none */
+};
+
+struct tinfo {
+	uint32_t pid, tid;
+	int32_t worker;         /* -1: not a worker thread */
+	bool polls;             /* polled tasks (as a worker or on the blocking pool) */
+};
+
+struct tsite {
+	uint32_t pid;
+	uint64_t task_id;
+	const struct an_site *site;
+};
+
+static int cmp_ev_ts(const void *x, const void *y)
+{
+	const struct ev *a = x, *b = y;
+
+	if (a->r->ts != b->r->ts)
+		return a->r->ts < b->r->ts ? -1 : 1;
+	return a->r->type < b->r->type ? -1 : a->r->type > b->r->type;
+}
+
+static int cmp_tinfo(const void *x, const void *y)
+{
+	const struct tinfo *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static int cmp_tsite(const void *x, const void *y)
+{
+	const struct tsite *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->task_id < b->task_id ? -1 : a->task_id > b->task_id;
+}
+
+/* Sort keys through an index array: by thread then time, by task then time. */
+static const struct ev *g_ev;
+
+static int cmp_by_thread(const void *x, const void *y)
+{
+	const struct an_tl_rec *a = g_ev[*(const size_t *)x].r, *b = g_ev[*(const size_t *)y].r;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+static int cmp_by_task(const void *x, const void *y)
+{
+	const struct an_tl_rec *a = g_ev[*(const size_t *)x].r, *b = g_ev[*(const size_t *)y].r;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->task_id != b->task_id)
+		return a->task_id < b->task_id ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+struct sites_ctx {
+	struct tsite *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void collect_site(const struct an_task_summary *t, void *p)
+{
+	struct sites_ctx *c = p;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		struct tsite *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v) {
+			c->oom = true;
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = (struct tsite){ t->pid, t->task_id, t->site };
+}
+
+struct tw {
+	struct jw *w;
+	uint64_t base;          /* ts of trace time 0 */
+	uint64_t events;
+	bool fallback;
+	const struct tsite *sites;
+	size_t nsites;
+};
+
+static void k_ts(struct tw *t, const char *key, uint64_t ts)
+{
+	jw_kdouble(t->w, key, ts >= t->base ? (double)(ts - t->base) / 1000.0 : 0.0);
+}
+
+static void k_dur(struct tw *t, uint64_t ns)
+{
+	jw_kdouble(t->w, "dur", (double)ns / 1000.0);
+}
+
+static void ev_begin(struct tw *t, const char *ph, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+	jw_obj_begin(t->w);
+	jw_kstr(t->w, "ph", ph);
+	k_ts(t, "ts", ts);
+	jw_ku64(t->w, "pid", pid);
+	jw_ku64(t->w, "tid", tid);
+	t->events++;
+}
+
+static const struct an_site *site_of(const struct tw *t, uint32_t pid, uint64_t id)
+{
+	struct tsite k = { pid, id, NULL };
+	const struct tsite *f = t->nsites ? bsearch(&k, t->sites, t->nsites, sizeof(k), cmp_tsite)
+					  : NULL;
+
+	return f ? f->site : NULL;
+}
+
+static void k_site_name(struct tw *t, const struct an_site *s, uint64_t task_id)
+{
+	char buf[48];
+
+	jw_key(t->w, "name");
+	if (!s) {
+		snprintf(buf, sizeof(buf), "task %llu", (unsigned long long)task_id);
+		jw_str(t->w, buf);
+	} else if (s->unknown) {
+		jw_str(t->w, "(spawned before the trace)");
+	} else if (s->other) {
+		jw_str(t->w, "(other sites)");
+	} else if (s->typed || (t->fallback && s->type_len)) {
+		jw_strn(t->w, s->type_name, s->type_len);
+	} else {
+		jw_strn(t->w, s->location, s->location_len);
+	}
+}
+
+static void metadata(struct tw *t, const char *what, uint32_t pid, uint32_t tid,
+		     const char *name, int64_t sort)
+{
+	ev_begin(t, "M", t->base, pid, tid);
+	jw_kstr(t->w, "name", what);
+	jw_key(t->w, "args");
+	jw_obj_begin(t->w);
+	if (name)
+		jw_kstr(t->w, "name", name);
+	else
+		jw_ki64(t->w, "sort_index", sort);
+	jw_obj_end(t->w);
+	jw_obj_end(t->w);
+}
+
+static void thread_names(struct tw *t, const struct tinfo *th, size_t n, const char *exe)
+{
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+	char name[320];
+
+	base = base ? base + 1 : exe ? exe : "?";
+	for (size_t i = 0; i < n; i++) {
+		if (!i || th[i].pid != th[i - 1].pid) {
+			snprintf(name, sizeof(name), "%s (PID %u)", base, th[i].pid);
+			metadata(t, "process_name", th[i].pid, th[i].pid, name, 0);
+		}
+		if (th[i].worker >= 0)
+			snprintf(name, sizeof(name), "worker %d (tid %u)", th[i].worker, th[i].tid);
+		else if (th[i].polls)
+			snprintf(name, sizeof(name), "blocking pool (tid %u)", th[i].tid);
+		else
+			snprintf(name, sizeof(name), "tid %u (outside the runtime)", th[i].tid);
+		metadata(t, "thread_name", th[i].pid, th[i].tid, name, 0);
+		metadata(t, "thread_sort_index", th[i].pid, th[i].tid, NULL,
+			 th[i].worker >= 0 ? th[i].worker : th[i].polls ? 10000 : 20000);
+	}
+}
+
+int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		 struct trace_stats *st)
+{
+	static const char *const results[] = { "Pending", "Ready", "Notified", "Cancelled",
+					       "Panicked" };
+	static const char *const terms[] = { "completed", "cancelled", "panicked" };
+	const struct an_tl_rec *s1, *s2;
+	size_t n1, n2, n = an_timeline(a, &s1, &n1, &s2, &n2), nth = 0;
+	const struct an_worker *const *workers;
+	size_t nworkers = an_workers(a, &workers);
+	struct ev *ev = malloc((n ? n : 1) * sizeof(*ev));
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	struct tinfo *th = malloc((n + nworkers + 1) * sizeof(*th));
+	struct sites_ctx sc = { 0 };
+	struct tw t = { 0 };
+	uint64_t total = an_totals(a)->timeline_events, end = m->end_ns;
+	uint32_t next_flow = 1;
+	char buf[160];
+	int ret = -ENOMEM;
+
+	memset(st, 0, sizeof(*st));
+	if (!ev || !idx || !th)
+		goto out;
+	an_for_each_task(a, collect_site, &sc);
+	if (sc.oom)
+		goto out;
+	qsort(sc.v, sc.n, sizeof(*sc.v), cmp_tsite);
+	for (size_t i = 0; i < n1; i++)
+		ev[i] = (struct ev){ &s1[i], 0, 0 };
+	for (size_t i = 0; i < n2; i++)
+		ev[n1 + i] = (struct ev){ &s2[i], 0, 0 };
+	qsort(ev, n, sizeof(*ev), cmp_ev_ts);
+	t.base = m->start_ns;
+	if (n && ev[0].r->ts < t.base)
+		t.base = ev[0].r->ts;
+	if (end < t.base)
+		end = t.base;
+
+	/* threads */
+	for (size_t i = 0; i < n; i++) {
+		const struct an_tl_rec *r = ev[i].r;
+
+		th[nth++] = (struct tinfo){ r->pid, r->tid,
+			r->type == AN_TL_POLL || r->type == AN_TL_PARK ? r->worker : -1,
+			r->type == AN_TL_POLL };
+	}
+	for (size_t i = 0; i < nworkers; i++)
+		if (workers[i]->parked)
+			th[nth++] = (struct tinfo){ workers[i]->pid, workers[i]->tid, workers[i]->index,
+						    false };
+	qsort(th, nth, sizeof(*th), cmp_tinfo);
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < nth; i++) {
+			if (k && !cmp_tinfo(&th[k - 1], &th[i])) {
+				if (th[i].worker >= 0)
+					th[k - 1].worker = th[i].worker;
+				th[k - 1].polls |= th[i].polls;
+			} else {
+				th[k++] = th[i];
+			}
+		}
+		nth = k;
+	}
+
+	/* wake slices: at most WAKE_SLICE_NS, within the enclosing slice of their thread, and
+	 * ending before the thread's next event */
+	g_ev = ev;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort(idx, n, sizeof(*idx), cmp_by_thread);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t open_end = 0;
+
+		for (; j < n && ev[idx[j]].r->pid == ev[idx[i]].r->pid &&
+		       ev[idx[j]].r->tid == ev[idx[i]].r->tid; j++) {
+			struct ev *e = &ev[idx[j]];
+			uint64_t room = WAKE_SLICE_NS;
+
+			if (e->r->type == AN_TL_POLL || e->r->type == AN_TL_PARK) {
+				if (e->r->end > open_end)
+					open_end = e->r->end;
+				continue;
+			}
+			if (e->r->type != AN_TL_WAKE)
+				continue;
+			if (open_end > e->r->ts && open_end - e->r->ts < room)
+				room = open_end - e->r->ts;
+			for (size_t k = j + 1; k < n && ev[idx[k]].r->pid == e->r->pid &&
+			     ev[idx[k]].r->tid == e->r->tid; k++) {
+				const struct an_tl_rec *nx = ev[idx[k]].r;
+
+				if (nx->type == AN_TL_SPAWN || nx->type == AN_TL_TERMINATE)
+					continue; /* instants do not nest */
+				if (nx->ts - e->r->ts < room)
+					room = nx->ts - e->r->ts;
+				break;
+			}
+			e->wake_dur = (uint32_t)room;
+		}
+		i = j;
+	}
+
+	/* flows: the first bindable wake after a task's poll began → its next poll */
+	qsort(idx, n, sizeof(*idx), cmp_by_task);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		struct ev *pending = NULL;
+
+		for (; j < n && ev[idx[j]].r->pid == ev[idx[i]].r->pid &&
+		       ev[idx[j]].r->task_id == ev[idx[i]].r->task_id; j++) {
+			struct ev *e = &ev[idx[j]];
+
+			if (e->r->type == AN_TL_WAKE) {
+				if (!pending && e->wake_dur >= FLOW_MIN_NS)
+					pending = e;
+			} else if (e->r->type == AN_TL_POLL) {
+				if (pending && e->r->end - e->r->ts >= FLOW_MIN_NS) {
+					pending->flow = next_flow;
+					e->flow = next_flow++;
+				}
+				pending = NULL;
+			}
+		}
+		i = j;
+	}
+
+	t.w = jw_new(out, false);
+	if (!t.w)
+		goto out;
+	t.fallback = m->mode && !strcmp(m->mode, "uprobe-fallback");
+	t.sites = sc.v;
+	t.nsites = sc.n;
+	st->kept = n;
+	st->total = total > n ? total : n;
+	st->cut_before_ns = total > n && n && ev[0].r->ts > m->start_ns ? ev[0].r->ts - m->start_ns : 0;
+
+	jw_obj_begin(t.w);
+	jw_kstr(t.w, "displayTimeUnit", "ns");
+	jw_key(t.w, "otherData");
+	jw_obj_begin(t.w);
+	jw_kstr(t.w, "tool", "tokio-ebpf-trace");
+	jw_kstr(t.w, "mode", m->mode);
+	jw_kstr(t.w, "executable", m->executable ? m->executable : m->binary);
+	jw_ku64(t.w, "capture_duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	jw_ku64(t.w, "capture_start_offset_us", (m->start_ns - t.base) / 1000);
+	jw_ku64(t.w, "timeline_events_total", st->total);
+	jw_ku64(t.w, "timeline_events_kept", st->kept);
+	jw_kbool(t.w, "cut", st->kept < st->total);
+	if (st->kept < st->total) {
+		snprintf(buf, sizeof(buf), "the capture produced %llu timeline events; this trace keeps the last %llu (--timeline-events)",
+			 (unsigned long long)st->total, (unsigned long long)st->kept);
+		jw_kstr(t.w, "cut_note", buf);
+	}
+	jw_obj_end(t.w);
+	jw_key(t.w, "traceEvents");
+	jw_arr_begin(t.w);
+	thread_names(&t, th, nth, m->executable ? m->executable : m->binary);
+	if (st->kept < st->total && n) {
+		ev_begin(&t, "i", ev[0].r->ts, ev[0].r->pid, ev[0].r->tid);
+		snprintf(buf, sizeof(buf), "trace cut: %llu earlier timeline events not kept",
+			 (unsigned long long)(st->total - st->kept));
+		jw_kstr(t.w, "name", buf);
+		jw_kstr(t.w, "cat", "trace");
+		jw_kstr(t.w, "s", "g");
+		jw_obj_end(t.w);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct an_tl_rec *r = ev[i].r;
+		uint64_t dur = r->end >= r->ts ? r->end - r->ts : 0;
+
+		switch (r->type) {
+		case AN_TL_POLL:
+			ev_begin(&t, "X", r->ts, r->pid, r->tid);
+			k_site_name(&t, site_of(&t, r->pid, r->task_id), r->task_id);
+			jw_kstr(t.w, "cat", "poll");
+			k_dur(&t, dur);
+			jw_key(t.w, "args");
+			jw_obj_begin(t.w);
+			jw_ku64(t.w, "task", r->task_id);
+			jw_kstr(t.w, "result", r->code < 5 ? results[r->code] : "?");
+			jw_ki64(t.w, "worker", r->worker);
+			jw_obj_end(t.w);
+			jw_obj_end(t.w);
+			st->polls++;
+			if (ev[i].flow) {
+				ev_begin(&t, "f", r->ts + dur / 2, r->pid, r->tid);
+				jw_kstr(t.w, "name", "wake");
+				jw_kstr(t.w, "cat", "wake");
+				jw_ku64(t.w, "id", ev[i].flow);
+				jw_kstr(t.w, "bp", "e");
+				jw_obj_end(t.w);
+			}
+			break;
+		case AN_TL_WAKE:
+			ev_begin(&t, "X", r->ts, r->pid, r->tid);
+			snprintf(buf, sizeof(buf), "wake task %llu", (unsigned long long)r->task_id);
+			jw_kstr(t.w, "name", buf);
+			jw_kstr(t.w, "cat", "wake");
+			k_dur(&t, ev[i].wake_dur);
+			jw_key(t.w, "args");
+			jw_obj_begin(t.w);
+			jw_ku64(t.w, "task", r->task_id);
+			jw_kbool(t.w, "by_ref", r->code);
+			jw_obj_end(t.w);
+			jw_obj_end(t.w);
+			st->wakes++;
+			if (ev[i].flow) {
+				ev_begin(&t, "s", r->ts + ev[i].wake_dur / 2, r->pid, r->tid);
+				jw_kstr(t.w, "name", "wake");
+				jw_kstr(t.w, "cat", "wake");
+				jw_ku64(t.w, "id", ev[i].flow);
+				jw_obj_end(t.w);
+				st->flows++;
+			}
+			break;
+		case AN_TL_PARK:
+			ev_begin(&t, "X", r->ts, r->pid, r->tid);
+			jw_kstr(t.w, "name", "parked");
+			jw_kstr(t.w, "cat", "park");
+			k_dur(&t, dur);
+			jw_key(t.w, "args");
+			jw_obj_begin(t.w);
+			jw_ki64(t.w, "worker", r->worker);
+			jw_obj_end(t.w);
+			jw_obj_end(t.w);
+			st->parks++;
+			break;
+		case AN_TL_SPAWN:
+		case AN_TL_TERMINATE: {
+			const struct an_site *s = site_of(&t, r->pid, r->task_id);
+
+			ev_begin(&t, "i", r->ts, r->pid, r->tid);
+			if (r->type == AN_TL_SPAWN)
+				snprintf(buf, sizeof(buf), "spawn task %llu", (unsigned long long)r->task_id);
+			else
+				snprintf(buf, sizeof(buf), "task %llu %s", (unsigned long long)r->task_id,
+					 r->code < 3 ? terms[r->code] : "terminated");
+			jw_kstr(t.w, "name", buf);
+			jw_kstr(t.w, "cat", "task");
+			jw_kstr(t.w, "s", "t");
+			jw_key(t.w, "args");
+			jw_obj_begin(t.w);
+			jw_ku64(t.w, "task", r->task_id);
+			if (s && !s->unknown && !s->other && !s->typed) {
+				jw_key(t.w, "location");
+				jw_strn(t.w, s->location, s->location_len);
+				jw_key(t.w, "type_name");
+				jw_strn(t.w, s->type_name, s->type_len);
+			}
+			jw_obj_end(t.w);
+			jw_obj_end(t.w);
+			break;
+		}
+		}
+	}
+	/* workers still parked at the end */
+	for (size_t i = 0; i < nworkers; i++) {
+		const struct an_worker *w = workers[i];
+		uint64_t b = w->park_since > t.base ? w->park_since : t.base;
+
+		if (!w->parked || b >= end)
+			continue;
+		ev_begin(&t, "X", b, w->pid, w->tid);
+		jw_kstr(t.w, "name", "parked");
+		jw_kstr(t.w, "cat", "park");
+		k_dur(&t, end - b);
+		jw_key(t.w, "args");
+		jw_obj_begin(t.w);
+		jw_ki64(t.w, "worker", w->index);
+		jw_kbool(t.w, "at_end", true);
+		jw_obj_end(t.w);
+		jw_obj_end(t.w);
+		st->parks++;
+	}
+	jw_arr_end(t.w);
+	jw_obj_end(t.w);
+	st->events = t.events;
+	ret = jw_finish(t.w) ? -EIO : 0;
+out:
+	free(ev);
+	free(idx);
+	free(th);
+	free(sc.v);
+	return ret;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reporters.h — the reports people look at (docs/reports.md), besides the terminal summary and
+ * the JSON report of report.h:
+ *   html.c      report.html: one self-contained file (styles, script and data inline)
+ *   perfetto.c  a Chrome trace-event JSON file (Perfetto UI, chrome://tracing)
+ *   prom.c      a Prometheus /metrics endpoint served while tracing
+ *   outputs.c   the report files of a capture: format by suffix, written atomically
+ * The HTML and the trace are drawn from the analyzer's bounded timeline (an_timeline), which
+ * the caller turns on (an_opts.timeline_cap) when they are wanted.
+ */
+#ifndef TET_REPORTERS_H
+#define TET_REPORTERS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyzer.h"
+#include "report.h"
+
+/* ---- html.c ---- */
+/* Returns 0 or -EIO / -ENOMEM. */
+int report_html(FILE *out, const struct analyzer *a, const struct report_meta *m);
+
+/* ---- perfetto.c ---- */
+struct trace_stats {
+	uint64_t events;          /* trace events written */
+	uint64_t polls, wakes, flows, parks;
+	uint64_t kept, total;     /* timeline records kept / produced during the capture */
+	uint64_t cut_before_ns;   /* records before this offset (from the capture start) were cut */
+};
+int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		 struct trace_stats *st);
+
+/* ---- prom.c ---- */
+#define PROM_DEFAULT_SITES 50
+struct prom_server;
+/* Parses ADDR (HOST:PORT, [V6]:PORT, :PORT or PORT; no host = 127.0.0.1), binds, listens and
+ * starts the serving thread. Returns 0, -EINVAL (unparseable: err says why), or another
+ * negative errno (resolution, bind); err holds one line. */
+int prom_start(struct prom_server **ps, const char *addr, size_t max_sites, char *err,
+	       size_t errlen);
+/* Syntax check only (for option parsing). */
+bool prom_addr_valid(const char *addr, char *err, size_t errlen);
+/* "http://127.0.0.1:9464/metrics" — the address actually bound (port 0 → the chosen one). */
+const char *prom_url(const struct prom_server *ps);
+/* Renders a new snapshot from the analyzer (main thread) and publishes it to the server. */
+int prom_update(struct prom_server *ps, const struct analyzer *a, const struct report_meta *m);
+void prom_stop(struct prom_server *ps);
+/* The exposition text itself (tests, the snapshot). Returns 0 or -EIO. */
+int prom_render(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		size_t max_sites);
+
+/* ---- outputs.c ---- */
+enum out_format { OUT_JSON, OUT_HTML, OUT_TRACE };
+#define OUT_MAX 8
+
+struct out_file {
+	const char *path;         /* "-": stdout (JSON only) */
+	enum out_format fmt;
+	FILE *fp;
+	char *tmp;
+};
+
+struct outputs {
+	struct out_file v[OUT_MAX];
+	size_t n;
+};
+
+/* The format of an --output FILE: .html/.htm → HTML, anything else → JSON. */
+enum out_format out_format_of(const char *path);
+const char *out_format_name(enum out_format f);
+/* Adds a file; a usage error (too many, the same path twice, "-" for a non-JSON file) is
+ * printed and returns -EINVAL. */
+int outputs_add(struct outputs *o, const char *path, enum out_format fmt);
+bool outputs_want(const struct outputs *o, enum out_format fmt);
+bool outputs_stdout(const struct outputs *o);
+/* Creates every temporary file (FILE.tmp.PID next to FILE), so an unwritable path fails
+ * before tracing; on failure nothing is left behind. Prints the error. */
+int outputs_open(struct outputs *o);
+/* Writes each report and renames it into place; says where on stderr. A file that cannot be
+ * written leaves nothing behind (its temporary is removed). Returns 0 or -1 (errors printed). */
+int outputs_write(struct outputs *o, const struct analyzer *a, const struct report_meta *m);
+void outputs_abort(struct outputs *o);
+
+#endif
