@@ -71,6 +71,8 @@ struct tet_spawn_rec {
 	struct tet_hdr h;
 	__u64 task_id;
 	__u64 header_ptr;
+	__u64 file_ptr;     /* where the strings are in the process (for a retry from user space) */
+	__u64 type_ptr;
 	__u64 file_len;     /* length the probe reported */
 	__u64 type_len;     /* length the probe reported */
 	__u32 line;

@@ -161,30 +161,36 @@ int tet_unpark(struct pt_regs *ctx)
 	return emit(ctx, TET_EV_UNPARK, -1, -1, 0, 1);
 }
 
-/* Copies min(len, max) bytes of a user string; returns the count copied, 0 on failure. */
+/* Copies min(len, max) bytes of a user string; returns the count copied, 0 on failure.
+ * `sleepable` is a constant per program: bpf_copy_from_user() (sleepable programs only) faults
+ * the page in; bpf_probe_read_user() fails on a page the process never touched — and a
+ * Location's file name usually sits on such a page (nothing reads it until a panic). */
 static __always_inline __u16 read_bounded(char *dst, __u64 src, __u64 len, __u32 max,
-					  struct tet_counters *c)
+					  struct tet_counters *c, bool sleepable)
 {
 	__u32 n = len > max ? max : (__u32)len;
+	long err;
 
 	if (n == 0 || !src)
 		return 0;
 	n &= 0x1ff; /* n ≤ max ≤ 256 < 512: the verifier sees the bound */
 	if (n > max)
 		return 0;
-	if (bpf_probe_read_user(dst, n, (const void *)src) < 0) {
+	if (sleepable)
+		err = bpf_copy_from_user(dst, n, (const void *)src);
+	else
+		err = bpf_probe_read_user(dst, n, (const void *)src);
+	if (err < 0) {
 		__sync_fetch_and_add(&c->read_errors, 1);
 		return 0;
 	}
 	return n;
 }
 
-SEC("usdt")
-int tet_spawn(struct pt_regs *ctx)
+static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
 {
 	struct tet_counters *c;
 	struct tet_spawn_rec *r;
-	__u64 file_ptr, type_ptr;
 	__u32 tgid;
 
 	tgid = filter();
@@ -203,15 +209,31 @@ int tet_spawn(struct pt_regs *ctx)
 	r->task_id = arg(ctx, 0, c);
 	r->header_ptr = arg(ctx, 1, c);
 	r->kind = (__u32)arg(ctx, 2, c);
-	file_ptr = arg(ctx, 3, c);
+	r->file_ptr = arg(ctx, 3, c);
 	r->file_len = arg(ctx, 4, c);
 	r->line = (__u32)arg(ctx, 5, c);
 	r->col = (__u32)arg(ctx, 6, c);
-	type_ptr = arg(ctx, 7, c);
+	r->type_ptr = arg(ctx, 7, c);
 	r->type_len = arg(ctx, 8, c);
-	r->file_copied = read_bounded(r->data, file_ptr, r->file_len, TET_FILE_MAX, c);
-	r->type_copied = read_bounded(r->data + TET_FILE_MAX, type_ptr, r->type_len,
-				      TET_TYPE_MAX, c);
+	r->file_copied = read_bounded(r->data, r->file_ptr, r->file_len, TET_FILE_MAX, c, sleepable);
+	r->type_copied = read_bounded(r->data + TET_FILE_MAX, r->type_ptr, r->type_len,
+				      TET_TYPE_MAX, c, sleepable);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+/* task_spawn, where the kernel has sleepable uprobe programs (Linux 6.0, "bpf: Add sleepable
+ * uprobe programs"): user space loads it with BPF_F_SLEEPABLE. */
+SEC("usdt")
+int tet_spawn_s(struct pt_regs *ctx)
+{
+	return do_spawn(ctx, true);
+}
+
+/* task_spawn elsewhere; a string that cannot be read is read by user space from
+ * /proc/PID/mem at file_ptr/type_ptr. */
+SEC("usdt")
+int tet_spawn(struct pt_regs *ctx)
+{
+	return do_spawn(ctx, false);
 }

@@ -9,6 +9,10 @@
 #     long_poll, stalled (1 live waker, not lost_waker), lost_waker (0 live wakers, not stalled),
 #     never_yields, self_wake — and none at the healthy sites (yield_loop whose self-wakes are
 #     yield_now, blocking_io (spawn_blocking may block), remote_wake, weird_names, long_path);
+#   - spawn strings on a page the process never touched (cold_strings) decoded — by
+#     bpf_copy_from_user() in the sleepable task_spawn program, and, with it disabled
+#     (TET_TEST_NO_SLEEPABLE=1), by user space from /proc/PID/mem after bpf_probe_read_user()
+#     failed (string_read_errors counts those failures);
 #   - wakes from a non-runtime thread counted, pending/scheduling figures plausible, per-worker
 #     parks; untrusted strings escaped (JSON valid, "<" never raw, invalid UTF-8 → U+FFFD,
 #     terminal without control bytes), a 300-byte file name cut to 256 and flagged;
@@ -25,7 +29,7 @@ run_case() {  # run_case LABEL BINARY
     start_bg "fix.$label" "$bin" --tasks $N --yields $M --go "$TMPD/go.$label" --hold
     fpid=$BG_PID
     wait_for_line "$TMPD/fix.$label.out" '^pid ' 10 || not_ok "$label: fixture started"
-    start_bg "tr.$label" "$TRACER" --pid "$fpid" -o "$r" --stall-threshold 300ms \
+    start_bg "tr.$label" env ${RUN_ENV:-} "$TRACER" --pid "$fpid" -o "$r" --stall-threshold 300ms \
         --never-yields-threshold 200ms --lost-waker-threshold 100ms
     tpid=$BG_PID
     if ! wait_for_line "$TMPD/tr.$label.err" 'attached' 20; then
@@ -120,12 +124,18 @@ PY
         "$(jqr "$r" '.spawn_sites[] | select(.type_name == "fake_tokio::long_path") | "\(.file | length) \(.file_truncated)"')"
     check "$label: summary lists findings" grep -q '^Findings (6)' "$TMPD/tr.$label.out"
     check "$label: summary lists spawn sites by busy time" grep -q '^Spawn sites by busy time' "$TMPD/tr.$label.out"
-    echo "$label: files $(jqr "$r" '[.capture.files[].path] | join(",")')"
+    check_eq "$label: strings on a never-touched page decoded" \
+        "tests/fixtures/trace/cold.rs:88:5 fake_tokio::cold_strings" \
+        "$(jqr "$r" '.spawn_sites[] | select(.type_name == "fake_tokio::cold_strings") | "\(.location) \(.type_name)"')"
+    echo "$label: files $(jqr "$r" '[.capture.files[].path] | join(",")'); string read errors in BPF: $(jqr "$r" .data_loss.string_read_errors)"
     stop_pid "$fpid"
 }
 
 python3 -c 'import json' || die_test "python3 needed"
 run_case exe "$FAKE"
 run_case so "$FAKE_SO"
+RUN_ENV=TET_TEST_NO_SLEEPABLE=1 run_case nosleep "$FAKE"
+check "nosleep: bpf_probe_read_user failed on the cold page (then user space read it)" \
+    test "$(jqr "$TMPD/nosleep.json" .data_loss.string_read_errors)" -ge 1
 check "so: probes found in the shared library" bash -c "jq -r '.capture.files[].path' '$TMPD/so.json' | grep -q 'libfake_rt.so\$'"
 finish

@@ -12,6 +12,7 @@
  * program may be attached to several files (executable + shared library).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,12 +374,44 @@ struct tet_session {
 	unsigned probes;
 	int ncpus;
 	struct tet_counters *percpu;
+	bool sleepable_spawn;        /* task_spawn through tet_spawn_s (bpf_copy_from_user) */
 };
 
-static struct bpf_program *prog_of(struct tokio_usdt *skel, int ev)
+/* Can a sleepable kprobe-type program (for uprobes) call bpf_copy_from_user()? Linux 6.0
+ * ("bpf: Add sleepable uprobe programs", 2022). Probed by loading a 7-instruction program. */
+static bool sleepable_uprobes(void)
 {
+	static int cached = -1;
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_copy_from_user },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_SLEEPABLE);
+	int fd;
+
+	if (cached < 0 && getenv("TET_TEST_NO_SLEEPABLE")) /* tests: the user-space rescue path */
+		cached = 0;
+	if (cached < 0) {
+		fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
+				   sizeof(insns) / sizeof(insns[0]), &opts);
+		cached = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return cached;
+}
+
+static struct bpf_program *prog_of(const struct tet_session *s, int ev)
+{
+	const struct tokio_usdt *skel = s->skel;
+
 	switch (ev) {
-	case TET_EV_SPAWN: return skel->progs.tet_spawn;
+	case TET_EV_SPAWN: return s->sleepable_spawn ? skel->progs.tet_spawn_s : skel->progs.tet_spawn;
 	case TET_EV_POLL_BEGIN: return skel->progs.tet_poll_begin;
 	case TET_EV_POLL_END: return skel->progs.tet_poll_end;
 	case TET_EV_YIELD: return skel->progs.tet_yielded;
@@ -392,10 +425,48 @@ static struct bpf_program *prog_of(struct tokio_usdt *skel, int ev)
 	return NULL;
 }
 
+/* Reads len bytes of process pid at addr (faulting pages in, unlike bpf_probe_read_user()). */
+static size_t read_process(uint32_t pid, uint64_t addr, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* A spawn whose strings BPF could not read: read them from the process, which is still
+ * there (the record is at most one drain interval old) and whose strings are static. */
+static const void *rescue_strings(const struct tet_spawn_rec *r, struct tet_spawn_rec *copy)
+{
+	size_t fwant = r->file_len < TET_FILE_MAX ? (size_t)r->file_len : TET_FILE_MAX;
+	size_t twant = r->type_len < TET_TYPE_MAX ? (size_t)r->type_len : TET_TYPE_MAX;
+
+	if ((r->file_copied >= fwant || !r->file_ptr) && (r->type_copied >= twant || !r->type_ptr))
+		return r;
+	*copy = *r;
+	if (copy->file_copied < fwant && copy->file_ptr)
+		copy->file_copied = (uint16_t)read_process(r->h.pid, r->file_ptr, copy->data, fwant);
+	if (copy->type_copied < twant && copy->type_ptr)
+		copy->type_copied = (uint16_t)read_process(r->h.pid, r->type_ptr,
+							   copy->data + TET_FILE_MAX, twant);
+	return copy;
+}
+
 static int ring_cb(void *ctx, void *data, size_t size)
 {
 	struct tet_session_opts *o = ctx;
+	struct tet_spawn_rec copy;
 
+	if (size >= sizeof(struct tet_spawn_rec) &&
+	    ((const struct tet_hdr *)data)->type == TET_EV_SPAWN)
+		return o->on_event(o->ctx, (void *)rescue_strings(data, &copy), size);
 	return o->on_event(o->ctx, data, size);
 }
 
@@ -437,8 +508,13 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		goto fail;
 	}
 	s->skel->rodata->target_tgid = (uint32_t)(o->pid > 0 ? o->pid : 0);
+	s->sleepable_spawn = sleepable_uprobes();
+	bpf_program__set_autoload(s->skel->progs.tet_spawn, false);
+	bpf_program__set_autoload(s->skel->progs.tet_spawn_s, false);
+	if (s->sleepable_spawn)
+		bpf_program__set_flags(s->skel->progs.tet_spawn_s, BPF_F_SLEEPABLE);
 	for (int ev = 0; ev < TET_EV_COUNT; ev++)
-		bpf_program__set_autoload(prog_of(s->skel, ev), !!(s->probes & (1u << ev)));
+		bpf_program__set_autoload(prog_of(s, ev), !!(s->probes & (1u << ev)));
 	ret = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)o->ringbuf_bytes);
 	if (ret) {
 		seterr(err, len, "ring buffer size %zu refused: %s", o->ringbuf_bytes, strerror(-ret));
@@ -456,7 +532,7 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 
 			if (!(s->probes & t->v[i].probes & (1u << ev)))
 				continue;
-			l = bpf_program__attach_usdt(prog_of(s->skel, ev), o->pid > 0 ? o->pid : -1,
+			l = bpf_program__attach_usdt(prog_of(s, ev), o->pid > 0 ? o->pid : -1,
 						     t->v[i].attach_path, "tokio", probe_names[ev],
 						     NULL);
 			if (!l) {
@@ -526,7 +602,7 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 	if (s->fb)
 		return tet_fb_prog_ids(s->fb, ids, names, max);
 	for (int ev = 0; ev < TET_EV_COUNT && n < max; ev++) {
-		struct bpf_program *p = prog_of(s->skel, ev);
+		struct bpf_program *p = prog_of(s, ev);
 		struct bpf_prog_info info;
 		uint32_t ilen = sizeof(info);
 		int fd = bpf_program__fd(p);
