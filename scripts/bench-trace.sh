@@ -10,6 +10,11 @@
 #   traced: CLASS      the patched build traced with --probes CLASS (spawn, poll, yield, wake,
 #                      waker, terminate, worker), attached by path before the process starts
 #   traced: all        every probe
+#   traced: poll,wake,terminate   the patched build, the probe classes the uprobe fallback has
+#   fallback           the stock build traced through uprobes on Tokio's task functions
+#                      (--mode uprobe: raw::poll entry+return, wakes, Harness::complete)
+# Per-event overhead, fallback vs USDT: (ns/poll traced − ns/poll of the same build untraced) ×
+# polls / events, for "fallback" (vs stock) and "traced: poll,wake,terminate" (vs usdt untraced).
 # Also: events per run, drops, the tracer's CPU time per event (the consumer's cost, hence the
 # event rate one core sustains) and the event rate the traced runs reached with 0 drops.
 #
@@ -25,7 +30,7 @@ TASKS=${BENCH_TASKS:-32}
 YIELDS=${BENCH_YIELDS:-5000}
 WORKERS=${BENCH_WORKERS:-2}
 REPS=${BENCH_REPS:-5}
-CLASSES=(${BENCH_CLASSES:-spawn poll yield wake waker terminate worker all})
+CLASSES=(${BENCH_CLASSES:-spawn poll yield wake waker terminate worker all poll,wake,terminate})
 STOCK="$BUILD/sample-service/tokio-$LINE/stock/sample-service"
 USDT="$BUILD/sample-service/tokio-$LINE/usdt/sample-service"
 OUT="$BUILD/bench"
@@ -54,9 +59,14 @@ run_one() {  # run_one REP CONFIG: appends a line to $RAW
     case "$cfg" in
     stock) bin=$STOCK ;;
     usdt) ;;
-    traced-*)
-        "$TRACER" --binary "$USDT" --probes "${cfg#traced-}" -q -o "$TMP/r.json" \
-            > /dev/null 2> "$TMP/t.err" &
+    traced-*|fallback)
+        if [ "$cfg" = fallback ]; then
+            bin=$STOCK
+            "$TRACER" --binary "$STOCK" --mode uprobe -q -o "$TMP/r.json" > /dev/null 2> "$TMP/t.err" &
+        else
+            "$TRACER" --binary "$USDT" --probes "${cfg#traced-}" -q -o "$TMP/r.json" \
+                > /dev/null 2> "$TMP/t.err" &
+        fi
         TRACER_PID=$!
         for _ in $(seq 200); do grep -q attached "$TMP/t.err" && break; sleep 0.05; done
         grep -q attached "$TMP/t.err" || die "tracer did not attach: $(cat "$TMP/t.err")"
@@ -76,6 +86,7 @@ run_one() {  # run_one REP CONFIG: appends a line to $RAW
 
 CONFIGS=(stock usdt)
 for c in "${CLASSES[@]}"; do CONFIGS+=("traced-$c"); done
+CONFIGS+=(fallback)
 echo "bench-trace: tokio $LINE, ${WL[*]}, $REPS rounds of ${#CONFIGS[@]} configurations…" >&2
 "$USDT" "${WL[@]}" > /dev/null   # warm-up (page cache, CPU frequency)
 "$STOCK" "${WL[@]}" > /dev/null
@@ -104,7 +115,7 @@ best_rate, costs = 0.0, []
 for cfg in by:
     v = by[cfg]
     ns = med([r[0] for r in v])
-    name = {'stock': 'stock', 'usdt': 'usdt, untraced'}.get(cfg, cfg.replace('traced-', 'traced: '))
+    name = {'stock': 'stock', 'usdt': 'usdt, untraced', 'fallback': 'fallback (stock)'}.get(cfg, cfg.replace('traced-', 'traced: '))
     ev = [int(r[1]) for r in v if r[1] != '-']
     dr = [int(r[2]) for r in v if r[2] != '-']
     cpu = [float(r[3]) / int(r[1]) for r in v if r[3] != '-' and r[1] != '-' and int(r[1])]
@@ -120,6 +131,17 @@ print("ns/poll: the workload's own wall-clock time per poll (it prints ns_per_po
 print("tracer ns/event: CPU time (user+system) of the tracer process per event it analyzed during "
       "the workload — the consumer's cost; events/s: events the traced run produced per second "
       "of workload, drops summed over all runs.")
+def per_event(cfg, base):
+    v = by.get(cfg)
+    ev = [int(r[1]) for r in (v or []) if r[1] != '-' and int(r[1])]
+    if not v or not ev:
+        return None
+    return (med([r[0] for r in v]) - base) * polls / med(ev)
+fb = per_event('fallback', stock)
+us = per_event('traced-poll,wake,terminate', untraced)
+if fb is not None and us is not None:
+    print(f"per-event overhead on the traced process (same probe classes: poll, wake, terminate): "
+          f"uprobe fallback {fb:.0f} ns, USDT {us:.0f} ns → fallback/USDT = {fb / us:.2f}")
 if costs:
     c = med(costs)
     print(f"consumer: {c:.0f} ns of CPU per event → one core sustains ~{1e9 / c / 1e6:.1f} M events/s; "
