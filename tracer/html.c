@@ -31,7 +31,7 @@
 #define HTML_FINDINGS     2000
 #define HTML_FINDINGS_TOP 100    /* groups of findings (kind, site) written out as HTML */
 #define HTML_TL_TASKS     30     /* tasks in the timeline */
-#define HTML_TL_FINDING_TASKS 10 /* … of which chosen for their findings first */
+#define HTML_TL_FINDING_TASKS 12 /* … of which chosen for their findings first */
 #define HTML_TL_BUDGET    40000  /* polls + wakes in the timeline */
 #define HTML_HEAT_BINS    120
 #define HTML_HEAT_ROWS    64
@@ -691,6 +691,7 @@ struct tgroup {
 	size_t first, n;            /* in the sorted record pointers */
 	uint64_t busy, polls;
 	unsigned findings;
+	uint32_t site;              /* index, UINT32_MAX unknown */
 	size_t chosen;              /* 0 not shown, else its row + 1 */
 };
 
@@ -726,7 +727,7 @@ static int64_t off(const struct tl_ctx *c, uint64_t ts)
 }
 
 static void j_task_timeline(struct jw *w, const struct tl_ctx *c, const struct an_tl_rec **r,
-			    size_t n, size_t cap)
+			    size_t n, size_t cap, uint32_t site)
 {
 	const struct an_tl_rec *last_poll = NULL;
 	size_t npw = 0, skip = 0, from;
@@ -742,6 +743,11 @@ static void j_task_timeline(struct jw *w, const struct tl_ctx *c, const struct a
 	jw_obj_begin(w);
 	jw_ku64(w, "id", r[0]->task_id);
 	jw_ku64(w, "pid", r[0]->pid);
+	jw_key(w, "site");
+	if (site == UINT32_MAX)
+		jw_null(w);
+	else
+		jw_u64(w, site);
 	jw_ku64(w, "events", npw);
 	jw_ku64(w, "kept", npw > cap ? cap : npw);
 	if (from)
@@ -788,14 +794,59 @@ static void j_task_timeline(struct jw *w, const struct tl_ctx *c, const struct a
 	jw_obj_end(w);
 }
 
+static int cmp_trow_id(const void *x, const void *y)
+{
+	const struct trow *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->task_id < b->task_id ? -1 : a->task_id > b->task_id;
+}
+
+/* Picks up to `max` more rows among the groups (busiest first) that pass `want`, at most
+ * `per_site` rows per spawn site (counting those picked before). */
+static void pick_rows(struct tgroup **order, size_t ng, size_t *chosen, size_t max,
+		      unsigned *site_rows, size_t nsite_rows, unsigned per_site,
+		      bool (*want)(const struct tgroup *))
+{
+	for (size_t i = 0; i < ng && *chosen < max; i++) {
+		struct tgroup *g = order[i];
+		unsigned *sr = g->site < nsite_rows ? &site_rows[g->site] : NULL;
+
+		if (g->chosen || !g->polls || !want(g) || (sr && *sr >= per_site))
+			continue;
+		g->chosen = ++*chosen;
+		if (sr)
+			++*sr;
+	}
+}
+
+static bool want_waiting(const struct tgroup *g)
+{
+	return g->findings & ~(1u << AN_LONG_POLL);
+}
+
+static bool want_finding(const struct tgroup *g)
+{
+	return g->findings;
+}
+
+static bool want_any(const struct tgroup *g)
+{
+	return true;
+}
+
 static int j_timeline(struct jw *w, const struct analyzer *a, const struct report_meta *m,
-		      const struct an_worker **workers, size_t nworkers, const struct findex *fx)
+		      const struct an_worker **workers, size_t nworkers, const struct findex *fx,
+		      const struct tasks_ctx *tc, size_t nsites)
 {
 	const struct an_tl_rec *s1, *s2;
 	size_t n1, n2, n = an_timeline(a, &s1, &n1, &s2, &n2), nt = 0, ng = 0, ntw = 0;
 	struct tl_ctx c = { 0 };
 	const struct an_tl_rec **task_recs = NULL;
 	struct tgroup *groups = NULL, **order = NULL, *row_of[HTML_TL_TASKS];
+	struct trow *by_id = NULL;
+	unsigned *site_rows = NULL;
 	uint64_t w0 = m->start_ns, w1 = m->end_ns > m->start_ns ? m->end_ns : m->start_ns + 1;
 	int ret = -ENOMEM;
 
@@ -834,8 +885,12 @@ static int j_timeline(struct jw *w, const struct analyzer *a, const struct repor
 	qsort(task_recs, nt, sizeof(*task_recs), cmp_task_rec);
 	groups = malloc((nt ? nt : 1) * sizeof(*groups));
 	order = malloc((nt ? nt : 1) * sizeof(*order));
-	if (!groups || !order)
+	by_id = malloc((tc->n ? tc->n : 1) * sizeof(*by_id));
+	site_rows = calloc(nsites ? nsites : 1, sizeof(*site_rows));
+	if (!groups || !order || !by_id || !site_rows)
 		goto out;
+	memcpy(by_id, tc->v, tc->n * sizeof(*by_id));
+	qsort(by_id, tc->n, sizeof(*by_id), cmp_trow_id);
 	for (size_t i = 0; i < nt;) {
 		struct tgroup *g = &groups[ng++];
 		size_t j = i;
@@ -851,30 +906,26 @@ static int j_timeline(struct jw *w, const struct analyzer *a, const struct repor
 		}
 		g->n = j - i;
 		g->findings = finding_kinds(fx, task_recs[i]->pid, task_recs[i]->task_id);
+		{
+			struct trow k = { .pid = task_recs[i]->pid, .task_id = task_recs[i]->task_id };
+			const struct trow *t = tc->n ? bsearch(&k, by_id, tc->n, sizeof(k), cmp_trow_id) : NULL;
+
+			g->site = t ? t->site : UINT32_MAX;
+		}
 		i = j;
 	}
 	for (size_t i = 0; i < ng; i++)
 		order[i] = &groups[i];
 	qsort(order, ng, sizeof(*order), cmp_group_busy);
-	/* tasks with findings first (a stalled task is idle: not among the busiest) — the
-	 * stalled, lost-waker, never-yielding and self-waking ones, then a few long polls — then
-	 * the busiest */
-	size_t chosen = 0, nfind = 0, nlong = 0;
+	/* tasks with findings first (a stalled task is idle: not among the busiest): the
+	 * stalled, lost-waker, never-yielding and self-waking ones, two per site; one long poll
+	 * per site; then the busiest, a few per site; then any */
+	size_t chosen = 0;
 
-	for (size_t i = 0; i < ng && nfind < HTML_TL_FINDING_TASKS; i++)
-		if ((order[i]->findings & ~(1u << AN_LONG_POLL)) && order[i]->polls) {
-			order[i]->chosen = ++chosen;
-			nfind++;
-		}
-	for (size_t i = 0; i < ng && nfind < HTML_TL_FINDING_TASKS && nlong < 4; i++)
-		if (!order[i]->chosen && order[i]->findings && order[i]->polls) {
-			order[i]->chosen = ++chosen;
-			nfind++;
-			nlong++;
-		}
-	for (size_t i = 0; i < ng && chosen < HTML_TL_TASKS; i++)
-		if (!order[i]->chosen && order[i]->polls)
-			order[i]->chosen = ++chosen;
+	pick_rows(order, ng, &chosen, HTML_TL_FINDING_TASKS - 4, site_rows, nsites, 2, want_waiting);
+	pick_rows(order, ng, &chosen, HTML_TL_FINDING_TASKS, site_rows, nsites, 3, want_finding);
+	pick_rows(order, ng, &chosen, HTML_TL_TASKS, site_rows, nsites, 5, want_any);
+	pick_rows(order, ng, &chosen, HTML_TL_TASKS, NULL, 0, 0, want_any);
 	/* rows in the order chosen */
 	for (size_t i = 0; i < ng; i++)
 		if (order[i]->chosen)
@@ -891,7 +942,7 @@ static int j_timeline(struct jw *w, const struct analyzer *a, const struct repor
 	jw_arr_begin(w);
 	for (size_t i = 0; i < chosen; i++)
 		j_task_timeline(w, &c, task_recs + row_of[i]->first, row_of[i]->n,
-				HTML_TL_BUDGET / chosen);
+				HTML_TL_BUDGET / chosen, row_of[i]->site);
 	jw_arr_end(w);
 	jw_obj_end(w);
 
@@ -1007,6 +1058,8 @@ out:
 	free(task_recs);
 	free(groups);
 	free(order);
+	free(by_id);
+	free(site_rows);
 	return ret;
 }
 
@@ -1101,7 +1154,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	}
 	jw_arr_end(w);
 	if (!ret)
-		ret = j_timeline(w, a, m, workers, nw, &fx);
+		ret = j_timeline(w, a, m, workers, nw, &fx, &tc, npend);
 	jw_obj_end(w);
 	free(workers);
 	free(fx.v);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -99,9 +100,17 @@ int outputs_open(struct outputs *o)
 		struct out_file *f = &o->v[i];
 		int fd, e;
 
+		struct stat st;
+
 		if (!strcmp(f->path, "-")) {
 			f->fp = stdout;
 			continue;
+		}
+		if (!stat(f->path, &st) && S_ISDIR(st.st_mode)) { /* rename() would fail at the end */
+			p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path,
+			      strerror(EISDIR));
+			outputs_abort(o);
+			return -EISDIR;
 		}
 		if (asprintf(&f->tmp, "%s.tmp.%d", f->path, (int)getpid()) < 0) {
 			f->tmp = NULL;

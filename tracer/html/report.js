@@ -156,9 +156,7 @@
           pend.push([end, next !== null ? next : (t.end_ns !== undefined ? t.end_ns : T.to_ns)]);
         }
       }
-      var site = null;
-      (D.tasks || []).some(function (r) { if (r[0] === t.id && r[1] === t.pid) { site = r[2]; return true; } return false; });
-      return { id: t.id, pid: t.pid, site: site, polls: polls, wakes: wakes, pend: pend, runnable: runnable,
+      return { id: t.id, pid: t.pid, site: t.site, polls: polls, wakes: wakes, pend: pend, runnable: runnable,
         spawn: t.spawn_ns, end: t.end_ns, events: t.events, kept: t.kept };
     });
     var legend = $('tl-legend');
@@ -181,7 +179,10 @@
       return;
     }
     var ROW = 22, TOP = 26, LABEL = 280;
-    var v0 = T.from_ns, v1 = Math.max(T.to_ns, T.from_ns + 1000);
+    /* a poll may have begun before the window (a task polled when the capture started) */
+    var first = T.from_ns;
+    tasks.forEach(function (t) { if (t.polls.length && t.polls[0].b < first) first = t.polls[0].b; });
+    var v0 = first, v1 = Math.max(T.to_ns, first + 1000);
     var full0 = v0, full1 = v1;
     var ctx = canvas.getContext('2d');
     var width = 0;
@@ -391,7 +392,7 @@
     var more = el('p', 'muted');
     var hr = el('tr');
     cols.forEach(function (c, i) {
-      var th = el('th', c.num ? '' : 'text' + (c.cls ? ' ' + c.cls : ''), c.label);
+      var th = el('th', (c.num ? '' : 'text') + (c.cls ? ' ' + c.cls : ''), c.label);
       if (c.title) th.title = c.title;
       th.addEventListener('click', function () {
         if (sortCol === i) asc = !asc; else { sortCol = i; asc = !c.num; }
@@ -420,7 +421,7 @@
         var r = sorted[i], tr = el('tr', opt.rowClass ? opt.rowClass(r) : '');
         cols.forEach(function (c) {
           var v = c.get(r);
-          tr.appendChild(el('td', c.num ? '' : 'text' + (c.cls ? ' ' + c.cls : ''), c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '–' : v));
+          tr.appendChild(el('td', (c.num ? '' : 'text') + (c.cls ? ' ' + c.cls : ''), c.fmt ? c.fmt(v, r) : v === null || v === undefined ? '–' : v));
         });
         frag.appendChild(tr);
       }
@@ -452,7 +453,7 @@
       { label: 'Kind', get: function (f) { return f.kind; }, cls: 'nowrap' },
       { label: 'Task', get: function (f) { return f.task; }, num: true },
       { label: 'Spawn site', get: function (f) { return f.loc; }, cls: 'loc' },
-      { label: 'Type', get: function (f) { return f.type; } },
+      { label: 'Type', get: function (f) { return f.type; }, cls: 'type' },
       { label: 'Pending for', get: function (f) { return f.value_ns; }, num: true, fmt: dur },
       { label: 'Live wakers', get: function (f) { return f.live_wakers; }, num: true,
         fmt: function (v) { return v === null ? 'unknown' : v; } },
@@ -468,7 +469,7 @@
     var nf = function (s) { return s.findings.reduce(function (a, b) { return a + b; }, 0); };
     table(c, [
       { label: 'Spawn site', get: function (s) { return s.loc; }, cls: 'loc' },
-      { label: 'Type', get: function (s) { return s.type; } },
+      { label: 'Type', get: function (s) { return s.type; }, cls: 'type' },
       { label: 'Kind', get: function (s) { return s.kind; }, cls: 'nowrap' },
       { label: 'Tasks', get: function (s) { return s.tasks; }, num: true, fmt: num },
       { label: 'Live', get: function (s) { return s.live; }, num: true, fmt: num },
@@ -480,7 +481,7 @@
       { label: 'Sched p99', get: function (s) { return s.sched.p99; }, num: true, fmt: dur },
       { label: 'Pending p99', get: function (s) { return s.pending.p99; }, num: true, fmt: dur },
       { label: 'Wakes', get: function (s) { return s.wakes; }, num: true, fmt: num },
-      { label: 'Findings', get: nf, num: true, fmt: function (v, s) {
+      { label: 'Findings', get: nf, num: true, cls: 'nowrap', fmt: function (v, s) {
         return v ? KIND.filter(function (k, i) { return s.findings[i]; }).map(function (k) { return k + ' ' + s.findings[KIND.indexOf(k)]; }).join(', ') : '';
       } }
     ], rows, { sort: 6, asc: false, limit: 300, rowClass: function (s) { return nf(s) ? 'has-finding' : ''; },
@@ -505,7 +506,7 @@
       { label: 'Wakes', get: g('wakes'), num: true, fmt: num },
       { label: 'Lifetime', get: g('lifetime_ns'), num: true, fmt: dur },
       { label: 'Live wakers', get: g('live_wakers'), num: true, fmt: function (v) { return v === null ? 'unknown' : v; } },
-      { label: 'Findings', get: function (r) { return kindsOf(r[ix.findings]); } }
+      { label: 'Findings', get: function (r) { return kindsOf(r[ix.findings]); }, cls: 'nowrap' }
     ], rows, { sort: 4, asc: false, limit: 500, rowClass: function (r) { return r[ix.findings] ? 'has-finding' : ''; },
       note: D.tasks_total > rows.length ? '(the ' + num(rows.length) + ' busiest of ' + num(D.tasks_total) + ' tasks, and every task with a finding; all in the JSON report)' : '' });
   }
