@@ -50,3 +50,12 @@ browse() {
     python3 "$BROWSER_PY" --page "$page" --screenshot "$SHOTS/$name.png" --tile-height 1100 \
         --eval "$expr" > "$TMPD/$name.browser.json"
 }
+
+# no_page_errors NAME: ok when the browser saw no console error, exception, failed load or CSP
+# violation (the first three are shown otherwise)
+no_page_errors() {
+    local b="$TMPD/$1.browser.json" n
+    n=$(jq '.errors | length' "$b" 2>/dev/null)
+    if [ "$n" = 0 ]; then ok "$1: no console errors, exceptions, failed loads or CSP violations"
+    else not_ok "$1: $n console errors etc., first: $(jq -c '.errors[:3]' "$b" 2>/dev/null | cut -c1-600)"; fi
+}

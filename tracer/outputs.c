@@ -180,6 +180,7 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 
 		if (!f->fp)
 			continue;
+		errno = 0;
 		switch (f->fmt) {
 		case OUT_HTML:
 			ret = report_html(f->fp, a, m);
@@ -190,6 +191,8 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 		default:
 			ret = report_json(f->fp, a, m);
 		}
+		if (ret == -EIO && errno) /* the writers say -EIO; the failed write says why */
+			ret = -errno;
 		if (!ret)
 			ret = file_commit(f);
 		else

@@ -505,6 +505,10 @@ static bool split_addr(const char *addr, char *host, size_t hlen, char *port, si
 		p = rb + 2;
 		addr++;
 	} else if (!strchr(addr, ':')) {
+		if (strspn(addr, "0123456789") != strlen(addr)) {
+			snprintf(err, errlen, "'%s': expected HOST:PORT, [IPV6]:PORT or PORT", addr);
+			return false;
+		}
 		hl = 0;
 		p = addr;
 	} else {
