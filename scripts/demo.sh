@@ -1,6 +1,8 @@
 #!/bin/bash
 # demo.sh — `make demo`: runs the usdt sample service under load with every pathology on, traces it
-# for a few seconds, prints the findings and writes the report (build/demo/report.json).
+# for a few seconds, prints the findings and writes the reports: build/demo/report.json and
+# build/demo/report.html (self-contained: open it in any browser), build/demo/trace.json
+# (Perfetto UI / chrome://tracing).
 # Environment: DEMO_LINE (1.53) DEMO_SECONDS (6) DEMO_RPS (200)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +33,8 @@ echo "demo: starting the sample service (tokio $LINE, usdt probes) with every pa
     --wait-start "$TMP/start" > "$TMP/svc.out" 2> "$TMP/svc.err" &
 SVC=$!
 sleep 0.2
-"$TRACER" --pid "$SVC" --duration "${SECS}s" --output "$OUT/report.json" 2> >(tee "$TMP/tr.err" >&2) &
+"$TRACER" --pid "$SVC" --duration "${SECS}s" --output "$OUT/report.json" --output "$OUT/report.html" \
+    --trace "$OUT/trace.json" 2> >(tee "$TMP/tr.err" >&2) &
 TR=$!
 for _ in $(seq 200); do grep -q attached "$TMP/tr.err" 2>/dev/null && break; sleep 0.05; done
 grep -q attached "$TMP/tr.err" || die "the tracer did not attach"
@@ -45,3 +48,6 @@ echo "demo: findings by spawn site:"
 jq -r '.findings | group_by(.kind + " " + (.location // "?"))[] |
        "  \(.[0].kind)  \(.[0].location // "(spawned before the trace)")  ×\(length)  \(.[0].type_name // "")"' "$OUT/report.json"
 echo "demo: report written to ${OUT#$ROOT/}/report.json (schema: docs/report-schema.md)"
+[ -s "$OUT/report.html" ] || die "no report.html"
+echo "demo: HTML report: $OUT/report.html ($(( $(stat -c %s "$OUT/report.html") / 1024 )) KB, self-contained: open it in a browser)"
+echo "demo: trace: $OUT/trace.json (open it in the Perfetto UI or chrome://tracing; docs/reports.md)"
