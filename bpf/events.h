@@ -62,6 +62,8 @@ struct tet_event_rec {
 	__u64 header_ptr;
 	__u64 a;
 	__u64 b;
+	__u64 cpu_wait;  /* POLL_BEGIN/POLL_END: the thread's run-queue wait so far
+			  * (task_struct.sched_info.run_delay, ns); 0 = unknown */
 };
 
 /* task_spawn: the strings follow in `data`: file bytes [0, file_copied), type-name bytes

@@ -102,6 +102,7 @@ static __always_inline int emit(struct tet_counters *c, __u32 tgid, __u32 type, 
 	r->header_ptr = hdr;
 	r->a = a;
 	r->b = b;
+	r->cpu_wait = 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -17,6 +17,7 @@
  * programs can interleave on one CPU.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 /* Rust inlines probe sites freely; leave room for many distinct argument specs. */
@@ -77,6 +78,18 @@ static __always_inline __u64 arg(struct pt_regs *ctx, __u64 n, struct tet_counte
 	return (__u64)v;
 }
 
+/* How long this thread has waited for a CPU while runnable, in total (CONFIG_SCHED_INFO; 0
+ * without it). Its growth over a poll is time the poll spent preempted, not blocking the
+ * worker itself. CO-RE read through the BTF task pointer (Linux 5.11). */
+static __always_inline __u64 run_delay(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(task->sched_info))
+		return 0;
+	return BPF_CORE_READ(task, sched_info.run_delay);
+}
+
 /* The common path of the nine small probes: up to four arguments, mapped onto the record's
  * task_id/header_ptr/a/b by the caller's argument numbers (-1 = absent). */
 static __always_inline int emit(struct pt_regs *ctx, __u32 type,
@@ -103,6 +116,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 	r->header_ptr = n_hdr >= 0 ? arg(ctx, n_hdr, c) : 0;
 	r->a = n_a >= 0 ? arg(ctx, n_a, c) : 0;
 	r->b = n_b >= 0 ? arg(ctx, n_b, c) : 0;
+	r->cpu_wait = type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END ? run_delay() : 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

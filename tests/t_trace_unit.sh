@@ -30,7 +30,7 @@ check_eq "spawn_sites[] have location type_name tasks polls and busy/poll/sched/
     "$(jq '[.spawn_sites[] | select(has("location") and has("type_name") and has("tasks") and has("polls") and has("busy_ns") and has("poll_ns") and has("sched_ns") and has("pending_ns") | not)] | length' "$J")"
 check_eq "findings[] have kind task_id location type_name detail" 0 \
     "$(jq '[.findings[] | select(has("kind") and has("task_id") and has("location") and has("type_name") and has("detail") | not)] | length' "$J")"
-check_eq "findings of the synthetic capture" "long_poll:7 long_poll:9 lost_waker:3 never_yields:9 self_wake:6 stalled:10 stalled:2 stalled:4" \
+check_eq "findings of the synthetic capture" "long_poll:13 long_poll:7 long_poll:9 lost_waker:3 never_yields:9 self_wake:6 stalled:10 stalled:2 stalled:4" \
     "$(jq -r '[.findings[] | "\(.kind):\(.task_id)"] | sort | join(" ")' "$J")"
 check_eq "a task spawned before the trace has location null" null \
     "$(jq -r '.tasks[] | select(.task_id == 4) | .location' "$J")"

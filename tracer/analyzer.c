@@ -162,6 +162,7 @@ struct task {
 	uint64_t seq;
 	uint64_t ready_since;      /* 0 = unknown */
 	uint64_t poll_begin, pending_since;
+	uint64_t poll_run_delay;   /* the thread's run-queue wait at poll_begin (0 = unknown) */
 	uint32_t poll_tid;
 	int32_t poll_worker;
 	bool woke_in_poll, self_woke_in_poll, yielded_in_poll;
@@ -702,6 +703,7 @@ again:
 	t->site->polls++;
 	t->s.last_ts = r->h.ts;
 	t->poll_begin = r->h.ts;
+	t->poll_run_delay = r->cpu_wait;
 	t->poll_tid = r->h.tid;
 	t->poll_worker = worker;
 	t->woke_in_poll = t->self_woke_in_poll = t->yielded_in_poll = false;
@@ -732,13 +734,22 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 {
 	unsigned result = r->a < 256 ? (unsigned)r->a : 255;
 	struct task *t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
-	uint64_t d;
+	uint64_t d, wait = 0;
 
 	if (!t || t->s.state != AN_POLLING) {
 		a->t.unmatched_poll_ends++;
 		return;
 	}
 	d = r->h.ts >= t->poll_begin ? r->h.ts - t->poll_begin : 0;
+	/* time this poll's thread sat preempted on a run queue: the poll lasted longer, but not
+	 * because the task blocked its worker (long_poll judges the rest) */
+	if (t->poll_run_delay && r->cpu_wait > t->poll_run_delay && r->h.tid == t->poll_tid) {
+		wait = r->cpu_wait - t->poll_run_delay;
+		if (wait > d)
+			wait = d;
+		t->s.cpu_wait_ns += wait;
+		t->site->cpu_wait_ns += wait;
+	}
 	t->s.busy_ns += d;
 	t->site->busy_ns += d;
 	hist_add(&t->poll, d);
@@ -763,13 +774,15 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		t->s.self_wake_polls++;
 		t->site->self_wake_polls++;
 	}
-	if (d > a->o.long_poll_ns && t->s.kind != AN_KIND_BLOCKING) {
+	if (d - wait > a->o.long_poll_ns && t->s.kind != AN_KIND_BLOCKING) {
 		struct an_finding *f = finding_get(a, t, AN_LONG_POLL, t->poll_begin,
 						   a->o.long_poll_ns);
 		if (f) {
 			occur(f, t->poll_begin);
-			if (d > f->value_ns)
-				f->value_ns = d;
+			if (d - wait > f->value_ns) {
+				f->value_ns = d - wait;
+				f->cpu_wait_ns = wait;
+			}
 			f->polls = t->s.polls;
 		}
 	}

@@ -78,6 +78,7 @@ struct an_site {
 
 	uint64_t tasks, tasks_terminated, tasks_untracked;
 	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
+	uint64_t cpu_wait_ns;       /* part of busy_ns the polling threads spent preempted */
 	uint64_t yields[AN_YIELD_REASONS], results[AN_POLL_RESULTS], terms[AN_TERM_REASONS];
 	struct hist poll_ns, sched_ns, pending_ns, lifetime_ns;
 	uint64_t findings[AN_FINDING_KINDS];
@@ -94,6 +95,7 @@ struct an_task_summary {
 	bool spawn_seen;
 	uint64_t spawn_ts, first_ts, last_ts, end_ts;  /* end_ts 0 while alive */
 	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
+	uint64_t cpu_wait_ns;       /* part of busy_ns spent preempted (run-queue wait) */
 	uint64_t yields[AN_YIELD_REASONS];
 	struct hist_summary poll_ns, sched_ns, pending_ns;
 	uint64_t pending_now_ns;    /* at the end of capture, while pending */
@@ -110,7 +112,9 @@ struct an_finding {
 	uint64_t first_ts;          /* start of the first occurrence (poll begin, pending since) */
 	uint64_t last_ts;           /* start of the latest occurrence */
 	uint64_t occurrences;       /* polls over the threshold, pending periods, self-waking polls */
-	uint64_t value_ns;          /* the worst: poll time, pending time, … */
+	uint64_t value_ns;          /* the worst: poll time (long_poll: without the time the thread
+				     * sat preempted, cpu_wait_ns), pending time, … */
+	uint64_t cpu_wait_ns;       /* long_poll: preempted time of that poll, not in value_ns */
 	uint64_t threshold_ns;
 	double ratio;               /* self_wake: the ratio */
 	uint64_t polls;             /* self_wake: over this many polls */

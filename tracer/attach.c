@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
@@ -375,6 +376,9 @@ struct tet_session {
 	int ncpus;
 	struct tet_counters *percpu;
 	bool sleepable_spawn;        /* task_spawn through tet_spawn_s (bpf_copy_from_user) */
+	struct tet_session_opts o;
+	uint64_t cutoff_ns;          /* set at detach: later events are not analyzed */
+	uint64_t late[TET_EV_COUNT]; /* events after the cutoff, by type */
 };
 
 /* Can a sleepable kprobe-type program (for uprobes) call bpf_copy_from_user()? Linux 6.0
@@ -459,21 +463,28 @@ static const void *rescue_strings(const struct tet_spawn_rec *r, struct tet_spaw
 	return copy;
 }
 
+/* Detaching takes ~0.1 s per uprobe and goes probe by probe, so while it runs some probes
+ * still fire and others no longer do (e.g. a task spawned after task_spawn was detached and
+ * polled before task_poll_begin was): what happens after the capture's end is left out. */
 static int ring_cb(void *ctx, void *data, size_t size)
 {
-	struct tet_session_opts *o = ctx;
+	struct tet_session *s = ctx;
+	const struct tet_hdr *h = data;
 	struct tet_spawn_rec copy;
 
-	if (size >= sizeof(struct tet_spawn_rec) &&
-	    ((const struct tet_hdr *)data)->type == TET_EV_SPAWN)
-		return o->on_event(o->ctx, (void *)rescue_strings(data, &copy), size);
-	return o->on_event(o->ctx, data, size);
+	if (size >= sizeof(*h) && s->cutoff_ns && h->ts > s->cutoff_ns) {
+		if (h->type < TET_EV_COUNT)
+			s->late[h->type]++;
+		return 0;
+	}
+	if (size >= sizeof(struct tet_spawn_rec) && h->type == TET_EV_SPAWN)
+		return s->o.on_event(s->o.ctx, (void *)rescue_strings(data, &copy), size);
+	return s->o.on_event(s->o.ctx, data, size);
 }
 
 int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		     const struct tet_targets *t, char *err, size_t len)
 {
-	static struct tet_session_opts cb_opts; /* one session per process */
 	struct tet_session *s;
 	int ret;
 
@@ -553,8 +564,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 			s->links[s->nlinks++] = l;
 		}
 	}
-	cb_opts = *o;
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, &cb_opts, NULL);
+	s->o = *o;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
 		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
@@ -645,6 +656,9 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 		sum->read_errors += s->percpu[c].read_errors;
 		sum->arg_errors += s->percpu[c].arg_errors;
 	}
+	/* probe hits of the capture: those after its end were not analyzed */
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		sum->seen[i] -= s->late[i] < sum->seen[i] ? s->late[i] : sum->seen[i];
 	return 0;
 }
 
@@ -653,6 +667,12 @@ void tet_session_detach(struct tet_session *s)
 	if (s->fb) {
 		tet_fb_detach(s->fb);
 		return;
+	}
+	if (!s->cutoff_ns) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+		s->cutoff_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
 	for (size_t i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);

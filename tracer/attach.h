@@ -106,7 +106,8 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 int tet_session_drain(struct tet_session *s);
 /* Sums the per-CPU counters. */
 int tet_session_counters(struct tet_session *s, struct tet_counters *sum);
-/* Detaches every probe (the kernel resets the semaphores); the ring buffer stays readable. */
+/* Detaches every probe (the kernel resets the semaphores); the ring buffer stays readable.
+ * The capture ends here: events stamped later are not analyzed and not counted as hits. */
 void tet_session_detach(struct tet_session *s);
 void tet_session_close(struct tet_session *s);
 

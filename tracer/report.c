@@ -134,8 +134,14 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 	fmt_duration(f->threshold_ns, th, sizeof(th));
 	switch (f->kind) {
 	case AN_LONG_POLL:
-		snprintf(what, sizeof(what), "a poll took %s (threshold %s)%s", v, th,
-			 f->occurrences > 1 ? "" : "");
+		snprintf(what, sizeof(what), "a poll took %s (threshold %s)", v, th);
+		if (f->cpu_wait_ns >= 1000) {
+			char w[32];
+			size_t l = strlen(what);
+
+			snprintf(what + l, sizeof(what) - l, " not counting %s its thread sat preempted",
+				 fmt_duration(f->cpu_wait_ns, w, sizeof(w)));
+		}
 		if (f->occurrences > 1) {
 			size_t l = strlen(what);
 
@@ -145,8 +151,8 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 		break;
 	case AN_STALLED:
 		if (f->live_wakers >= 0)
-			snprintf(what, sizeof(what), "pending %s %s (threshold %s) with %lld live waker%s",
-				 f->ongoing ? "for" : "for", v, th, (long long)f->live_wakers,
+			snprintf(what, sizeof(what), "pending for %s (threshold %s) with %lld live waker%s",
+				 v, th, (long long)f->live_wakers,
 				 f->live_wakers == 1 ? "" : "s");
 		else
 			snprintf(what, sizeof(what), "pending for %s (threshold %s)", v, th);
@@ -519,6 +525,7 @@ static void j_site(struct jw *w, const struct an_site *s)
 	jw_ku64(w, "tasks_untracked", s->tasks_untracked);
 	jw_ku64(w, "polls", s->polls);
 	jw_ku64(w, "busy_ns", s->busy_ns);
+	jw_ku64(w, "preempted_ns", s->cpu_wait_ns);
 	jw_ku64(w, "wakes", s->wakes);
 	jw_ku64(w, "self_wakes", s->self_wakes);
 	jw_ku64(w, "self_wake_polls", s->self_wake_polls);
@@ -582,6 +589,7 @@ static void j_task(const struct an_task_summary *t, void *p)
 		jw_null(w);
 	jw_ku64(w, "polls", t->polls);
 	jw_ku64(w, "busy_ns", t->busy_ns);
+	jw_ku64(w, "preempted_ns", t->cpu_wait_ns);
 	jw_ku64(w, "wakes", t->wakes);
 	jw_ku64(w, "self_wakes", t->self_wakes);
 	jw_ku64(w, "self_wake_polls", t->self_wake_polls);
@@ -864,6 +872,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		report_finding_detail(&f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);
 		jw_ku64(w, "value_ns", f[i].value_ns);
+		if (f[i].kind == AN_LONG_POLL)
+			jw_ku64(w, "preempted_ns", f[i].cpu_wait_ns);
 		if (f[i].kind == AN_SELF_WAKE) {
 			jw_kdouble(w, "ratio", f[i].ratio);
 			jw_kdouble(w, "threshold_ratio", o->self_wake_ratio);
