@@ -10,7 +10,10 @@ need_root
 for line in "${LINES[@]}"; do
     bin=$(sample_bin "$line" usdt)
     need_file "$bin" "usdt sample-service for tokio $line"
-    bpftrace -e "usdt:$bin:tokio:task_poll_begin { @polls = count(); }" > "$TMPD/bt.$line" 2>&1 &
+    # polls of the tasks spawned at the workload's line (the runtime may spawn blocking tasks too)
+    wl=$(grep -n 'SPAWN-SITE: yield_workload$' "$ROOT/sample-service/src/workload.rs" | cut -d: -f1)
+    bpftrace -e "usdt:$bin:tokio:task_spawn /arg5 == $wl/ { @mine[arg0] = 1; }
+        usdt:$bin:tokio:task_poll_begin /@mine[arg0]/ { @polls = count(); } END { clear(@mine); }" > "$TMPD/bt.$line" 2>&1 &
     bt=$!; track_pid $bt
     if ! wait_for_line "$TMPD/bt.$line" '^Attaching' 30; then
         cat "$TMPD/bt.$line"; not_ok "tokio $line: bpftrace did not attach"; stop_pid $bt; continue
