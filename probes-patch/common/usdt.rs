@@ -257,6 +257,26 @@ mod imp {
 
     // ===== probes with Tokio's types =====
 
+    /// Reads one byte of every page `s` spans. The strings sit in `.rodata` pages the process
+    /// may never have touched; a tracer reads them from the uprobe handler, where the kernel
+    /// cannot fault pages in (`bpf_probe_read_user` fails on them). Only runs while traced.
+    #[inline(always)]
+    fn touch_pages(s: &str) {
+        const PAGE: usize = 4096;
+        let (start, len) = (s.as_ptr() as usize, s.len());
+        if len == 0 {
+            return;
+        }
+        let mut at = start;
+        while at < start + len {
+            // Safety: `at` lies inside `s`.
+            unsafe { core::ptr::read_volatile(at as *const u8) };
+            at = (at & !(PAGE - 1)) + PAGE;
+        }
+        // Safety: the last byte of `s`.
+        unsafe { core::ptr::read_volatile((start + len - 1) as *const u8) };
+    }
+
     fn addr(header: NonNull<Header>) -> u64 {
         header.as_ptr() as usize as u64
     }
@@ -270,6 +290,8 @@ mod imp {
     ) {
         let (file, line, col) = at.map_or(("", 0, 0), |l| (l.file(), l.line(), l.column()));
         let type_name = std::any::type_name::<T>();
+        touch_pages(file);
+        touch_pages(type_name);
         task_spawn::emit(
             id.as_u64(),
             addr(task.header_ptr()),
