@@ -17,7 +17,7 @@ need_file "$FIX/stock_like" "fixture stock_like"
 # expect_fail LABEL STATUS REGEX CMD…: exit STATUS, one stderr line matching REGEX, no stdout
 expect_fail() {
     local label=$1 want=$2 re=$3 rc lines; shift 3
-    "$@" > "$TMPD/ef.out" 2> "$TMPD/ef.err" < /dev/null
+    timeout -k 5 30 "$@" > "$TMPD/ef.out" 2> "$TMPD/ef.err" < /dev/null
     rc=$?
     lines=$(wc -l < "$TMPD/ef.err")
     if [ "$rc" = "$want" ] && [ "$lines" = 1 ] && [ ! -s "$TMPD/ef.out" ] &&
@@ -41,9 +41,11 @@ expect_fail "PID not found" 4 "no process with PID 2147483000" "$TRACER" --pid 2
 expect_fail "PID not a number" 3 "invalid PID" "$TRACER" --pid 12ab
 expect_fail "PID zero" 3 "invalid PID" "$TRACER" --pid 0
 expect_fail "not a Tokio process (sleep)" 2 "is not a Tokio program" "$TRACER" --pid $SLEEP
-expect_fail "Tokio without probes: points to the kit" 2 "uses Tokio but carries no tokio USDT probes: rebuild it with scripts/tokio-usdt-build" "$TRACER" --pid $SP
+# --mode usdt: the USDT path's own verdict (auto mode would try the uprobe fallback next; its
+# bad inputs are tests/t_fallback_badinput.sh's)
+expect_fail "Tokio without probes: points to the kit" 2 "uses Tokio but carries no tokio USDT probes: rebuild it with scripts/tokio-usdt-build" "$TRACER" --mode usdt --pid $SP
 expect_fail "--binary without probes" 2 "/bin/true is not a Tokio program" "$TRACER" --binary /bin/true
-expect_fail "--binary: stock-like Tokio binary" 2 "carries no tokio USDT probes" "$TRACER" --binary "$FIX/stock_like"
+expect_fail "--binary: stock-like Tokio binary" 2 "carries no tokio USDT probes" "$TRACER" --mode usdt --binary "$FIX/stock_like"
 expect_fail "--binary missing" 4 "No such file or directory" "$TRACER" --binary "$TMPD/nope"
 expect_fail "--binary not ELF" 4 "not an ELF file" "$TRACER" --binary /etc/passwd
 expect_fail "--binary a directory" 4 "not a regular file" "$TRACER" --binary /etc
@@ -52,7 +54,7 @@ expect_fail "no target" 3 "nothing to trace" "$TRACER" --duration 1s
 # the stock sample service, when built
 stock=$(sample_bin 1.43 stock)
 if [ -x "$stock" ]; then
-    expect_fail "--binary stock sample-service" 2 "carries no tokio USDT probes" "$TRACER" --binary "$stock"
+    expect_fail "--binary stock sample-service, --mode usdt" 2 "carries no tokio USDT probes" "$TRACER" --mode usdt --binary "$stock"
 fi
 
 # ---- privileges: refused before loading (no bpf() call) ----
