@@ -330,26 +330,66 @@ static void print_workers(FILE *out, const struct analyzer *a, uint64_t span)
 	free(w);
 }
 
+struct finding_group {
+	const struct an_finding *worst;
+	size_t count, ongoing;
+};
+
+static bool worse(const struct an_finding *a, const struct an_finding *b)
+{
+	return a->kind == AN_SELF_WAKE ? a->ratio > b->ratio : a->value_ns > b->value_ns;
+}
+
+static int cmp_group(const void *x, const void *y)
+{
+	const struct finding_group *a = x, *b = y;
+
+	if (a->worst->kind != b->worst->kind)
+		return a->worst->kind < b->worst->kind ? -1 : 1;
+	return a->count < b->count ? 1 : a->count > b->count ? -1 : 0;
+}
+
+/* One line per (kind, spawn site): how many tasks, and the worst one's sentence. */
 static void print_findings(FILE *out, const struct analyzer *a, size_t top)
 {
 	const struct an_finding *f;
-	size_t n = an_findings(a, &f);
+	size_t n = an_findings(a, &f), ng = 0;
+	struct finding_group *g;
 	char detail[2048];
 
 	if (!n) {
 		fprintf(out, "\nFindings: none\n");
 		return;
 	}
-	fprintf(out, "\nFindings (%zu)\n", n);
-	for (size_t i = 0; i < n && i < top * 3; i++) {
-		report_finding_detail(&f[i], detail, sizeof(detail));
-		fprintf(out, "  %-12s %s\n", an_finding_name(f[i].kind), detail);
+	g = calloc(n, sizeof(*g));
+	if (!g)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < ng; j++)
+			if (g[j].worst->kind == f[i].kind && g[j].worst->site == f[i].site)
+				break;
+		if (j == ng)
+			g[ng++].worst = &f[i];
+		else if (worse(&f[i], g[j].worst))
+			g[j].worst = &f[i];
+		g[j].count++;
+		g[j].ongoing += f[i].ongoing;
 	}
-	if (n > top * 3)
-		fprintf(out, "  … %zu more in the JSON report\n", n - top * 3);
+	qsort(g, ng, sizeof(*g), cmp_group);
+	fprintf(out, "\nFindings (%zu) by kind and spawn site, with the worst task of each\n", n);
+	for (size_t i = 0; i < ng && i < top * 2; i++) {
+		report_finding_detail(g[i].worst, detail, sizeof(detail));
+		fprintf(out, "  %-12s ×%-4zu %s\n", an_finding_name(g[i].worst->kind), g[i].count,
+			detail);
+	}
+	if (ng > top * 2)
+		fprintf(out, "  … %zu more groups in the JSON report\n", ng - top * 2);
 	if (an_totals(a)->findings_omitted)
 		fprintf(out, "  (%llu more not recorded: finding limit reached)\n",
 			(unsigned long long)an_totals(a)->findings_omitted);
+	free(g);
 }
 
 static void print_drops(FILE *out, const struct report_meta *m, const struct analyzer *a)
