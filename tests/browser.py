@@ -9,9 +9,10 @@ Runtime.exceptionThrown, Log.entryAdded level error), every network request that
 page itself or a data: URL, evaluates a JavaScript expression in the page, and saves a PNG
 screenshot of the whole page (up to --max-height pixels).
 
-USAGE: browser.py --page FILE.html [--eval EXPR] [--screenshot OUT.png] [--width 1400]
+USAGE: browser.py --page FILE.html [--eval EXPR] [--screenshot OUT.png] [--eval-after EXPR] [--width 1400]
                   [--max-height 9000] [--tile-height H] [--settle-ms 800] [--timeout 60]
-Prints one JSON object: {"errors": [...], "requests": [...], "eval": <value of EXPR>}.
+Prints one JSON object: {"errors": [...], "requests": [...], "eval": <value of EXPR>,
+"eval_after": <value of the --eval-after EXPR, run after the screenshot>}.
 Exit status: 0 the page loaded (errors are for the caller to judge), 2 the browser failed.
 """
 import argparse
@@ -131,6 +132,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--page", required=True)
     ap.add_argument("--eval", default="null")
+    ap.add_argument("--eval-after", default="null",
+                    help="evaluated after the screenshot (interactions that change the page)")
     ap.add_argument("--screenshot")
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--max-height", type=int, default=9000)
@@ -177,6 +180,12 @@ def main():
                              "height": min(a.tile_height, h - y), "scale": 1}}, session=s)
                 with open(a.screenshot.replace(".png", f"-{i + 1}.png"), "wb") as f:
                     f.write(base64.b64decode(tile["data"]))
+        r = b.send("Runtime.evaluate", {"expression": a.eval_after, "returnByValue": True,
+                                        "awaitPromise": True}, session=s)
+        if "exceptionDetails" in r:
+            out["errors"].append("eval-after: " + json.dumps(r["exceptionDetails"])[:2000])
+        else:
+            out["eval_after"] = r.get("result", {}).get("value")
         b.drain(0.2)
         for m in b.events:
             meth, p = m.get("method"), m.get("params", {})

@@ -42,13 +42,14 @@ capture_fixture() {
     stop_pid "$fpid"
 }
 
-# browse NAME PAGE [JS EXPRESSION]: opens PAGE in headless Chromium (tests/browser.py);
-# the result JSON is $TMPD/NAME.browser.json, the screenshot $SHOTS/NAME.png
+# browse NAME PAGE [JS EXPRESSION [JS AFTER]]: opens PAGE in headless Chromium (tests/browser.py),
+# evaluates EXPRESSION, takes the screenshot $SHOTS/NAME.png (and NAME-1.png… tiles), then
+# evaluates AFTER (interactions); the result JSON is $TMPD/NAME.browser.json
 browse() {
-    local name=$1 page=$2 expr=${3:-null}
+    local name=$1 page=$2 expr=${3:-null} after=${4:-null}
     mkdir -p "$SHOTS"
     python3 "$BROWSER_PY" --page "$page" --screenshot "$SHOTS/$name.png" --tile-height 1100 \
-        --eval "$expr" > "$TMPD/$name.browser.json"
+        --eval "$expr" --eval-after "$after" > "$TMPD/$name.browser.json"
 }
 
 # no_page_errors NAME: ok when the browser saw no console error, exception, failed load or CSP

@@ -83,6 +83,15 @@ EXPR=$(cat <<'JS'
     site_rows: q('#sites tbody tr').length,
     task_rows: q('#tasks tbody tr').length,
   };
+  return r;
+})()
+JS
+)
+# interactions, after the screenshot (which shows the page as it opens)
+AFTER=$(cat <<'JS'
+(() => {
+  const q = (s) => [...document.querySelectorAll(s)];
+  const r = {};
   const sel = document.getElementById('dist-site');
   sel.selectedIndex = 1;
   sel.dispatchEvent(new Event('change'));
@@ -100,7 +109,7 @@ EXPR=$(cat <<'JS'
 })()
 JS
 )
-check "chromium opened the page" browse report-sample "$R.html" "$EXPR"
+check "chromium opened the page" browse report-sample "$R.html" "$EXPR" "$AFTER"
 B="$TMPD/report-sample.browser.json"
 cat "$B" | head -c 3000; echo
 no_page_errors report-sample
@@ -126,15 +135,15 @@ check_eq "stalled/lost-waker rows = the JSON's stalled + lost_waker findings" \
     "$(jq .eval.stalled_rows "$B")"
 check "three distributions drawn with bars" test "$(jq '[.eval.dist_bars[] | select(. > 0)] | length' "$B")" = 3
 check "per-site distributions offered" test "$(jq .eval.site_options "$B")" -gt 2
-check "a chosen site's distributions drawn" test "$(jq '.eval.site_dist_bars | add' "$B")" -gt 0
+check "a chosen site's distributions drawn" test "$(jq '.eval_after.site_dist_bars | add' "$B")" -gt 0
 check "the timeline has rows and is painted" test "$(jq '.eval.timeline_rows' "$B")" -gt 5 -a "$(jq .eval.timeline_painted "$B")" -gt 1000
-check_eq "zooming the timeline changes its range" true "$(jq .eval.zoomed "$B")"
+check_eq "zooming the timeline changes its range" true "$(jq .eval_after.zoomed "$B")"
 check_eq "a heat map row per worker" "$(jq '.workers | length' "$R.json")" "$(jq .eval.heat_rows "$B")"
 check "the heat map is painted" test "$(jq .eval.heat_painted "$B")" -gt 1000
 check_eq "a site table row per spawn site" "$(jq '.spawn_sites | length' "$R.json")" "$(jq .eval.site_rows "$B")"
 check "task table rows" test "$(jq .eval.task_rows "$B")" -gt 10
-check_eq "clicking Polls sorts the sites by polls, descending" "$(jq -c '.eval.polls_desc | sort | reverse' "$B")" "$(jq -c .eval.polls_desc "$B")"
-check_eq "clicking again sorts ascending" "$(jq -c '.eval.polls_asc | sort' "$B")" "$(jq -c .eval.polls_asc "$B")"
+check_eq "clicking Polls sorts the sites by polls, descending" "$(jq -c '.eval_after.polls_desc | sort | reverse' "$B")" "$(jq -c .eval_after.polls_desc "$B")"
+check_eq "clicking again sorts ascending" "$(jq -c '.eval_after.polls_asc | sort' "$B")" "$(jq -c .eval_after.polls_asc "$B")"
 
 shot="$SHOTS/report-sample.png"
 check "screenshot saved: $shot" test -s "$shot"

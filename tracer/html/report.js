@@ -58,7 +58,7 @@
   var sitesById = {};
   (D.sites || []).forEach(function (s) { sitesById[s.id] = s; });
   function siteName(id) {
-    if (id === null || id === undefined) return '(unknown site)';
+    if (id === null || id === undefined) return '(site not recorded)';
     var s = sitesById[id];
     return s ? s.loc : '(site not listed)';
   }
