@@ -643,7 +643,8 @@ static int on_spawn(struct analyzer *a, const struct tet_spawn_rec *r)
 	t->s.spawn_ts = r->h.ts;
 	t->s.wakers_known = a->o.waker_events;
 	t->ready_since = r->h.ts;
-	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id, .pid = r->h.pid,
+	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id,
+				       .header_ptr = r->header_ptr, .pid = r->h.pid,
 				       .tid = r->h.tid, .worker = -1, .type = AN_TL_SPAWN,
 				       .code = (uint8_t)r->kind });
 	return 0;
@@ -768,7 +769,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		&(struct an_top){ d, t->poll_begin, r->h.pid, t->poll_tid, t->poll_worker,
 				  r->task_id, t->site });
 	tl_push(a, &(struct an_tl_rec){ .ts = t->poll_begin, .end = r->h.ts, .task_id = t->s.task_id,
-				       .pid = r->h.pid, .tid = t->poll_tid, .worker = t->poll_worker,
+				       .header_ptr = t->s.header_ptr, .pid = r->h.pid, .tid = t->poll_tid, .worker = t->poll_worker,
 				       .type = AN_TL_POLL, .code = (uint8_t)result });
 	if (t->self_woke_in_poll && !t->yielded_in_poll) {
 		t->s.self_wake_polls++;
@@ -860,7 +861,8 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 	a->t.wakes++;
 	if (outside)
 		a->t.outside_wakes++;
-	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id, .pid = r->h.pid,
+	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id,
+				       .header_ptr = r->header_ptr, .pid = r->h.pid,
 				       .tid = r->h.tid, .worker = -1, .type = AN_TL_WAKE,
 				       .code = (uint8_t)r->a });
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
@@ -955,7 +957,8 @@ static void on_terminate(struct analyzer *a, const struct tet_event_rec *r)
 	struct task *t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
 
 	a->t.terminates++;
-	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id, .pid = r->h.pid,
+	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id,
+				       .header_ptr = r->header_ptr, .pid = r->h.pid,
 				       .tid = r->h.tid, .worker = -1, .type = AN_TL_TERMINATE,
 				       .code = (uint8_t)r->a });
 	if (!t) {

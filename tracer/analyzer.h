@@ -148,6 +148,7 @@ enum an_tl_type { AN_TL_POLL, AN_TL_WAKE, AN_TL_PARK, AN_TL_SPAWN, AN_TL_TERMINA
 struct an_tl_rec {
 	uint64_t ts, end;
 	uint64_t task_id;
+	uint64_t header_ptr;        /* the task's identity in the uprobe fallback (task_id 0) */
 	uint32_t pid, tid;
 	int32_t worker;
 	uint8_t type, code;         /* poll result / by_ref / kind / term reason */
