@@ -38,6 +38,26 @@
 #define BINS_PER_DECADE   5
 #define NBINS             70     /* 10^0 … 10^14 ns */
 
+/* A task's identity: Tokio's task id, or its header address in the uprobe fallback (where the
+ * task id is 0). Set by report_html(). */
+static bool by_header;
+
+static uint64_t key_of(uint64_t task_id, uint64_t header_ptr)
+{
+	return by_header ? header_ptr : task_id;
+}
+
+static uint64_t rkey(const struct an_tl_rec *r)
+{
+	return key_of(r->task_id, r->header_ptr);
+}
+
+static const char *task_name(uint64_t key, char *buf, size_t len)
+{
+	snprintf(buf, len, by_header ? "task 0x%llx" : "task %llu", (unsigned long long)key);
+	return buf;
+}
+
 static const char *const kind_title[AN_FINDING_KINDS] = {
 	[AN_LONG_POLL] = "Long poll",
 	[AN_STALLED] = "Stalled",
@@ -179,7 +199,7 @@ static void findings_html(FILE *out, const struct analyzer *a)
 		[AN_NEVER_YIELDS] = { "task that never yields", "tasks that never yield" },
 		[AN_SELF_WAKE] = { "task waking itself", "tasks waking themselves" },
 	};
-	char detail[2048], v[32];
+	char detail[2048], v[32], tn[48];
 	bool first = true;
 
 	if (!n) {
@@ -251,8 +271,8 @@ static void findings_html(FILE *out, const struct analyzer *a)
 					snprintf(v, sizeof(v), "%.0f%%", f[ix[k]].ratio * 100);
 				else
 					fmt_duration(f[ix[k]].value_ns, v, sizeof(v));
-				fprintf(out, "%s task %llu (%s)", listed ? "," : "",
-					(unsigned long long)f[ix[k]].task_id, v);
+				fprintf(out, "%s %s (%s)", listed ? "," : "",
+					task_name(key_of(f[ix[k]].task_id, f[ix[k]].header_ptr), tn, sizeof(tn)), v);
 			}
 			fprintf(out, "%s</div>", j - i - 1 > listed ? ", …" : ".");
 		}
@@ -432,7 +452,8 @@ static int j_sites(struct jw *w, const struct analyzer *a, const uint64_t *pend_
 
 /* ---- data: tasks ---- */
 struct trow {
-	uint64_t task_id, busy, pend, pend_now, sched_sum, sched_p99, poll_p99, polls, wakes, lifetime;
+	uint64_t task_id;           /* the task's key (key_of) */
+	uint64_t busy, pend, pend_now, sched_sum, sched_p99, poll_p99, polls, wakes, lifetime;
 	int64_t live_wakers;        /* INT64_MIN: unknown */
 	uint32_t pid, site;
 	uint8_t state;
@@ -470,7 +491,7 @@ static int findex_build(struct findex *fx, const struct analyzer *a)
 	if (!fx->v)
 		return -ENOMEM;
 	for (size_t i = 0; i < nf; i++)
-		fx->v[i] = (struct tkey){ f[i].pid, f[i].task_id, 1u << f[i].kind };
+		fx->v[i] = (struct tkey){ f[i].pid, key_of(f[i].task_id, f[i].header_ptr), 1u << f[i].kind };
 	qsort(fx->v, nf, sizeof(*fx->v), cmp_tkey);
 	for (size_t i = 0; i < nf; i++) { /* merge the kinds of one task */
 		if (fx->n && !cmp_tkey(&fx->v[fx->n - 1], &fx->v[i]))
@@ -515,7 +536,7 @@ static void collect_task(const struct an_task_summary *t, void *p)
 		c->cap = cap;
 	}
 	r = &c->v[c->n++];
-	r->task_id = t->task_id;
+	r->task_id = key_of(t->task_id, t->header_ptr);
 	r->pid = t->pid;
 	r->site = t->site ? t->site->index : UINT32_MAX;
 	r->state = t->state;
@@ -529,7 +550,7 @@ static void collect_task(const struct an_task_summary *t, void *p)
 	r->wakes = t->wakes;
 	r->lifetime = t->spawn_seen && end >= t->spawn_ts ? end - t->spawn_ts : UINT64_MAX;
 	r->live_wakers = t->wakers_known ? t->live_wakers : INT64_MIN;
-	r->findings = finding_kinds(c->fx, t->pid, t->task_id);
+	r->findings = finding_kinds(c->fx, t->pid, r->task_id);
 }
 
 static int cmp_trow(const void *x, const void *y)
@@ -621,7 +642,7 @@ static void j_findings(struct jw *w, const struct analyzer *a, const struct repo
 	for (size_t i = 0; i < n && i < HTML_FINDINGS; i++) {
 		jw_obj_begin(w);
 		jw_kstr(w, "kind", an_finding_name(f[i].kind));
-		jw_ku64(w, "task", f[i].task_id);
+		jw_ku64(w, "task", key_of(f[i].task_id, f[i].header_ptr));
 		jw_ku64(w, "pid", f[i].pid);
 		jw_key(w, "site");
 		if (f[i].site)
@@ -680,8 +701,8 @@ static int cmp_task_rec(const void *x, const void *y)
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
-	if (a->task_id != b->task_id)
-		return a->task_id < b->task_id ? -1 : 1;
+	if (rkey(a) != rkey(b))
+		return rkey(a) < rkey(b) ? -1 : 1;
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
 	return a->type < b->type ? -1 : a->type > b->type;
@@ -741,7 +762,7 @@ static void j_task_timeline(struct jw *w, const struct tl_ctx *c, const struct a
 		if (r[from]->type == AN_TL_POLL || r[from]->type == AN_TL_WAKE)
 			skip--;
 	jw_obj_begin(w);
-	jw_ku64(w, "id", r[0]->task_id);
+	jw_ku64(w, "id", rkey(r[0]));
 	jw_ku64(w, "pid", r[0]->pid);
 	jw_key(w, "site");
 	if (site == UINT32_MAX)
@@ -898,16 +919,16 @@ static int j_timeline(struct jw *w, const struct analyzer *a, const struct repor
 		memset(g, 0, sizeof(*g));
 		g->first = i;
 		for (; j < nt && task_recs[j]->pid == task_recs[i]->pid &&
-		       task_recs[j]->task_id == task_recs[i]->task_id; j++) {
+		       rkey(task_recs[j]) == rkey(task_recs[i]); j++) {
 			if (task_recs[j]->type == AN_TL_POLL) {
 				g->polls++;
 				g->busy += task_recs[j]->end - task_recs[j]->ts;
 			}
 		}
 		g->n = j - i;
-		g->findings = finding_kinds(fx, task_recs[i]->pid, task_recs[i]->task_id);
+		g->findings = finding_kinds(fx, task_recs[i]->pid, rkey(task_recs[i]));
 		{
-			struct trow k = { .pid = task_recs[i]->pid, .task_id = task_recs[i]->task_id };
+			struct trow k = { .pid = task_recs[i]->pid, .task_id = rkey(task_recs[i]) };
 			const struct trow *t = tc->n ? bsearch(&k, by_id, tc->n, sizeof(k), cmp_trow_id) : NULL;
 
 			g->site = t ? t->site : UINT32_MAX;
@@ -1135,6 +1156,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	jw_ku64(w, "tasks_live", t->tasks_live);
 	jw_obj_end(w);
 	jw_ku64(w, "bins_per_decade", BINS_PER_DECADE);
+	jw_kstr(w, "task_key", by_header ? "header_ptr" : "task_id");
 	j_findings(w, a, m);
 	ret = j_sites(w, a, pend_now, npend);
 	if (!ret)
@@ -1170,6 +1192,7 @@ int report_html(FILE *out, const struct analyzer *a, const struct report_meta *m
 	int ret;
 
 	bins_init();
+	by_header = an_get_opts(a)->key_by_header;
 	fputs(html_parts[0], out);
 	summary(out, a, m);
 	fputs(html_parts[1], out);

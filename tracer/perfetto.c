@@ -50,6 +50,15 @@ struct tsite {
 	const struct an_site *site;
 };
 
+/* A task's identity: Tokio's task id, or its header address in the uprobe fallback (where the
+ * task id is 0). Set by report_trace(). */
+static bool by_header;
+
+static uint64_t rkey(const struct an_tl_rec *r)
+{
+	return by_header ? r->header_ptr : r->task_id;
+}
+
 static int cmp_ev_ts(const void *x, const void *y)
 {
 	const struct ev *a = x, *b = y;
@@ -99,8 +108,8 @@ static int cmp_by_task(const void *x, const void *y)
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
-	if (a->task_id != b->task_id)
-		return a->task_id < b->task_id ? -1 : 1;
+	if (rkey(a) != rkey(b))
+		return rkey(a) < rkey(b) ? -1 : 1;
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
 	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
@@ -127,7 +136,16 @@ static void collect_site(const struct an_task_summary *t, void *p)
 		c->v = v;
 		c->cap = cap;
 	}
-	c->v[c->n++] = (struct tsite){ t->pid, t->task_id, t->site };
+	c->v[c->n++] = (struct tsite){ t->pid, by_header ? t->header_ptr : t->task_id, t->site };
+}
+
+/* "PREFIX 12" or, in the uprobe fallback, "PREFIX 0x7f…" (the header address). */
+static size_t task_label(char *buf, size_t len, const char *prefix, uint64_t key)
+{
+	int n = snprintf(buf, len, by_header ? "%s 0x%llx" : "%s %llu", prefix,
+			 (unsigned long long)key);
+
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
 struct tw {
@@ -174,7 +192,7 @@ static void k_site_name(struct tw *t, const struct an_site *s, uint64_t task_id)
 
 	jw_key(t->w, "name");
 	if (!s) {
-		snprintf(buf, sizeof(buf), "task %llu", (unsigned long long)task_id);
+		task_label(buf, sizeof(buf), "task", task_id);
 		jw_str(t->w, buf);
 	} else if (s->unknown) {
 		jw_str(t->w, "(spawned before the trace)");
@@ -246,6 +264,7 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 	int ret = -ENOMEM;
 
 	memset(st, 0, sizeof(*st));
+	by_header = an_get_opts(a)->key_by_header;
 	if (!ev || !idx || !th)
 		goto out;
 	an_for_each_task(a, collect_site, &sc);
@@ -337,7 +356,7 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 		struct ev *pending = NULL;
 
 		for (; j < n && ev[idx[j]].r->pid == ev[idx[i]].r->pid &&
-		       ev[idx[j]].r->task_id == ev[idx[i]].r->task_id; j++) {
+		       rkey(ev[idx[j]].r) == rkey(ev[idx[i]].r); j++) {
 			struct ev *e = &ev[idx[j]];
 
 			if (e->r->type == AN_TL_WAKE) {
@@ -401,12 +420,12 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 		switch (r->type) {
 		case AN_TL_POLL:
 			ev_begin(&t, "X", r->ts, r->pid, r->tid);
-			k_site_name(&t, site_of(&t, r->pid, r->task_id), r->task_id);
+			k_site_name(&t, site_of(&t, r->pid, rkey(r)), rkey(r));
 			jw_kstr(t.w, "cat", "poll");
 			k_dur(&t, dur);
 			jw_key(t.w, "args");
 			jw_obj_begin(t.w);
-			jw_ku64(t.w, "task", r->task_id);
+			jw_ku64(t.w, "task", rkey(r));
 			jw_kstr(t.w, "result", r->code < 5 ? results[r->code] : "?");
 			jw_ki64(t.w, "worker", r->worker);
 			jw_obj_end(t.w);
@@ -423,13 +442,13 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 			break;
 		case AN_TL_WAKE:
 			ev_begin(&t, "X", r->ts, r->pid, r->tid);
-			snprintf(buf, sizeof(buf), "wake task %llu", (unsigned long long)r->task_id);
+			task_label(buf, sizeof(buf), "wake task", rkey(r));
 			jw_kstr(t.w, "name", buf);
 			jw_kstr(t.w, "cat", "wake");
 			k_dur(&t, ev[i].wake_dur);
 			jw_key(t.w, "args");
 			jw_obj_begin(t.w);
-			jw_ku64(t.w, "task", r->task_id);
+			jw_ku64(t.w, "task", rkey(r));
 			jw_kbool(t.w, "by_ref", r->code);
 			jw_obj_end(t.w);
 			jw_obj_end(t.w);
@@ -457,20 +476,23 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 			break;
 		case AN_TL_SPAWN:
 		case AN_TL_TERMINATE: {
-			const struct an_site *s = site_of(&t, r->pid, r->task_id);
+			const struct an_site *s = site_of(&t, r->pid, rkey(r));
 
 			ev_begin(&t, "i", r->ts, r->pid, r->tid);
-			if (r->type == AN_TL_SPAWN)
-				snprintf(buf, sizeof(buf), "spawn task %llu", (unsigned long long)r->task_id);
-			else
-				snprintf(buf, sizeof(buf), "task %llu %s", (unsigned long long)r->task_id,
+			if (r->type == AN_TL_SPAWN) {
+				task_label(buf, sizeof(buf), "spawn task", rkey(r));
+			} else {
+				size_t l = task_label(buf, sizeof(buf), "task", rkey(r));
+
+				snprintf(buf + l, sizeof(buf) - l, " %s",
 					 r->code < 3 ? terms[r->code] : "terminated");
+			}
 			jw_kstr(t.w, "name", buf);
 			jw_kstr(t.w, "cat", "task");
 			jw_kstr(t.w, "s", "t");
 			jw_key(t.w, "args");
 			jw_obj_begin(t.w);
-			jw_ku64(t.w, "task", r->task_id);
+			jw_ku64(t.w, "task", rkey(r));
 			if (s && !s->unknown && !s->other && !s->typed) {
 				jw_key(t.w, "location");
 				jw_strn(t.w, s->location, s->location_len);

@@ -62,6 +62,9 @@
     var s = sitesById[id];
     return s ? s.loc : '(site not listed)';
   }
+  /* a task: Tokio's task id, or its header address in the uprobe fallback */
+  function taskId(id) { return D.task_key === 'header_ptr' ? '0x' + Number(id).toString(16) : String(id); }
+  function taskName(id) { return 'task ' + taskId(id); }
   function pendingRatio(busy, sched, pend) {
     var t = (busy || 0) + (sched || 0) + (pend || 0);
     return t > 0 ? (pend || 0) / t : null;
@@ -171,7 +174,7 @@
     var note = [];
     if (T.total > T.kept) note.push('The timeline kept the last ' + num(T.kept) + ' of ' + num(T.total) + ' events (--timeline-events): it starts at +' + dur(T.from_ns) + '.');
     note.push(tasks.length + ' of ' + num(T.tasks_in_window || 0) + ' tasks seen in the timeline are shown.');
-    tasks.forEach(function (t) { if (t.kept < t.events) note.push('task ' + t.id + ': the last ' + num(t.kept) + ' of ' + num(t.events) + ' polls and wakes.'); });
+    tasks.forEach(function (t) { if (t.kept < t.events) note.push(taskName(t.id) + ': the last ' + num(t.kept) + ' of ' + num(t.events) + ' polls and wakes.'); });
     $('tl-note').textContent = note.join(' ');
     var canvas = $('tl-canvas'), wrap = $('tl-wrap');
     if (!tasks.length) {
@@ -224,7 +227,8 @@
         if (i % 2) { ctx.fillStyle = '#f6f8fb'; ctx.fillRect(0, y, width, ROW); }
         ctx.fillStyle = '#1d2330';
         /* the end of a location (file name, line) says more than its start */
-        var head = 'task ' + t.id + '  ', loc = siteName(t.site), cut = false;
+        /* a future type (uprobe fallback): its generic tail ({async_fn_env#0}, {{closure}}) says little */
+        var head = taskName(t.id) + '  ', loc = siteName(t.site).replace(/(::\{[^{}]*\}|::\{\{closure\}\})+$/, ''), cut = false;
         while (loc.length > 1 && ctx.measureText(head + (cut ? '…' : '') + loc).width > LABEL - 10) { loc = loc.slice(2); cut = true; }
         ctx.fillText(head + (cut ? '…' : '') + loc, 6, y + 15);
         ctx.save();
@@ -294,7 +298,7 @@
       var t = tasks[i], tm = Tm(x), slack = (v1 - v0) / (width - LABEL) * 3, text = null;
       if (x < LABEL) {
         var s = sitesById[t.site];
-        text = 'task ' + t.id + ' (PID ' + t.pid + ')\n' + siteName(t.site) + (s && s.type ? '\n' + s.type : '') +
+        text = taskName(t.id) + ' (PID ' + t.pid + ')\n' + siteName(t.site) + (s && s.type ? '\n' + s.type : '') +
           '\n' + num(t.polls.length) + ' polls, ' + num(t.wakes.length) + ' wakes in the timeline';
       } else {
         for (var q = 0; q < t.wakes.length && !text; q++) {
@@ -451,7 +455,7 @@
     if (!rows.length) { c.appendChild(el('p', 'empty', 'No stalled task and no lost waker.')); return; }
     table(c, [
       { label: 'Kind', get: function (f) { return f.kind; }, cls: 'nowrap' },
-      { label: 'Task', get: function (f) { return f.task; }, num: true },
+      { label: 'Task', get: function (f) { return f.task; }, num: true, fmt: taskId },
       { label: 'Spawn site', get: function (f) { return f.loc; }, cls: 'loc' },
       { label: 'Type', get: function (f) { return f.type; }, cls: 'type' },
       { label: 'Pending for', get: function (f) { return f.value_ns; }, num: true, fmt: dur },
@@ -494,7 +498,7 @@
     var ix = {}; cols.forEach(function (n, i) { ix[n] = i; });
     var g = function (n) { return function (r) { return r[ix[n]]; }; };
     table(c, [
-      { label: 'Task', get: g('id'), num: true },
+      { label: 'Task', get: g('id'), num: true, fmt: taskId },
       { label: 'Spawn site', get: function (r) { return siteName(r[ix.site]); }, cls: 'loc' },
       { label: 'State', get: g('state'), cls: 'nowrap' },
       { label: 'Polls', get: g('polls'), num: true, fmt: num },
