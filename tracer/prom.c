@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "reporters.h"
+#include "text.h"
 #include "units.h"
 
 #define PROM_LABEL_MAX 160
@@ -70,35 +71,6 @@ struct plabels {
 
 enum { G_OTHER = 0, G_UNKNOWN = 1, G_FIRST = 2 };
 
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t need;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		need = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		need = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		need = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (n < need)
-		return 0;
-	for (size_t i = 1; i < need; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0x80 && cp < 0xa0))
-		return 0;
-	return need;
-}
-
 /* Untrusted bytes → an escaped label value (malloc'd). */
 static char *label_value(const char *s, size_t n)
 {
@@ -109,7 +81,7 @@ static char *label_value(const char *s, size_t n)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n; chars++) {
-		size_t l = utf8_seq(p + i, n - i);
+		size_t l = utf8_seq_len(p + i, n - i, false);
 
 		if (chars == PROM_LABEL_MAX) {
 			memcpy(o, "\xe2\x80\xa6", 3);

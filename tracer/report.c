@@ -11,6 +11,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "text.h"
 #include "units.h"
 
 static const char *const finding_advice[AN_FINDING_KINDS] = {
@@ -22,38 +23,6 @@ static const char *const finding_advice[AN_FINDING_KINDS] = {
 };
 
 /* ---- text helpers ---- */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t need;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		need = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		need = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		need = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (n < need)
-		return 0;
-	for (size_t i = 1; i < need; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	/* C1 controls, U+2028/2029: not for a terminal */
-	if ((cp >= 0x80 && cp < 0xa0) || cp == 0x2028 || cp == 0x2029)
-		return 0;
-	return need;
-}
-
 const char *report_sanitize(const char *s, size_t n, size_t max_chars, char *buf, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -66,7 +35,7 @@ const char *report_sanitize(const char *s, size_t n, size_t max_chars, char *buf
 		return buf;
 	}
 	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(p + i, n - i);
+		size_t l = utf8_seq_len(p + i, n - i, true); /* no U+2028/9 on a terminal */
 		char tmp[8];
 		size_t tl;
 
