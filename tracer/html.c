@@ -105,7 +105,8 @@ static void esc_site(FILE *out, const struct an_site *s)
 static void summary(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_totals *t = an_totals(a);
-	uint64_t span = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0, drops = 0;
+	uint64_t span = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
+	uint64_t drops = report_total_drops(m);
 	const char *exe = m->executable ? m->executable : m->binary ? m->binary : "?";
 	char b[32], iso[64];
 	struct tm tm;
@@ -122,8 +123,6 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 	fprintf(out, "</code> · mode %s · started %s · %s", m->mode ? m->mode : "?", iso,
 		fmt_duration(span, b, sizeof(b)));
 	fprintf(out, " (ended by %s)</p>\n<div class=\"summary\">", m->ended_by ? m->ended_by : "?");
-	for (int i = 0; i < TET_EV_COUNT; i++)
-		drops += m->counters.drops[i];
 #define STAT(v, label) fprintf(out, "<div><b>%llu</b> %s</div>", (unsigned long long)(v), label)
 	STAT(t->events, "events");
 	STAT(t->polls, "polls");
@@ -668,16 +667,6 @@ static void j_findings(struct jw *w, const struct analyzer *a, const struct repo
 	jw_arr_end(w);
 }
 
-static int cmp_worker(const void *x, const void *y)
-{
-	const struct an_worker *a = *(const struct an_worker *const *)x;
-	const struct an_worker *b = *(const struct an_worker *const *)y;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
-}
-
 /* ---- data: timeline and heat map ---- */
 struct tid_worker {
 	uint32_t pid, tid;
@@ -1088,23 +1077,19 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 {
 	const struct an_totals *t = an_totals(a);
 	const struct an_opts *o = an_get_opts(a);
-	const struct an_worker *const *wv;
 	const struct an_worker **workers;
-	size_t nw = an_workers(a, &wv);
+	size_t nw;
 	struct jw *w = jw_new(out, false);
 	struct findex fx = { 0 };
 	struct tasks_ctx tc = { 0 };
 	const struct an_site *const *sites;
 	size_t nsites = an_sites(a, &sites), npend = 0;
 	uint64_t *pend_now = NULL;
-	uint64_t drops = 0;
-	char iso[64];
-	struct tm tm;
 	int ret = 0;
 
 	if (!w)
 		return -ENOMEM;
-	workers = malloc((nw ? nw : 1) * sizeof(*workers));
+	workers = report_sorted_workers(a, &nw);
 	for (size_t i = 0; i < nsites; i++)
 		if (sites[i]->index >= npend)
 			npend = sites[i]->index + 1;
@@ -1120,12 +1105,6 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	for (size_t i = 0; i < tc.n; i++)
 		if (tc.v[i].state == AN_PENDING && tc.v[i].site < npend)
 			pend_now[tc.v[i].site] += tc.v[i].pend_now;
-	memcpy(workers, wv, nw * sizeof(*workers));
-	qsort(workers, nw, sizeof(*workers), cmp_worker);
-	for (int i = 0; i < TET_EV_COUNT; i++)
-		drops += m->counters.drops[i];
-	gmtime_r(&m->wall_start.tv_sec, &tm);
-	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
 
 	jw_obj_begin(w);
 	jw_ku64(w, "v", 1);
@@ -1134,24 +1113,16 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	jw_kstr(w, "mode", m->mode);
 	jw_ku64(w, "pid", m->pid > 0 ? (uint64_t)m->pid : 0);
 	jw_kstr(w, "executable", m->executable ? m->executable : m->binary);
-	jw_kstr(w, "started_at", iso);
-	jw_ku64(w, "duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	report_json_started(w, m);
 	jw_kstr(w, "ended_by", m->ended_by);
 	jw_obj_end(w);
 	jw_key(w, "thresholds");
 	jw_obj_begin(w);
-	jw_ku64(w, "long_poll_ns", o->long_poll_ns);
-	jw_ku64(w, "stall_ns", o->stall_ns);
-	jw_ku64(w, "lost_waker_ns", o->lost_waker_ns);
-	jw_ku64(w, "never_yields_ns", o->never_yields_ns);
+	report_json_thresholds_ns(w, o);
 	jw_obj_end(w);
 	jw_key(w, "totals");
 	jw_obj_begin(w);
-	jw_ku64(w, "events", t->events);
-	jw_ku64(w, "drops", drops);
-	jw_ku64(w, "polls", t->polls);
-	jw_ku64(w, "wakes", t->wakes);
-	jw_ku64(w, "spawns", t->spawns);
+	report_json_totals_head(w, t, m);
 	jw_ku64(w, "tasks_seen", t->tasks_seen);
 	jw_ku64(w, "tasks_live", t->tasks_live);
 	jw_obj_end(w);
@@ -1165,13 +1136,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	jw_arr_begin(w);
 	for (size_t i = 0; i < nw; i++) {
 		jw_obj_begin(w);
-		jw_ku64(w, "pid", workers[i]->pid);
-		jw_ki64(w, "worker", workers[i]->index);
-		jw_ku64(w, "tid", workers[i]->tid);
-		jw_ku64(w, "polls", workers[i]->polls);
-		jw_ku64(w, "busy_ns", workers[i]->busy_ns);
-		jw_ku64(w, "parks", workers[i]->parks);
-		jw_ku64(w, "parked_ns", workers[i]->parked_ns);
+		report_json_worker_counts(w, workers[i]);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

@@ -170,7 +170,7 @@ const char *report_drop_impact(unsigned type)
 	return type < TET_EV_COUNT ? impact[type] : "?";
 }
 
-static uint64_t total_drops(const struct report_meta *m)
+uint64_t report_total_drops(const struct report_meta *m)
 {
 	uint64_t d = 0;
 
@@ -189,8 +189,7 @@ static int cmp_worker(const void *x, const void *y)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
-/* Workers in (pid, index) order; free() the result. */
-static const struct an_worker **sorted_workers(const struct analyzer *a, size_t *n)
+const struct an_worker **report_sorted_workers(const struct analyzer *a, size_t *n)
 {
 	const struct an_worker *const *w;
 	const struct an_worker **v;
@@ -279,7 +278,7 @@ static void print_tops(FILE *out, const char *title, const struct an_top *t, siz
 static void print_workers(FILE *out, const struct analyzer *a, uint64_t span)
 {
 	size_t n;
-	const struct an_worker **w = sorted_workers(a, &n);
+	const struct an_worker **w = report_sorted_workers(a, &n);
 	char b1[16], b2[16];
 
 	if (!n) {
@@ -363,7 +362,7 @@ static void print_findings(FILE *out, const struct analyzer *a, size_t top)
 
 static void print_drops(FILE *out, const struct report_meta *m, const struct analyzer *a)
 {
-	uint64_t drops = total_drops(m);
+	uint64_t drops = report_total_drops(m);
 
 	if (!m->counters_valid) {
 		fprintf(out, "  drop counters unavailable\n");
@@ -428,7 +427,7 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 	if (m->fallback && final)
 		print_fallback(out, m->fallback, t);
 	fprintf(out, "events %llu (%llu dropped)  polls %llu  wakes %llu  spawns %llu  terminations %llu  tasks live %llu\n",
-		(unsigned long long)t->events, (unsigned long long)total_drops(m),
+		(unsigned long long)t->events, (unsigned long long)report_total_drops(m),
 		(unsigned long long)t->polls, (unsigned long long)t->wakes,
 		(unsigned long long)t->spawns, (unsigned long long)t->terminates,
 		(unsigned long long)t->tasks_live);
@@ -501,6 +500,46 @@ static void j_probes(struct jw *w, const char *key, unsigned mask)
 		if (mask & (1u << i))
 			jw_str(w, an_event_name(i));
 	jw_arr_end(w);
+}
+
+/* ---- pieces the HTML page's data blob shares (same keys, same order) ---- */
+void report_json_started(struct jw *w, const struct report_meta *m)
+{
+	char iso[64];
+	struct tm tm;
+
+	gmtime_r(&m->wall_start.tv_sec, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	jw_kstr(w, "started_at", iso);
+	jw_ku64(w, "duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+}
+
+void report_json_thresholds_ns(struct jw *w, const struct an_opts *o)
+{
+	jw_ku64(w, "long_poll_ns", o->long_poll_ns);
+	jw_ku64(w, "stall_ns", o->stall_ns);
+	jw_ku64(w, "lost_waker_ns", o->lost_waker_ns);
+	jw_ku64(w, "never_yields_ns", o->never_yields_ns);
+}
+
+void report_json_totals_head(struct jw *w, const struct an_totals *t, const struct report_meta *m)
+{
+	jw_ku64(w, "events", t->events);
+	jw_ku64(w, "drops", report_total_drops(m));
+	jw_ku64(w, "polls", t->polls);
+	jw_ku64(w, "wakes", t->wakes);
+	jw_ku64(w, "spawns", t->spawns);
+}
+
+void report_json_worker_counts(struct jw *w, const struct an_worker *wk)
+{
+	jw_ku64(w, "pid", wk->pid);
+	jw_ki64(w, "worker", wk->index);
+	jw_ku64(w, "tid", wk->tid);
+	jw_ku64(w, "polls", wk->polls);
+	jw_ku64(w, "busy_ns", wk->busy_ns);
+	jw_ku64(w, "parks", wk->parks);
+	jw_ku64(w, "parked_ns", wk->parked_ns);
 }
 
 static uint64_t rel(const struct report_meta *m, uint64_t ts)
@@ -653,8 +692,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	size_t n;
 	struct jw *w = jw_new(out, true);
 	struct task_ctx tc = { w, m, an_now(a) };
-	char detail[2048], iso[64];
-	struct tm tm;
+	char detail[2048];
 
 	if (!w)
 		return -ENOMEM;
@@ -746,10 +784,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	}
 	jw_arr_end(w);
 	j_probes(w, "probes_attached", m->probes);
-	gmtime_r(&m->wall_start.tv_sec, &tm);
-	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	jw_kstr(w, "started_at", iso);
-	jw_ku64(w, "duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	report_json_started(w, m);
 	jw_key(w, "requested_duration_ns");
 	if (m->requested_ns)
 		jw_u64(w, m->requested_ns);
@@ -758,10 +793,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_kstr(w, "ended_by", m->ended_by);
 	jw_key(w, "thresholds");
 	jw_obj_begin(w);
-	jw_ku64(w, "long_poll_ns", o->long_poll_ns);
-	jw_ku64(w, "stall_ns", o->stall_ns);
-	jw_ku64(w, "lost_waker_ns", o->lost_waker_ns);
-	jw_ku64(w, "never_yields_ns", o->never_yields_ns);
+	report_json_thresholds_ns(w, o);
 	jw_kdouble(w, "self_wake_ratio", o->self_wake_ratio);
 	jw_ku64(w, "self_wake_min_polls", o->self_wake_min_polls);
 	jw_obj_end(w);
@@ -776,11 +808,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 
 	jw_key(w, "totals");
 	jw_obj_begin(w);
-	jw_ku64(w, "events", t->events);
-	jw_ku64(w, "drops", total_drops(m));
-	jw_ku64(w, "polls", t->polls);
-	jw_ku64(w, "wakes", t->wakes);
-	jw_ku64(w, "spawns", t->spawns);
+	report_json_totals_head(w, t, m);
 	jw_ku64(w, "terminations", t->terminates);
 	jw_ku64(w, "yields", t->yields);
 	jw_ku64(w, "waker_clones", t->waker_clones);
@@ -845,18 +873,12 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	an_for_each_task(a, j_task, &tc);
 	jw_arr_end(w);
 
-	workers = sorted_workers(a, &n);
+	workers = report_sorted_workers(a, &n);
 	jw_key(w, "workers");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		jw_obj_begin(w);
-		jw_ku64(w, "pid", workers[i]->pid);
-		jw_ki64(w, "worker", workers[i]->index);
-		jw_ku64(w, "tid", workers[i]->tid);
-		jw_ku64(w, "polls", workers[i]->polls);
-		jw_ku64(w, "busy_ns", workers[i]->busy_ns);
-		jw_ku64(w, "parks", workers[i]->parks);
-		jw_ku64(w, "parked_ns", workers[i]->parked_ns);
+		report_json_worker_counts(w, workers[i]);
 		jw_kbool(w, "parked_at_end", workers[i]->parked);
 		j_hist_raw(w, "park_ns", &workers[i]->park_ns);
 		jw_obj_end(w);

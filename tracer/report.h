@@ -68,5 +68,21 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len);
 const char *report_sanitize(const char *p, size_t n, size_t max_chars, char *buf, size_t len);
 /* Which figures drops of this event type affect (for the summary and the JSON). */
 const char *report_drop_impact(unsigned type);
+/* Events dropped, all probes together. */
+uint64_t report_total_drops(const struct report_meta *m);
+/* The analyzer's workers in (pid, index) order (NULL and *n = 0 if out of memory); free() it. */
+const struct an_worker **report_sorted_workers(const struct analyzer *a, size_t *n);
+
+/* Runs of keys the JSON report and the HTML page's data blob (tracer/html.c) both write, with
+ * the same names in the same order; each writes into the object the caller has open. */
+struct jw;
+/* "started_at" (ISO 8601 UTC), "duration_ns" */
+void report_json_started(struct jw *w, const struct report_meta *m);
+/* "long_poll_ns", "stall_ns", "lost_waker_ns", "never_yields_ns" */
+void report_json_thresholds_ns(struct jw *w, const struct an_opts *o);
+/* "events", "drops", "polls", "wakes", "spawns" */
+void report_json_totals_head(struct jw *w, const struct an_totals *t, const struct report_meta *m);
+/* "pid", "worker", "tid", "polls", "busy_ns", "parks", "parked_ns" */
+void report_json_worker_counts(struct jw *w, const struct an_worker *wk);
 
 #endif
