@@ -3,6 +3,7 @@
 # the crates of one Debian suite through the crate's own .cargo/config.toml source replacement)
 # without editing it: Cargo.toml and Cargo.lock are byte-identical afterwards; the binary lands
 # where `cargo build` puts it, carries the ten probes, and behaves exactly as the stock build.
+# The crate's own warnings are shown; the patched Tokio's lints (a path dependency) are not.
 . "$(dirname "$0")/lib.sh"
 
 line=1.43; suite=${SUITE_OF[$line]}
@@ -26,6 +27,7 @@ use std::sync::Arc;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    let unused_in_app = 1;
     let sum = Arc::new(AtomicU64::new(0));
     let mut handles = Vec::new();
     for i in 0..50u64 {
@@ -54,6 +56,9 @@ snapshot > "$TMPD/after"
 check "the crate's files (Cargo.toml, Cargo.lock, sources, config) are untouched" cmp -s "$TMPD/before" "$TMPD/after"
 bin="$crate/target/release/fresh-app"
 check "the binary lands where cargo build puts it" test -x "$bin"
+check "the crate's own warnings are shown" grep -q 'unused variable: `unused_in_app`' "$TMPD/kit.err"
+check "the patched Tokio's own lint warnings are not (they are counted)" \
+    bash -c "! grep -qE '^ *--> .*tokio-usdt/tokio-' '$TMPD/kit.err'"
 check "the kit says the binary carries the probes" grep -q "fresh-app: carries all 10 tokio probes" "$TMPD/kit.err"
 check_eq "readelf -n: the fresh binary has the ten tokio probes" 10 "$(tokio_notes "$bin" | cut -d' ' -f1 | sort -u | wc -l)"
 check_eq "stock binary has no tokio probes" 0 "$(tokio_notes "$TMPD/fresh-app.stock" | wc -l)"
