@@ -6,7 +6,7 @@ TRACER_LIBS += -ldw -liberty
 FALLBACK_SYMS := $(BUILD)/tests/fallback_symbols
 ALL_TARGETS   += $(FALLBACK_SYMS)
 
-$(FALLBACK_SYMS): tests/unit/fallback_symbols.c tracer/symbols.c tracer/symbols.h
+$(FALLBACK_SYMS): tests/unit/fallback_symbols.c tracer/symbols.c tracer/symbols.h tracer/seterr.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -o $@ \
 	    tests/unit/fallback_symbols.c tracer/symbols.c -lelf -ldw -liberty

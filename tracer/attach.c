@@ -27,17 +27,13 @@
 #include <bpf/libbpf.h>
 
 #include "attach.h"
+#include "bpfutil.h"
+#include "caps.h"
 #include "fallback.h"
 #include "notes.h"
+#include "seterr.h"
 #include "symbols.h"
 #include "tokio_usdt.skel.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 static const char *const probe_names[TET_EV_COUNT] = {
 	[TET_EV_SPAWN] = "task_spawn",         [TET_EV_POLL_BEGIN] = "task_poll_begin",
@@ -57,17 +53,6 @@ const struct tet_class tet_classes[] = {
 	{ "worker", TET_CLASS_WORKER, "worker_park/unpark: worker busy/parked time" },
 };
 const size_t tet_nclasses = sizeof(tet_classes) / sizeof(tet_classes[0]);
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- libbpf log ---- */
 static bool libbpf_verbose;
@@ -129,17 +114,7 @@ int tet_check_kernel(const char *root, char *err, size_t len)
 
 int tet_check_privileges(char *err, size_t len)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-	uint64_t eff = 0;
-
-	if (geteuid() == 0)
-		return 0;
-	memset(data, 0, sizeof(data));
-	if (syscall(SYS_capget, &hdr, data) == 0)
-		eff = data[0].effective | (uint64_t)data[1].effective << 32;
-	if ((eff & (1ull << CAP_BPF) && eff & (1ull << CAP_PERFMON)) ||
-	    eff & (1ull << CAP_SYS_ADMIN))
+	if (geteuid() == 0 || caps_allow_tracing(caps_effective()))
 		return 0;
 	seterr(err, len, "permission denied: tracing needs root, or CAP_BPF and CAP_PERFMON (running as uid %u without them)",
 	       (unsigned)geteuid());
@@ -614,16 +589,9 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 		return tet_fb_prog_ids(s->fb, ids, names, max);
 	for (int ev = 0; ev < TET_EV_COUNT && n < max; ev++) {
 		struct bpf_program *p = prog_of(s, ev);
-		struct bpf_prog_info info;
-		uint32_t ilen = sizeof(info);
-		int fd = bpf_program__fd(p);
 
-		if (fd < 0)
+		if (!tet_prog_id(p, &ids[n]))
 			continue;
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
-			continue;
-		ids[n] = info.id;
 		names[n] = bpf_program__name(p);
 		n++;
 	}
@@ -639,23 +607,13 @@ int tet_session_drain(struct tet_session *s)
 
 int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 {
-	uint32_t zero = 0;
 	int ret;
 
 	if (s->fb)
 		return tet_fb_counters(s->fb, sum);
-	memset(sum, 0, sizeof(*sum));
-	ret = bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &zero, s->percpu);
+	ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), s->percpu, s->ncpus, sum);
 	if (ret)
-		return -errno;
-	for (int c = 0; c < s->ncpus; c++) {
-		for (int i = 0; i < TET_EV_COUNT; i++) {
-			sum->seen[i] += s->percpu[c].seen[i];
-			sum->drops[i] += s->percpu[c].drops[i];
-		}
-		sum->read_errors += s->percpu[c].read_errors;
-		sum->arg_errors += s->percpu[c].arg_errors;
-	}
+		return ret;
 	/* probe hits of the capture: those after its end were not analyzed */
 	for (int i = 0; i < TET_EV_COUNT; i++)
 		sum->seen[i] -= s->late[i] < sum->seen[i] ? s->late[i] : sum->seen[i];

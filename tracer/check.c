@@ -26,16 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "commands.h"
 #include "json.h"
 #include "notes.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 /* ---------------------------------------------------------------------------------------
  * Tokio probe dialects (all with provider "tokio").
@@ -289,9 +283,7 @@ static int probe_uprobe_syscall(void)
 
 static void check_kernel(struct kernel *k)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-	uint64_t eff = 0;
+	uint64_t eff;
 	FILE *fp;
 
 	memset(k, 0, sizeof(*k));
@@ -323,12 +315,11 @@ static void check_kernel(struct kernel *k)
 	}
 
 	k->euid = (unsigned int)geteuid();
-	if (syscall(SYS_capget, &hdr, data) == 0)
-		eff = data[0].effective | (uint64_t)data[1].effective << 32;
+	eff = caps_effective();
 	k->cap_bpf = eff & (1ULL << CAP_BPF);
 	k->cap_perfmon = eff & (1ULL << CAP_PERFMON);
 	k->cap_sys_admin = eff & (1ULL << CAP_SYS_ADMIN);
-	k->perms = (k->cap_bpf && k->cap_perfmon) || k->cap_sys_admin;
+	k->perms = caps_allow_tracing(eff);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -763,11 +754,7 @@ int cmd_check(int argc, char **argv)
 	int opt, ret, pid = 0;
 	const char *path = NULL;
 
-	/* JSON mode first, so that even errors about other arguments come out as JSON */
-	for (opt = 1; opt < argc; opt++)
-		if (!strcmp(argv[opt], "--json") || !strcmp(argv[opt], "-j") ||
-		    !strcmp(argv[opt], "--pretty"))
-			json_output = true;
+	json_mode_prescan(argc, argv);
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
@@ -805,24 +792,7 @@ int cmd_check(int argc, char **argv)
 	}
 	t->pid = pid;
 	t->path = path;
-	if (pid) {
-		ret = usdt_proc_files(pid, &t->files, &t->nfiles, err);
-	} else {
-		struct usdt_file *f = NULL;
-
-		ret = usdt_file_open(path, &f, err);
-		if (!ret) {
-			t->files = calloc(1, sizeof(*t->files));
-			if (t->files) {
-				t->files[0] = f;
-				t->nfiles = 1;
-			} else {
-				usdt_file_free(f);
-				snprintf(err, sizeof(err), "out of memory");
-				ret = -ENOMEM;
-			}
-		}
-	}
+	ret = usdt_target_files(pid, path, &t->files, &t->nfiles, err);
 	if (ret) {
 		p_err("%s", err);
 		free(t);

@@ -34,6 +34,9 @@ extern bool json_output;
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "tokio-ebpf-trace: warning: MESSAGE" on stderr. */
 void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Sets json_output if argv holds --json, -j or --pretty: called before parsing the rest, so
+ * that even errors about other arguments come out as JSON. */
+void json_mode_prescan(int argc, char **argv);
 /* Parses a PID (decimal, > 0); prints the error itself. */
 bool parse_pid(const char *s, int *pid);
 

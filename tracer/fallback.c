@@ -33,7 +33,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfutil.h"
 #include "fallback.h"
+#include "seterr.h"
 #include "tokio_uprobe.skel.h"
 
 #define TRACE_UPROBE_MULTI 48          /* enum bpf_attach_type, Linux 6.6 */
@@ -75,17 +77,6 @@ struct tet_fb {
 	int32_t *tid_idx;
 	size_t tids_cap, ntids;
 };
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t mono_ns(void)
 {
@@ -520,16 +511,9 @@ size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names
 
 	for (int p = 0; p < P_COUNT && n < max; p++) {
 		struct bpf_program *bp = prog(s->skel, (enum fb_prog)p);
-		struct bpf_prog_info info;
-		uint32_t ilen = sizeof(info);
-		int fd = bpf_program__fd(bp);
 
-		if (fd < 0)
+		if (!tet_prog_id(bp, &ids[n]))
 			continue;
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
-			continue;
-		ids[n] = info.id;
 		names[n] = bpf_program__name(bp);
 		n++;
 	}
@@ -543,20 +527,7 @@ int tet_fb_drain(struct tet_fb *s)
 
 int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
 {
-	uint32_t zero = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &zero, s->percpu))
-		return -errno;
-	for (int c = 0; c < s->ncpus; c++) {
-		for (int i = 0; i < TET_EV_COUNT; i++) {
-			sum->seen[i] += s->percpu[c].seen[i];
-			sum->drops[i] += s->percpu[c].drops[i];
-		}
-		sum->read_errors += s->percpu[c].read_errors;
-		sum->arg_errors += s->percpu[c].arg_errors;
-	}
-	return 0;
+	return tet_counters_sum(bpf_map__fd(s->skel->maps.counters), s->percpu, s->ncpus, sum);
 }
 
 void tet_fb_detach(struct tet_fb *s)

@@ -279,11 +279,7 @@ int cmd_list(int argc, char **argv)
 	size_t nfiles = 0, i, k;
 	int opt, pid = 0, ret = TET_EXIT_OK;
 
-	/* JSON mode first, so that even errors about other arguments come out as JSON */
-	for (opt = 1; opt < argc; opt++)
-		if (!strcmp(argv[opt], "--json") || !strcmp(argv[opt], "-j") ||
-		    !strcmp(argv[opt], "--pretty"))
-			json_output = true;
+	json_mode_prescan(argc, argv);
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+p:jvh", opts, NULL)) != -1) {
@@ -360,29 +356,10 @@ int cmd_list(int argc, char **argv)
 		flt.provider = *fspec ? fspec : NULL;
 	}
 
-	if (pid) {
-		if (usdt_proc_files(pid, &files, &nfiles, err)) {
-			p_err("%s", err);
-			ret = TET_EXIT_INPUT;
-			goto out;
-		}
-	} else {
-		struct usdt_file *f;
-
-		if (usdt_file_open(path, &f, err)) {
-			p_err("%s", err);
-			ret = TET_EXIT_INPUT;
-			goto out;
-		}
-		files = calloc(1, sizeof(*files));
-		if (!files) {
-			usdt_file_free(f);
-			p_err("out of memory");
-			ret = TET_EXIT_INPUT;
-			goto out;
-		}
-		files[0] = f;
-		nfiles = 1;
+	if (usdt_target_files(pid, path, &files, &nfiles, err)) {
+		p_err("%s", err);
+		ret = TET_EXIT_INPUT;
+		goto out;
 	}
 	/* a note whose site, semaphore or arguments are bad makes the file bad input;
 	 * arguments of machines this parser does not decode only lose their parsed form */

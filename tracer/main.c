@@ -48,6 +48,14 @@ void p_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void json_mode_prescan(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j") ||
+		    !strcmp(argv[i], "--pretty"))
+			json_output = true;
+}
+
 bool parse_pid(const char *s, int *pid)
 {
 	char *end;

@@ -1444,6 +1444,30 @@ fail:
 	return ret;
 }
 
+int usdt_target_files(pid_t pid, const char *path, struct usdt_file ***files, size_t *nfiles,
+		      char err[USDT_ERR_LEN])
+{
+	struct usdt_file *f = NULL;
+	int ret;
+
+	if (pid)
+		return usdt_proc_files(pid, files, nfiles, err);
+	*files = NULL;
+	*nfiles = 0;
+	ret = usdt_file_open(path, &f, err);
+	if (ret)
+		return ret;
+	*files = calloc(1, sizeof(**files));
+	if (!*files) {
+		usdt_file_free(f);
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	(*files)[0] = f;
+	*nfiles = 1;
+	return 0;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Formatting
  */

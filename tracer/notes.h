@@ -122,6 +122,10 @@ void usdt_file_free(struct usdt_file *f);
 int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles,
 		    char err[USDT_ERR_LEN]);
 void usdt_files_free(struct usdt_file **files, size_t nfiles);
+/* The files of a target: PID's (usdt_proc_files) if pid, else FILE alone (usdt_file_open).
+ * On error *files is NULL, *nfiles 0, and err says why. */
+int usdt_target_files(pid_t pid, const char *path, struct usdt_file ***files, size_t *nfiles,
+		      char err[USDT_ERR_LEN]);
 
 /* Calls cb for every named symbol of .symtab and .dynsym; cb returns non-zero to stop
  * (that value is returned). */

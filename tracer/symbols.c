@@ -65,22 +65,12 @@
 #include <elfutils/libdw.h>
 #include <libiberty/demangle.h>
 
+#include "seterr.h"
 #include "symbols.h"
 
 #define MAX_DEPTH 3
 #define MAX_SCAN  (64u << 10)   /* bytes of one function scanned for calls */
 #define MAX_VISIT 256           /* functions visited per raw::poll instance */
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- names ---- */
 char *tsym_demangle(const char *mangled)
