@@ -28,6 +28,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -38,20 +39,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define TERM_CANCELLED 1
 #define TERM_UNKNOWN 255
 #define NEST_MAX 4
-
-const volatile __u32 target_tgid = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* resized by user space before load */
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tet_counters);
-} counters SEC(".maps");
 
 struct poll_stack {
 	__u64 hdr[NEST_MAX];
@@ -66,38 +53,15 @@ struct {
 	__type(value, struct poll_stack);
 } polls SEC(".maps");
 
-static __always_inline struct tet_counters *counters_get(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&counters, &zero);
-}
-
-static __always_inline __u32 filter(void)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	if (target_tgid && tgid != target_tgid)
-		return 0;
-	return tgid;
-}
-
 static __always_inline int emit(struct tet_counters *c, __u32 tgid, __u32 type, __u64 hdr,
 				__u64 a, __u64 b)
 {
 	struct tet_event_rec *r;
 
-	__sync_fetch_and_add(&c->seen[type], 1);
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		__sync_fetch_and_add(&c->drops[type], 1);
+	r = rec_reserve(c, type, sizeof(*r));
+	if (!r)
 		return 0;
-	}
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.type = type;
-	r->h.pid = tgid;
-	r->h.tid = (__u32)bpf_get_current_pid_tgid();
-	r->h.cpu = bpf_get_smp_processor_id();
+	hdr_fill(&r->h, type, tgid);
 	r->task_id = 0;
 	r->header_ptr = hdr;
 	r->a = a;

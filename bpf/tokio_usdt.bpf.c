@@ -24,50 +24,9 @@
 #define BPF_USDT_MAX_SPEC_CNT 1024
 #include <bpf/usdt.bpf.h>
 #include "events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* Set by user space between open and load. 0 = every process (attach by binary path). */
-const volatile __u32 target_tgid = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* resized by user space before load */
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tet_counters);
-} counters SEC(".maps");
-
-static __always_inline struct tet_counters *counters_get(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&counters, &zero);
-}
-
-/* Returns the tgid when this hit is for us, else 0. */
-static __always_inline __u32 filter(void)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-
-	if (target_tgid && tgid != target_tgid)
-		return 0;
-	return tgid;
-}
-
-static __always_inline void hdr_fill(struct tet_hdr *h, __u32 type, __u32 tgid)
-{
-	h->ts = bpf_ktime_get_ns();
-	h->type = type;
-	h->pid = tgid;
-	h->tid = (__u32)bpf_get_current_pid_tgid();
-	h->cpu = bpf_get_smp_processor_id();
-}
 
 static __always_inline __u64 arg(struct pt_regs *ctx, __u64 n, struct tet_counters *c)
 {
@@ -105,12 +64,9 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 	c = counters_get();
 	if (!c)
 		return 0;
-	__sync_fetch_and_add(&c->seen[type], 1);
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		__sync_fetch_and_add(&c->drops[type], 1);
+	r = rec_reserve(c, type, sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	hdr_fill(&r->h, type, tgid);
 	r->task_id = n_task >= 0 ? arg(ctx, n_task, c) : 0;
 	r->header_ptr = n_hdr >= 0 ? arg(ctx, n_hdr, c) : 0;
@@ -213,12 +169,9 @@ static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
 	c = counters_get();
 	if (!c)
 		return 0;
-	__sync_fetch_and_add(&c->seen[TET_EV_SPAWN], 1);
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		__sync_fetch_and_add(&c->drops[TET_EV_SPAWN], 1);
+	r = rec_reserve(c, TET_EV_SPAWN, sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	hdr_fill(&r->h, TET_EV_SPAWN, tgid);
 	r->task_id = arg(ctx, 0, c);
 	r->header_ptr = arg(ctx, 1, c);
