@@ -421,6 +421,8 @@ static int parse_x86_operand(struct argp *a, struct usdt_arg *arg)
 			int64_t sc;
 
 			a->p++;
+			if (arg->index == USDT_REG_NONE) /* as(1) refuses it too */
+				return arg_fail(a, "scale without an index register");
 			err = parse_num(a, &sc);
 			if (err)
 				return err;
