@@ -60,8 +60,7 @@ tokio_notes() {
         /Provider: tokio$/ { p=1; next }
         /Provider:/        { p=0; next }
         p && /^ *Name:/    { name=$2 }
-        p && /^ *Arguments:/ { sub(/^ *Arguments: */,""); n=split($0,a," "); print name, n; p=0 }
-        p && /^ *Location:/ && 0 {}'
+        p && /^ *Arguments:/ { sub(/^ *Arguments: */,""); n=split($0,a," "); print name, n; p=0 }'
 }
 # Argument counts of the tokio probes (probes-patch/PROBES.md)
 declare -A PROBE_ARGC=([task_spawn]=9 [task_poll_begin]=3 [task_poll_end]=3 [task_yielded]=2

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Intent: every bad input to the kit gets one clear line naming the problem on stderr, a
 # non-zero exit, and leaves the user's tree untouched (no Cargo.lock written, no edits):
-# a crate without Tokio, an unsupported Tokio version, a patch that does not apply, a cargo
+# a crate without Tokio, an unsupported Tokio version, Tokio from a path instead of crates.io,
+# a patch that does not apply, a cargo
 # failure, a missing manifest, an unsupported target, and a binary without probes.
 . "$(dirname "$0")/lib.sh"
 KIT="$ROOT/scripts/tokio-usdt-build"
@@ -55,6 +56,9 @@ make_crate "$TMPD/broken" "$TMPD/reg-broken" 'tokio = { version = "1.43", featur
 expect_fail "patch that does not apply" "$TMPD/broken" 1 'does not apply to tokio 1\.43\.1'
 check "patch failure leaves no half-patched tokio in the target dir" \
     bash -c "! ls -d '$TMPD/broken/target/tokio-usdt/'* 2>/dev/null | grep -q ."
+
+make_crate "$TMPD/path-tokio" "$REG" "tokio = { path = \"$REG/tokio-1.43.1\", features = [\"rt\"] }"
+expect_fail "tokio from a path, not crates.io" "$TMPD/path-tokio" 1 "comes from 'path'; only crates.io"
 
 make_crate "$TMPD/cargo-fails" "$REG" 'tokio = { version = "1.43", features = ["rt"] }' 'fn main() { let x: u32 = "not a number"; }'
 expect_fail "cargo failure" "$TMPD/cargo-fails" 2 'cargo build failed'
