@@ -2,12 +2,16 @@
 /*
  * events.h — every type that crosses the BPF ↔ user-space boundary, included by both sides.
  * Fixed-width types only (__u8/__u32/__u64); no pointers, no enums in structs, no padding
- * holes (each struct is laid out so the compiler adds none, checked by _Static_assert on the
- * user side).
+ * holes (each struct is laid out so the compiler adds none, checked by _Static_assert below).
  *
- * One ring-buffer record per probe hit. All records start with struct tet_hdr, whose `type`
- * (enum tet_event) says which layout follows. Probe codes (kind, result, reason) are passed
- * through unchanged; their meaning is in probes-patch/PROBES.md.
+ * Per-event capture: one ring-buffer record per probe hit. All records start with struct
+ * tet_hdr, whose `type` (enum tet_event, or TET_REC_BATCH) says which layout follows. Probe
+ * codes (kind, result, reason) are passed through unchanged; their meaning is in
+ * probes-patch/PROBES.md.
+ *
+ * Batched capture: one ring-buffer record per tokio:event_batch hit, holding the flushing
+ * thread's buffer head (struct tet_batch_head, written by the process) and its records, as
+ * PROBES.md "Batch format" describes; tracer/batch.c turns them into the events above.
  */
 #ifndef TET_EVENTS_H
 #define TET_EVENTS_H
@@ -85,12 +89,101 @@ struct tet_spawn_rec {
 	char data[TET_FILE_MAX + TET_TYPE_MAX];
 };
 
+/* ---- batched capture (tokio:event_batch) ---- */
+
+/* Ring record type of a batch (no event type: tracer/batch.c expands it into events). */
+#define TET_REC_BATCH 64
+
+/* Layout of a thread's batch buffer head, as the patched Tokio writes it
+ * (probes-patch/common/usdt.rs, struct Head; PROBES.md "Batch format"). The records follow
+ * the head in the process's memory and in the ring record. */
+#define TET_BATCH_MAGIC      0x31424b54u  /* "TKB1" */
+#define TET_BATCH_VERSION    1
+#define TET_BATCH_OPEN_MAX   8
+#define TET_BATCH_DATA_MAX   (32u << 10)  /* the largest records area the BPF side copies */
+
+struct tet_batch_open {     /* a poll in progress on the thread */
+	__u64 task_id;
+	__u64 begin;        /* batch clock */
+	__u64 yields;       /* yield_now count (bits 0-15), coop-budget yields (16-31) */
+};
+
+struct tet_batch_head {
+	__u32 magic;
+	__u16 version;
+	__u16 head_bytes;   /* sizeof(struct tet_batch_head) */
+	__u32 data_cap;     /* capacity of the records area, bytes */
+	__u32 tid;
+	__u64 seq;          /* the records are batch `seq` of this thread (0, 1, 2, …) */
+	__u32 len;          /* bytes of records */
+	__u8 clock;         /* TET_BATCH_CLOCK_* */
+	__u8 reason;        /* why it was flushed: TET_BATCH_REASON_* */
+	__u8 depth;         /* entries of open[] in use */
+	__u8 open_max;
+	__u64 flush_clock;  /* flush time, batch clock */
+	__u64 flush_ns;     /* flush time, CLOCK_MONOTONIC */
+	__u64 window_clock; /* the previous flush: the records and counts are from after it */
+	__u64 last_clock;   /* the thread's latest stamp */
+	__u64 counts[TET_EV_COUNT]; /* events of the window by probe (PROBES.md: which are exact) */
+	__u64 rate;         /* sampling: one task in `rate` */
+	struct tet_batch_open open[TET_BATCH_OPEN_MAX];
+};
+
+enum { TET_BATCH_CLOCK_TSC = 1, TET_BATCH_CLOCK_MONO = 2 };
+enum {
+	TET_BATCH_REASON_NEW, TET_BATCH_REASON_FULL, TET_BATCH_REASON_PARK, TET_BATCH_REASON_AGE,
+	TET_BATCH_REASON_STALE, TET_BATCH_REASON_LEAVE, TET_BATCH_REASON_EXIT,
+	TET_BATCH_REASONS,
+};
+
+/* Record kinds (bits 56-59 of a record's first word; bits 60-63 are its code, bits 0-55 the
+ * task id or another payload) and their sizes in 8-byte words (STRING: 2 + payload bytes). */
+enum {
+	TET_BREC_POLL = 1,      /* 4 words: id; begin; end; worker (s32) | yields << 32 */
+	TET_BREC_WAKE = 2,      /* 2 words: id (code bit 0 by_ref, bit 1 shared stamp); stamp */
+	TET_BREC_CLONE = 3,     /* 1 word: id (no stamp) */
+	TET_BREC_DROP = 4,      /* 1 word: id (no stamp) */
+	TET_BREC_SPAWN = 5,     /* 7 words: id (code kind); header; stamp; file; file_len | line << 32;
+				 * type; type_len | col << 32 */
+	TET_BREC_TERMINATE = 6, /* 3 words: id (code reason); header; stamp */
+	TET_BREC_PARK = 7,      /* 3 words: worker (u32); stamp; timeout_ns */
+	TET_BREC_UNPARK = 8,    /* 3 words: worker (u32); stamp; timeout_ns */
+	TET_BREC_STRING = 9,    /* 2 + ceil(n / 8) words: n (≤ 256); address; n bytes */
+};
+
+/* The ring record of one batch. */
+struct tet_batch_rec {
+	struct tet_hdr h;   /* type TET_REC_BATCH; ts = bpf_ktime_get_ns() at the flush */
+	__u64 buf;          /* the thread's buffer (where a sweep reads it) */
+	__u64 seq;          /* the probe's arguments */
+	__u64 clock;
+	__u64 mono_ns;
+	__u32 len;          /* bytes of records the probe announced */
+	__u32 copied;       /* bytes in data (head + records); 0 when the copy failed */
+	__u8 data[];        /* struct tet_batch_head, then the records */
+};
+
 /* Per-CPU counters (PERCPU_ARRAY, one entry, summed over CPUs by user space). */
 struct tet_counters {
 	__u64 seen[TET_EV_COUNT];   /* probe hits that passed the PID filter */
 	__u64 drops[TET_EV_COUNT];  /* ring-buffer reservations that failed: events lost */
 	__u64 read_errors;          /* spawn strings that could not be read */
 	__u64 arg_errors;           /* USDT arguments libbpf could not fetch */
+	/* batched capture */
+	__u64 batches;              /* event_batch hits that passed the PID filter */
+	__u64 batch_drops;          /* batches the ring had no room for */
+	__u64 batch_bad;            /* batches refused: length beyond TET_BATCH_DATA_MAX */
+	__u64 batch_read_errors;    /* batches whose buffer could not be read */
+	__u64 batch_lost[TET_EV_COUNT]; /* events in the batches lost above (their head counts) */
 };
+
+#ifndef __VMLINUX_H__
+_Static_assert(sizeof(struct tet_hdr) == 24, "tet_hdr layout");
+_Static_assert(sizeof(struct tet_event_rec) == 64, "tet_event_rec layout");
+_Static_assert(sizeof(struct tet_spawn_rec) == 24 + 48 + 16 + TET_FILE_MAX + TET_TYPE_MAX,
+	       "tet_spawn_rec layout");
+_Static_assert(sizeof(struct tet_batch_head) == 344, "tet_batch_head layout (usdt.rs Head)");
+_Static_assert(sizeof(struct tet_batch_rec) == 64, "tet_batch_rec layout");
+#endif
 
 #endif

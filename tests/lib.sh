@@ -63,8 +63,13 @@ tokio_notes() {
         p && /^ *Arguments:/ { sub(/^ *Arguments: */,""); n=split($0,a," "); print name, n; p=0 }'
 }
 # Argument counts of the tokio probes (probes-patch/PROBES.md)
+# (ten per-event probes; event_batch and sample_rate: batched capture, several sites each)
 declare -A PROBE_ARGC=([task_spawn]=9 [task_poll_begin]=3 [task_poll_end]=3 [task_yielded]=2
-    [waker_wake]=3 [waker_clone]=2 [waker_drop]=2 [task_terminate]=3 [worker_park]=2 [worker_unpark]=2)
+    [waker_wake]=3 [waker_clone]=2 [waker_drop]=2 [task_terminate]=3 [worker_park]=2 [worker_unpark]=2
+    [event_batch]=5 [sample_rate]=0)
+# sites per probe in a kit build: one per per-event probe, one event_batch site per gate word,
+# one sample_rate site per bit of the rate
+declare -A PROBE_SITES=([event_batch]=4 [sample_rate]=16)
 # wait_for_line FILE REGEX TIMEOUT_S: waits until FILE has a line matching REGEX
 wait_for_line() {
     local i

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Intent: the patch sets put exactly the ten documented tokio probes into a usdt build (readelf -n,
-# an observer we did not write), each with its documented argument count; a stock build carries
+# Intent: the patch sets put exactly the documented tokio probes into a usdt build (readelf -n,
+# an observer we did not write): the ten per-event probes with one site each, event_batch with 4
+# sites, sample_rate with 16, each note with its documented argument count; a stock build carries
 # no tokio notes; and the patched Tokio compiled WITHOUT --cfg tokio_task_tracking carries none
 # either and has the same .text size as the stock build (the patch compiles to stock Tokio).
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +16,13 @@ for line in "${LINES[@]}"; do
     tokio_notes "$usdt" > "$TMPD/notes"
     names=$(cut -d' ' -f1 "$TMPD/notes" | sort -u | tr '\n' ' ')
     want=$(printf '%s\n' "${!PROBE_ARGC[@]}" | sort | tr '\n' ' ')
-    check_eq "tokio $line usdt: readelf -n lists exactly the ten probes" "$want" "$names"
+    check_eq "tokio $line usdt: readelf -n lists exactly the documented probes" "$want" "$names"
+    badsites=""
+    for n in "${!PROBE_ARGC[@]}"; do
+        c=$(awk -v n="$n" '$1 == n' "$TMPD/notes" | wc -l)
+        [ "$c" = "${PROBE_SITES[$n]:-1}" ] || badsites+="$n:$c "
+    done
+    check_eq "tokio $line usdt: sites per probe (1 each, event_batch 4, sample_rate 16)" "" "$badsites"
     badargs=""
     while read -r n c; do
         [ "${PROBE_ARGC[$n]:-x}" = "$c" ] || badargs+="$n:$c "

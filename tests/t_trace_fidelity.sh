@@ -38,7 +38,7 @@ compare() {
     local rp=$BG_PID
     local raised i
     for i in $(seq 100); do
-        raised=$(sem_values "$rp" | grep -c '=[1-9]')
+        raised=$(sem_values "$rp" | grep -vE '^(event_batch|sample_rate)=' | grep -c '=[1-9]')
         [ "$raised" = ${#PROBES[@]} ] && break
         sleep 0.1
     done

@@ -194,6 +194,8 @@ struct analyzer {
 	struct an_tl_rec *tl;
 	size_t tl_len, tl_head; /* ring: tl_head = next write */
 	bool wakers_unreliable;  /* events that live waker counts rely on were dropped */
+	/* the task of the previous lookup: a poll's begin, yields and end come back to back */
+	struct { uint32_t pid; uint64_t key; struct task *t; } memo;
 };
 
 void an_opts_default(struct an_opts *o)
@@ -612,13 +614,26 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 	else
 		a->t.task_records_omitted++;
 	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	if (a->memo.t == t)
+		a->memo.t = NULL;
 	a->t.tasks_live--;
 	task_free(t);
 }
 
 static struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr)
 {
-	return htab_get(&a->tasks, pid, task_key(a, id, hdr));
+	uint64_t key = task_key(a, id, hdr);
+	struct task *t;
+
+	if (a->memo.t && a->memo.pid == pid && a->memo.key == key)
+		return a->memo.t;
+	t = htab_get(&a->tasks, pid, key);
+	if (t) {
+		a->memo.pid = pid;
+		a->memo.key = key;
+		a->memo.t = t;
+	}
+	return t;
 }
 
 /* ---- event handlers ---- */

@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "attach.h"
+#include "batchcap.h"
 #include "bpfutil.h"
 #include "caps.h"
 #include "fallback.h"
@@ -130,6 +131,32 @@ static int probe_index(const char *name)
 	return -1;
 }
 
+/* tokio:event_batch and tokio:sample_rate sites (batched capture); sample_rate's by semaphore
+ * address, which is the bit order. */
+static void add_batch_site(struct tet_target *x, const struct usdt_note *n)
+{
+	if (!strcmp(n->name, "event_batch") && n->sema_off && x->nbatch < TET_BATCH_SITES_MAX) {
+		x->batch_off[x->nbatch] = n->file_off;
+		x->batch_sema[x->nbatch++] = n->sema_off;
+	} else if (!strcmp(n->name, "sample_rate") && n->sema_off) {
+		size_t i;
+
+		if (x->nrate == TET_RATE_BITS) { /* more than one copy of the probes: no sampling */
+			x->nrate = TET_RATE_BITS + 1;
+			return;
+		}
+		if (x->nrate > TET_RATE_BITS)
+			return;
+		for (i = x->nrate; i > 0 && x->rate_sema[i - 1] > n->sema_off; i--) {
+			x->rate_sema[i] = x->rate_sema[i - 1];
+			x->rate_off[i] = x->rate_off[i - 1];
+		}
+		x->rate_sema[i] = n->sema_off;
+		x->rate_off[i] = n->file_off;
+		x->nrate++;
+	}
+}
+
 static int add_target(struct tet_targets *t, const struct usdt_file *f)
 {
 	struct tet_target x = { 0 }, *v;
@@ -141,8 +168,10 @@ static int add_target(struct tet_targets *t, const struct usdt_file *f)
 		if (strcmp(n->provider, "tokio") || n->err)
 			continue;
 		p = probe_index(n->name);
-		if (p < 0)
+		if (p < 0) {
+			add_batch_site(&x, n);
 			continue;
+		}
 		x.probes |= 1u << p;
 		x.sites[p]++;
 	}
@@ -162,6 +191,7 @@ static int add_target(struct tet_targets *t, const struct usdt_file *f)
 	}
 	t->v[t->n++] = x;
 	t->probes |= x.probes;
+	t->batch |= x.nbatch > 0;
 	return 0;
 }
 
@@ -343,6 +373,7 @@ void tet_targets_free(struct tet_targets *t)
 /* ---- session ---- */
 struct tet_session {
 	struct tet_fb *fb;           /* the uprobe fallback (then nothing below is used) */
+	struct tet_bc *bc;           /* batched capture (then nothing below is used) */
 	struct tokio_usdt *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
@@ -481,6 +512,21 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		*out = s;
 		return 0;
 	}
+	if (o->batched) {
+		struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
+					  .sample_rate = o->sample_rate ? o->sample_rate : 1,
+					  .on_event = o->on_event, .ctx = o->ctx };
+
+		ret = tet_bc_open(&s->bc, &bo, t, err, len);
+		if (ret) {
+			free(s);
+			return ret;
+		}
+		/* every event of every task, whatever --probes says: the records are one stream */
+		s->probes = t->probes;
+		*out = s;
+		return 0;
+	}
 	s->probes = o->probes & t->probes;
 	if (!s->probes) {
 		seterr(err, len, "none of the requested probes exists in %s", t->exe ? t->exe : "the target");
@@ -572,7 +618,24 @@ unsigned tet_session_probes(const struct tet_session *s)
 
 size_t tet_session_links(const struct tet_session *s)
 {
+	if (s->bc)
+		return tet_bc_info(s->bc)->sites + tet_bc_info(s->bc)->rate_sites;
 	return s->fb ? tet_fb_info(s->fb)->uprobes : s->nlinks;
+}
+
+const struct tet_bc_info *tet_session_batch_info(const struct tet_session *s)
+{
+	return s->bc ? tet_bc_info(s->bc) : NULL;
+}
+
+const struct tb_stats *tet_session_batch_stats(const struct tet_session *s)
+{
+	return s->bc ? tet_bc_stats(s->bc) : NULL;
+}
+
+struct tb *tet_session_decoder(struct tet_session *s)
+{
+	return s->bc ? tet_bc_decoder(s->bc) : NULL;
 }
 
 const struct tet_fb_info *tet_session_fallback(const struct tet_session *s)
@@ -587,6 +650,8 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 
 	if (s->fb)
 		return tet_fb_prog_ids(s->fb, ids, names, max);
+	if (s->bc)
+		return tet_bc_prog_ids(s->bc, ids, names, max);
 	for (int ev = 0; ev < TET_EV_COUNT && n < max; ev++) {
 		struct bpf_program *p = prog_of(s, ev);
 
@@ -602,6 +667,8 @@ int tet_session_drain(struct tet_session *s)
 {
 	if (s->fb)
 		return tet_fb_drain(s->fb);
+	if (s->bc)
+		return tet_bc_drain(s->bc);
 	return s->rb ? ring_buffer__consume(s->rb) : 0;
 }
 
@@ -611,6 +678,8 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 
 	if (s->fb)
 		return tet_fb_counters(s->fb, sum);
+	if (s->bc)
+		return tet_bc_counters(s->bc, sum);
 	ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), s->percpu, s->ncpus, sum);
 	if (ret)
 		return ret;
@@ -624,6 +693,10 @@ void tet_session_detach(struct tet_session *s)
 {
 	if (s->fb) {
 		tet_fb_detach(s->fb);
+		return;
+	}
+	if (s->bc) {
+		tet_bc_detach(s->bc);
 		return;
 	}
 	if (!s->cutoff_ns) {
@@ -645,6 +718,8 @@ void tet_session_close(struct tet_session *s)
 		return;
 	tet_fb_close(s->fb);
 	s->fb = NULL;
+	tet_bc_close(s->bc);
+	s->bc = NULL;
 	tet_session_detach(s);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);

@@ -42,6 +42,9 @@ int tet_check_kernel(const char *root, char *err, size_t len);
 /* Root, or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) in the effective set. */
 int tet_check_privileges(char *err, size_t len);
 
+#define TET_BATCH_SITES_MAX 16  /* tokio:event_batch sites (4 per copy of the patched Tokio) */
+#define TET_RATE_BITS 16        /* tokio:sample_rate sites: one per bit of the rate */
+
 /* A file carrying tokio probes, in the traced process or given by path. */
 struct tet_target {
 	char *path;          /* as the user knows it (maps path, or --binary) */
@@ -49,10 +52,18 @@ struct tet_target {
 	bool is_main;
 	unsigned probes;     /* probes present (bits of enum tet_event) */
 	unsigned sites[TET_EV_COUNT];
+	/* batched capture: tokio:event_batch sites and tokio:sample_rate sites (bit k = the
+	 * k-th by semaphore address), file offsets of the site and of its semaphore */
+	size_t nbatch, nrate;
+	uint64_t batch_off[TET_BATCH_SITES_MAX], batch_sema[TET_BATCH_SITES_MAX];
+	uint64_t rate_off[TET_RATE_BITS], rate_sema[TET_RATE_BITS];
 };
 
 struct tsym_table;
 struct tet_fb_info;
+struct tet_bc_info;
+struct tb_stats;
+struct tb;
 
 struct tet_targets {
 	pid_t pid;           /* 0 for --binary */
@@ -60,6 +71,7 @@ struct tet_targets {
 	struct tet_target *v;
 	size_t n;
 	unsigned probes;     /* union over the files */
+	bool batch;          /* some file has tokio:event_batch (batched capture possible) */
 	/* uprobe fallback (stock Tokio: no tokio USDT notes, or --mode uprobe): v is empty */
 	bool fallback;
 	struct tsym_table *syms; /* tracer/symbols.h: the functions found */
@@ -87,6 +99,8 @@ struct tet_session_opts {
 	pid_t pid;               /* > 0: only this process; 0: every process (binary path) */
 	unsigned probes;         /* to attach (bits of enum tet_event), limited to those present */
 	size_t ringbuf_bytes;    /* power of two ≥ page size */
+	bool batched;            /* batched capture (tokio:event_batch) instead of per-event */
+	uint32_t sample_rate;    /* batched: one task in N */
 	bool verbose;
 	tet_event_fn on_event;
 	void *ctx;
@@ -99,6 +113,10 @@ unsigned tet_session_probes(const struct tet_session *s);
 size_t tet_session_links(const struct tet_session *s);
 /* The uprobe fallback's attach figures, NULL for a USDT session. */
 const struct tet_fb_info *tet_session_fallback(const struct tet_session *s);
+/* The batched capture's attach figures and decode statistics, NULL for a per-event session. */
+const struct tet_bc_info *tet_session_batch_info(const struct tet_session *s);
+const struct tb_stats *tet_session_batch_stats(const struct tet_session *s);
+struct tb *tet_session_decoder(struct tet_session *s);
 /* IDs of the loaded BPF programs, for `bpftool prog show id N` (verbose output, tests). */
 size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
 			    size_t max);

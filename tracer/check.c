@@ -46,6 +46,8 @@ static const char *const ebpf_names[] = {
 	"task_spawn", "task_poll_begin", "task_poll_end", "task_yielded", "waker_wake",
 	"waker_clone", "waker_drop", "task_terminate", "worker_park", "worker_unpark", NULL,
 };
+/* batched capture (kits from the batched-capture change on): known, not required */
+static const char *const ebpf_aliases[] = { "event_batch", "sample_rate", NULL };
 /* Tokio's upstream USDT proposal, tokio-rs/tokio pull request #7717 ("feat: USDT probes for
  * tokio task events", 2025): stapsdt notes written by inline asm, names with '-'. An earlier
  * revision of that PR had task-spawn / task-block_on instead of task-start. */
@@ -64,7 +66,7 @@ static const char *const oxide_names[] = {
 };
 
 static const struct dialect dialects[] = {
-	{ "tokio-ebpf-trace", "this project's probes (probes-patch/PROBES.md)", ebpf_names, NULL,
+	{ "tokio-ebpf-trace", "this project's probes (probes-patch/PROBES.md)", ebpf_names, ebpf_aliases,
 	  "task_poll_begin", "task_poll_end" },
 	{ "tokio-upstream-usdt", "Tokio's upstream USDT proposal (tokio-rs/tokio#7717)",
 	  upstream_names, upstream_aliases, "task-poll-start", "task-poll-end" },
@@ -397,6 +399,17 @@ static void decide(const struct target *t, const struct kernel *k, struct verdic
 		if (count_missing(t))
 			warn(v, "%d probe%s of the %s dialect missing: their events will be absent",
 			     count_missing(t), count_missing(t) == 1 ? "" : "s", t->dialect->id);
+		if (!strcmp(t->dialect->id, "tokio-ebpf-trace")) {
+			int batch = 0;
+
+			for (p = 0; p < t->nprobes; p++)
+				if (!strcmp(t->probes[p].name, "event_batch"))
+					batch = t->probes[p].sites;
+			if (batch)
+				why(v, "batched capture available (tokio:event_batch, %d sites): the default", batch);
+			else
+				warn(v, "no tokio:event_batch probe (built by an older kit): per-event capture only, one probe hit per event");
+		}
 		if (strcmp(t->dialect->id, "tokio-ebpf-trace") != 0)
 			warn(v, "%s probes carry fewer arguments (no task header address): events "
 				"are mapped onto this project's where they exist", t->dialect->id);

@@ -38,26 +38,6 @@
 #include "seterr.h"
 #include "tokio_uprobe.skel.h"
 
-#define TRACE_UPROBE_MULTI 48          /* enum bpf_attach_type, Linux 6.6 */
-#define F_UPROBE_MULTI_RETURN (1u << 0)
-
-/* link_create.uprobe_multi of Linux 6.6's union bpf_attr (the installed uapi header is older) */
-struct link_create_uprobe_multi {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 um_flags;
-	__u32 pid;
-};
-_Static_assert(sizeof(struct link_create_uprobe_multi) <= sizeof(union bpf_attr),
-	       "bpf_attr too small for uprobe_multi");
-
 enum fb_prog { P_POLL, P_POLL_RET, P_COMPLETE, P_DEALLOC, P_WAKE_VAL, P_WAKE_REF, P_CLONE, P_DROP,
 	       P_COUNT };
 
@@ -151,58 +131,6 @@ static bool prog_wanted(const struct tsym_table *t, unsigned probes, enum fb_pro
 	default:
 		return false;
 	}
-}
-
-static int link_multi(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
-		      size_t cnt, bool ret, pid_t pid)
-{
-	union {
-		union bpf_attr attr;
-		struct link_create_uprobe_multi m;
-	} a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.m.prog_fd = (__u32)prog_fd;
-	a.m.attach_type = TRACE_UPROBE_MULTI;
-	a.m.path = (__u64)(uintptr_t)path;
-	a.m.offsets = (__u64)(uintptr_t)offs;
-	a.m.cookies = (__u64)(uintptr_t)cookies;
-	a.m.cnt = (__u32)cnt;
-	a.m.um_flags = ret ? F_UPROBE_MULTI_RETURN : 0;
-	a.m.pid = pid > 0 ? (__u32)pid : 0;
-	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
-}
-
-/* Can this kernel make uprobe_multi links? A throwaway program on one real offset. */
-static bool probe_multi(const char *path, uint64_t off, pid_t pid, const char **why)
-{
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = TRACE_UPROBE_MULTI);
-	uint64_t cookie = 0;
-	int pfd, lfd;
-
-	if (getenv("TET_NO_UPROBE_MULTI")) {
-		*why = "TET_NO_UPROBE_MULTI is set";
-		return false;
-	}
-	pfd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "tet_probe_multi", "Dual BSD/GPL", insns, 2, &po);
-	if (pfd < 0) {
-		*why = "kernel refuses uprobe_multi programs (needs Linux >= 6.6)";
-		return false;
-	}
-	lfd = link_multi(pfd, path, &off, &cookie, 1, false, pid);
-	close(pfd);
-	if (lfd < 0) {
-		*why = "kernel without uprobe_multi links (needs Linux >= 6.6)";
-		return false;
-	}
-	close(lfd);
-	return true;
 }
 
 static int add_link(struct tet_fb *s, struct bpf_link *l)
@@ -403,7 +331,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		while (first < t->nfns && t->fns[first].kind != TSYM_POLL)
 			first++;
 		multi = first < t->nfns &&
-			probe_multi(path, t->fns[first].file_off, o->pid, &s->info.why_single);
+			tet_uprobe_multi_works(path, t->fns[first].file_off, o->pid, &s->info.why_single);
 	}
 	s->info.multi = multi;
 	for (int p = 0; p < P_COUNT; p++) {
@@ -412,7 +340,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		bpf_program__set_autoload(prog(s->skel, (enum fb_prog)p), want);
 		if (want && multi)
 			bpf_program__set_expected_attach_type(prog(s->skel, (enum fb_prog)p),
-							      TRACE_UPROBE_MULTI);
+							      TET_TRACE_UPROBE_MULTI);
 	}
 	ret = tokio_uprobe__load(s->skel);
 	if (ret) {
@@ -438,7 +366,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		}
 		s->info.uprobes += n;
 		if (multi) {
-			int fd = link_multi(bpf_program__fd(bp), path, offs, cookies, n, ret_probe, o->pid);
+			int fd = tet_uprobe_multi(bpf_program__fd(bp), path, offs, NULL, cookies, n, ret_probe, o->pid);
 
 			if (fd < 0) {
 				ret = fd;

@@ -63,7 +63,7 @@ static uint64_t *block_get(struct hist *h, unsigned b)
 	return h->blocks[b];
 }
 
-int hist_add(struct hist *h, uint64_t v)
+int hist_add_slow(struct hist *h, uint64_t v)
 {
 	unsigned b, s;
 	uint64_t *blk;

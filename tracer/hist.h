@@ -36,7 +36,30 @@ struct hist_summary {
 void hist_init(struct hist *h);
 void hist_free(struct hist *h);
 /* Returns 0, or -ENOMEM (the value still counts in count/sum/min/max). */
-int hist_add(struct hist *h, uint64_t v);
+int hist_add_slow(struct hist *h, uint64_t v);
+static inline int hist_add(struct hist *h, uint64_t v)
+{
+	unsigned m, b, s;
+
+	if (v < HIST_SUB) {
+		b = 0;
+		s = (unsigned)v;
+	} else {
+		m = 63 - (unsigned)__builtin_clzll(v);
+		b = m - HIST_SUB_BITS + 1;
+		s = (unsigned)(v >> (m - HIST_SUB_BITS)) - HIST_SUB;
+	}
+	if (!h->count || !h->blocks[b] || h->sum + v < h->sum)
+		return hist_add_slow(h, v);
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->count++;
+	h->sum += v;
+	h->blocks[b][s]++;
+	return 0;
+}
 int hist_merge(struct hist *dst, const struct hist *src);
 /* q in [0, 1]: the smallest bucket upper bound at or below which a fraction q of the values
  * lie, clamped to [min, max]; 0 for an empty histogram. */

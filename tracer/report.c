@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "json.h"
 #include "report.h"
 #include "text.h"
@@ -177,6 +178,30 @@ uint64_t report_total_drops(const struct report_meta *m)
 	for (int i = 0; i < TET_EV_COUNT; i++)
 		d += m->counters.drops[i];
 	return d;
+}
+
+uint64_t report_total(const struct report_meta *m, const struct an_totals *t, unsigned type)
+{
+	if (m->batch && m->sample_rate > 1) {
+		switch (type) {
+		case TET_EV_SPAWN: case TET_EV_POLL_BEGIN: case TET_EV_WAKE: case TET_EV_TERMINATE:
+		case TET_EV_PARK: case TET_EV_UNPARK:
+			return m->batch->exact[type];
+		}
+	}
+	switch (type) {
+	case TET_EV_SPAWN: return t->spawns;
+	case TET_EV_POLL_BEGIN: return t->polls;
+	case TET_EV_POLL_END: return t->by_type[TET_EV_POLL_END];
+	case TET_EV_YIELD: return t->yields;
+	case TET_EV_WAKE: return t->wakes;
+	case TET_EV_WAKER_CLONE: return t->waker_clones;
+	case TET_EV_WAKER_DROP: return t->waker_drops;
+	case TET_EV_TERMINATE: return t->terminates;
+	case TET_EV_PARK: return t->parks;
+	case TET_EV_UNPARK: return t->unparks;
+	}
+	return 0;
 }
 
 static int cmp_worker(const void *x, const void *y)
@@ -380,6 +405,28 @@ static void print_drops(FILE *out, const struct report_meta *m, const struct ana
 		fprintf(out, "  lost_waker detection was switched off when the drops began\n");
 }
 
+/* Batched capture: what did not arrive, or arrived out of place. */
+static void print_batch_loss(FILE *out, const struct report_meta *m, bool final)
+{
+	const struct tb_stats *st = m->batch ? m->batch->stats : NULL;
+	uint64_t unflushed = 0;
+
+	if (!st)
+		return;
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		unflushed += st->unflushed[i];
+	if (st->lost_batches || m->counters.batch_drops || st->threads_vanished)
+		fprintf(out, "BATCHES LOST: %llu (ring buffer full) + %llu (otherwise); %llu thread%s ended without its last batch (%llu events known lost)\n",
+			(unsigned long long)m->counters.batch_drops,
+			(unsigned long long)(st->lost_batches > m->counters.batch_drops ?
+					     st->lost_batches - m->counters.batch_drops : 0),
+			(unsigned long long)st->threads_vanished, st->threads_vanished == 1 ? "" : "s",
+			(unsigned long long)unflushed);
+	if (final && (st->late || st->forced))
+		fprintf(out, "  %llu events arrived after later ones were analyzed (late), %llu were analyzed before their threads caught up (hold limit)\n",
+			(unsigned long long)st->late, (unsigned long long)st->forced);
+}
+
 /* Estimated time the probes added to the traced process: every raw::poll pays an entry uprobe
  * and a uretprobe, every other event one uprobe (measured per call at start). */
 static double fallback_overhead_ns(const struct report_fallback *f, const struct an_totals *t)
@@ -423,15 +470,26 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 	else
 		snprintf(raw, sizeof(raw), "every process running %s", m->binary ? m->binary : "?");
 	report_sanitize(raw, strlen(raw), 0, target, sizeof(target));
-	fprintf(out, "\n%s %s, %s, mode %s\n", final ? "==" : "--", target, d(span, b), m->mode);
+	if (m->batch && m->sample_rate > 1)
+		snprintf(raw, sizeof(raw), "%s capture, 1 task in %u", m->capture, m->sample_rate);
+	else
+		snprintf(raw, sizeof(raw), "%s capture", m->capture ? m->capture : "per-event");
+	fprintf(out, "\n%s %s, %s, mode %s, %s\n", final ? "==" : "--", target, d(span, b), m->mode,
+		raw);
 	if (m->fallback && final)
 		print_fallback(out, m->fallback, t);
 	fprintf(out, "events %llu (%llu dropped)  polls %llu  wakes %llu  spawns %llu  terminations %llu  tasks live %llu\n",
 		(unsigned long long)t->events, (unsigned long long)report_total_drops(m),
-		(unsigned long long)t->polls, (unsigned long long)t->wakes,
-		(unsigned long long)t->spawns, (unsigned long long)t->terminates,
+		(unsigned long long)report_total(m, t, TET_EV_POLL_BEGIN),
+		(unsigned long long)report_total(m, t, TET_EV_WAKE),
+		(unsigned long long)report_total(m, t, TET_EV_SPAWN),
+		(unsigned long long)report_total(m, t, TET_EV_TERMINATE),
 		(unsigned long long)t->tasks_live);
+	if (m->batch && m->sample_rate > 1)
+		fprintf(out, "sampled: figures per site and task from %llu sampled tasks (%llu polls analyzed); the totals above count every task\n",
+			(unsigned long long)t->tasks_seen, (unsigned long long)t->polls);
 	print_drops(out, m, a);
+	print_batch_loss(out, m, final);
 	print_sites(out, a, final ? m->top : (m->top < 5 ? m->top : 5));
 	if (final) {
 		ntops = an_top_polls(a, &tops);
@@ -526,9 +584,9 @@ void report_json_totals_head(struct jw *w, const struct an_totals *t, const stru
 {
 	jw_ku64(w, "events", t->events);
 	jw_ku64(w, "drops", report_total_drops(m));
-	jw_ku64(w, "polls", t->polls);
-	jw_ku64(w, "wakes", t->wakes);
-	jw_ku64(w, "spawns", t->spawns);
+	jw_ku64(w, "polls", report_total(m, t, TET_EV_POLL_BEGIN));
+	jw_ku64(w, "wakes", report_total(m, t, TET_EV_WAKE));
+	jw_ku64(w, "spawns", report_total(m, t, TET_EV_SPAWN));
 }
 
 void report_json_worker_counts(struct jw *w, const struct an_worker *wk)
@@ -547,7 +605,7 @@ static uint64_t rel(const struct report_meta *m, uint64_t ts)
 	return ts > m->start_ns ? ts - m->start_ns : 0;
 }
 
-static void j_site(struct jw *w, const struct an_site *s)
+static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
 {
 	static const char *const yields[] = { "yield_now", "coop_budget", "notified" };
 	static const char *const results[] = { "pending", "ready", "notified", "cancelled", "panicked" };
@@ -555,6 +613,7 @@ static void j_site(struct jw *w, const struct an_site *s)
 
 	jw_obj_begin(w);
 	j_site_ref(w, s);
+	jw_ku64(w, "sample_rate", sample_rate ? sample_rate : 1);
 	jw_key(w, "file");
 	if (s->unknown || s->other || s->typed)
 		jw_null(w);
@@ -784,6 +843,28 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	}
 	jw_arr_end(w);
 	j_probes(w, "probes_attached", m->probes);
+	jw_kstr(w, "capture", m->capture ? m->capture : "per-event");
+	jw_ku64(w, "sample_rate", m->sample_rate ? m->sample_rate : 1);
+	jw_key(w, "batch");
+	if (m->batch) {
+		const struct report_batch *bt = m->batch;
+
+		jw_obj_begin(w);
+		jw_ku64(w, "sites", bt->sites);
+		jw_ku64(w, "sample_rate_sites", bt->rate_sites);
+		jw_kstr(w, "attach", bt->multi ? "uprobe_multi" : "uprobe");
+		jw_kstr(w, "why_not_multi", bt->multi ? NULL : bt->why_single);
+		jw_kbool(w, "sweeps", bt->sweeps);
+		jw_kstr(w, "why_no_sweeps", bt->sweeps ? NULL : bt->why_no_sweeps);
+		jw_kstr(w, "clock", bt->stats->clock == TET_BATCH_CLOCK_TSC ? "tsc" :
+			    bt->stats->clock == TET_BATCH_CLOCK_MONO ? "monotonic" : NULL);
+		jw_ki64(w, "clock_error_ns", bt->stats->clock_error_ns);
+		jw_ku64(w, "threads", bt->stats->threads);
+		jw_ku64(w, "polls_seen_in_progress", bt->stats->open_polls_seen);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
 	report_json_started(w, m);
 	jw_key(w, "requested_duration_ns");
 	if (m->requested_ns)
@@ -809,12 +890,20 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_key(w, "totals");
 	jw_obj_begin(w);
 	report_json_totals_head(w, t, m);
-	jw_ku64(w, "terminations", t->terminates);
+	jw_ku64(w, "terminations", report_total(m, t, TET_EV_TERMINATE));
 	jw_ku64(w, "yields", t->yields);
 	jw_ku64(w, "waker_clones", t->waker_clones);
 	jw_ku64(w, "waker_drops", t->waker_drops);
-	jw_ku64(w, "parks", t->parks);
-	jw_ku64(w, "unparks", t->unparks);
+	jw_ku64(w, "parks", report_total(m, t, TET_EV_PARK));
+	jw_ku64(w, "unparks", report_total(m, t, TET_EV_UNPARK));
+	jw_kbool(w, "sampled", m->batch && m->sample_rate > 1);
+	jw_key(w, "analyzed");
+	jw_obj_begin(w);
+	jw_ku64(w, "polls", t->polls);
+	jw_ku64(w, "wakes", t->wakes);
+	jw_ku64(w, "spawns", t->spawns);
+	jw_ku64(w, "terminations", t->terminates);
+	jw_obj_end(w);
 	jw_ku64(w, "self_wakes", t->self_wakes);
 	jw_ku64(w, "outside_runtime_wakes", t->outside_wakes);
 	jw_ku64(w, "tasks_seen", t->tasks_seen);
@@ -859,13 +948,46 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_kbool(w, "lost_waker_disabled", an_wakers_unreliable(a));
 	jw_ku64(w, "string_read_errors", m->counters.read_errors);
 	jw_ku64(w, "argument_errors", m->counters.arg_errors);
+	jw_key(w, "batches");
+	if (m->batch) {
+		const struct tb_stats *st = m->batch->stats;
+
+		jw_obj_begin(w);
+		jw_ku64(w, "received", st->batches);
+		jw_ku64(w, "lost_ring_full", m->counters.batch_drops);
+		/* gaps in a thread's sequence numbers: the ring's losses, and any other */
+		jw_ku64(w, "lost_otherwise", st->lost_batches > m->counters.batch_drops ?
+			st->lost_batches - m->counters.batch_drops : 0);
+		jw_ku64(w, "refused", m->counters.batch_bad + st->bad_batches);
+		jw_ku64(w, "read_errors", m->counters.batch_read_errors);
+		jw_ku64(w, "bad_records", st->bad_records);
+		jw_ku64(w, "records", st->records);
+		jw_ku64(w, "records_read_in_place", st->sweep_records);
+		jw_ku64(w, "before_capture", st->before_start);
+		jw_ku64(w, "after_capture", st->after_cutoff);
+		jw_ku64(w, "late", st->late);
+		jw_ku64(w, "forced", st->forced);
+		jw_ku64(w, "threads_vanished", st->threads_vanished);
+		jw_ku64(w, "sweeps", st->sweeps);
+		jw_ku64(w, "sweep_failures", st->sweep_failures);
+		jw_ku64(w, "held_max", st->pending_max);
+		jw_key(w, "unflushed_by_probe");
+		jw_obj_begin(w);
+		for (unsigned i = 0; i < TET_EV_COUNT; i++)
+			if (st->unflushed[i])
+				jw_ku64(w, an_event_name(i), st->unflushed[i]);
+		jw_obj_end(w);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
 	jw_obj_end(w);
 
 	n = an_sites(a, &sites);
 	jw_key(w, "spawn_sites");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < n; i++)
-		j_site(w, sites[i]);
+		j_site(w, sites[i], m->sample_rate);
 	jw_arr_end(w);
 
 	jw_key(w, "tasks");

@@ -37,8 +37,21 @@ struct report_fallback {
 	double uprobe_ns, uretprobe_ns;   /* measured per probed call; 0 = not measured */
 };
 
+/* Batched capture (capture "batched"): how it went. */
+struct report_batch {
+	const struct tb_stats *stats;     /* the decode stage's figures (batch.h) */
+	uint64_t exact[TET_EV_COUNT];     /* per probe: the traced threads' own counts (every task,
+					   * sampled or not): the totals of a sampled capture */
+	size_t sites, rate_sites;
+	bool multi, sweeps;
+	const char *why_single, *why_no_sweeps;
+};
+
 struct report_meta {
 	const char *mode;         /* "usdt" / "uprobe-fallback" */
+	const char *capture;      /* "batched" / "per-event" */
+	uint32_t sample_rate;     /* one task in N (1: every task) */
+	const struct report_batch *batch; /* NULL with per-event capture */
 	int pid;                  /* 0 with --binary */
 	const char *binary;       /* --binary, or NULL */
 	const char *executable;
@@ -70,6 +83,9 @@ const char *report_sanitize(const char *p, size_t n, size_t max_chars, char *buf
 const char *report_drop_impact(unsigned type);
 /* Events dropped, all probes together. */
 uint64_t report_total_drops(const struct report_meta *m);
+/* Totals for the report: the analyzer's counts, or, in a sampled batched capture, the exact
+ * counts of the traced threads (spawns, polls, wakes, terminations, parks, unparks). */
+uint64_t report_total(const struct report_meta *m, const struct an_totals *t, unsigned type);
 /* The analyzer's workers in (pid, index) order (NULL and *n = 0 if out of memory); free() it. */
 const struct an_worker **report_sorted_workers(const struct analyzer *a, size_t *n);
 

@@ -23,6 +23,8 @@
 
 #include "analyzer.h"
 #include "attach.h"
+#include "batch.h"
+#include "batchcap.h"
 #include "commands.h"
 #include "fallback.h"
 #include "report.h"
@@ -51,6 +53,8 @@ struct trace_opts {
 	unsigned probes;
 	bool probes_given;
 	enum tet_mode mode;
+	enum { CAPTURE_AUTO, CAPTURE_BATCHED, CAPTURE_PER_EVENT } capture;
+	uint32_t sample_rate;
 	size_t ringbuf;
 	bool verbose, quiet;
 	size_t top;
@@ -85,8 +89,15 @@ static void trace_usage(FILE *out)
 "      --mode MODE          auto (default): the tokio USDT probes when the binary has them, else\n"
 "                           uprobes on Tokio's task functions (stock Tokio, no rebuild); usdt;\n"
 "                           uprobe (the fallback even when probes exist)\n"
-"      --probes LIST        probe classes: spawn,poll,yield,wake,waker,terminate,worker or all\n"
-"                           (default: what the detectors need; waker only with lost_waker)\n"
+"      --capture HOW        batched (default when the target has tokio:event_batch): the\n"
+"                           process records events in per-thread buffers and hands them over\n"
+"                           in batches, one probe hit per batch; per-event: one probe hit per\n"
+"                           event (the only way for targets without event_batch)\n"
+"      --sample-rate N      batched capture: trace one task in N, chosen at its spawn (its whole\n"
+"                           life is traced); totals stay exact (default 1: every task)\n"
+"      --probes LIST        per-event capture: probe classes spawn,poll,yield,wake,waker,\n"
+"                           terminate,worker or all (default: what the detectors need; waker\n"
+"                           only with lost_waker); batched capture records every class\n"
 "      --detect LIST        detectors: long_poll,stalled,lost_waker,never_yields,self_wake,\n"
 "                           all or none (default all)\n"
 "Thresholds:\n"
@@ -97,7 +108,8 @@ static void trace_usage(FILE *out)
 "      --self-wake-ratio R         self-wakes per poll at or above R is self_wake (0.5)\n"
 "      --self-wake-min-polls N     … over at least N polls (default 100)\n"
 "Tuning:\n"
-"      --ringbuf-size SIZE  BPF ring buffer, power of two, K/M/G suffix (default 16M)\n"
+"      --ringbuf-size SIZE  BPF ring buffer, power of two, K/M/G suffix (default 16M, 64M with\n"
+"                           batched capture: it absorbs bursts the analysis cannot follow)\n"
 "      --drain-interval D   how often user space drains the ring (default 20ms)\n"
 "      --top N              rows per table in the summary (default 10)\n"
 "      --task-records N     terminated tasks listed in the JSON (default 10000; tasks with a\n"
@@ -259,7 +271,7 @@ static int parse_detect(const char *s, unsigned *out)
 enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
 	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
-	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES,
+	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
 };
 
 static const struct option long_opts[] = {
@@ -270,6 +282,8 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "probes", required_argument, NULL, OPT_PROBES },
 	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "capture", required_argument, NULL, OPT_CAPTURE },
+	{ "sample-rate", required_argument, NULL, OPT_SAMPLE_RATE },
 	{ "detect", required_argument, NULL, OPT_DETECT },
 	{ "long-poll-threshold", required_argument, NULL, OPT_LONG_POLL },
 	{ "stall-threshold", required_argument, NULL, OPT_STALL },
@@ -300,7 +314,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 	memset(o, 0, sizeof(*o));
 	an_opts_default(&o->an);
 	o->drain_ns = 20 * NSEC_PER_MSEC;
-	o->ringbuf = 16u << 20;
+	o->ringbuf = 0; /* by capture: 16M per-event, 64M batched */
 	o->top = 10;
 	o->timeline_events = 500000;
 	o->metrics_sites = PROM_DEFAULT_SITES;
@@ -375,6 +389,22 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 				p_err("--mode '%s': expected auto, usdt or uprobe", optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_CAPTURE:
+			if (!strcmp(optarg, "auto"))
+				o->capture = CAPTURE_AUTO;
+			else if (!strcmp(optarg, "batched"))
+				o->capture = CAPTURE_BATCHED;
+			else if (!strcmp(optarg, "per-event"))
+				o->capture = CAPTURE_PER_EVENT;
+			else {
+				p_err("--capture '%s': expected batched, per-event or auto", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_SAMPLE_RATE:
+			ret = parse_count("--sample-rate", optarg, 1, 65535, &v);
+			o->sample_rate = (uint32_t)v;
 			break;
 		case OPT_DETECT:
 			ret = parse_detect(optarg, &o->an.detect);
@@ -455,6 +485,20 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 		p_err("nothing to trace: give --pid PID or --binary PATH (see --help)");
 		return -EINVAL;
 	}
+	if (o->sample_rate > 1 && o->capture == CAPTURE_PER_EVENT) {
+		p_err("--sample-rate needs batched capture (the process decides which tasks to record): drop --capture per-event");
+		return -EINVAL;
+	}
+	if (o->sample_rate > 1 && o->mode == TET_MODE_UPROBE) {
+		p_err("--sample-rate needs batched capture, which the uprobe fallback does not have");
+		return -EINVAL;
+	}
+	if (o->capture == CAPTURE_BATCHED && o->mode == TET_MODE_UPROBE) {
+		p_err("--capture batched needs the tokio USDT probes: it does not go with --mode uprobe");
+		return -EINVAL;
+	}
+	if (!o->sample_rate)
+		o->sample_rate = 1;
 	if (o->interval_ns && o->interval_ns < o->drain_ns) {
 		p_err("--interval must not be shorter than --drain-interval");
 		return -EINVAL;
@@ -598,9 +642,29 @@ static const struct report_fallback *fallback_meta(struct fallback_meta_buf *b,
 	return f;
 }
 
+/* The batched capture's figures for a report (live or final). */
+static const struct report_batch *batch_meta(struct report_batch *rb, struct tet_session *sess)
+{
+	const struct tet_bc_info *bi = tet_session_batch_info(sess);
+
+	if (!bi)
+		return NULL;
+	memset(rb, 0, sizeof(*rb));
+	rb->stats = tet_session_batch_stats(sess);
+	tb_totals(tet_session_decoder(sess), rb->exact);
+	rb->sites = bi->sites;
+	rb->rate_sites = bi->rate_sites;
+	rb->multi = bi->multi;
+	rb->why_single = bi->why_single;
+	rb->sweeps = bi->sweeps;
+	rb->why_no_sweeps = bi->why_no_sweeps;
+	return rb;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct fallback_meta_buf fbm;
+	struct report_batch rbatch;
 	struct tet_session_opts so = { 0 };
 	struct tet_targets targets = { 0 };
 	struct tet_session *sess = NULL;
@@ -610,12 +674,12 @@ int cmd_trace(int argc, char **argv)
 	struct prom_server *metrics = NULL;
 	struct trace_opts o;
 	struct sigaction sa;
-	char err[TET_ERR_LEN], cls[128];
+	char err[TET_ERR_LEN], cls[160];
 	const char *root = getenv("TET_SYSFS_ROOT");
 	uint64_t start, now, next_tick, next_interval = 0, next_metrics = 0;
 	FILE *summary = stdout;
 	int ret, status = TET_EXIT_CANNOT;
-	bool gone = false;
+	bool gone = false, batched;
 
 	/* JSON on stdout (--output -): errors are JSON there too, from the first one */
 	for (int i = 1; i < argc; i++)
@@ -651,6 +715,23 @@ int cmd_trace(int argc, char **argv)
 		return ret == -ESRCH || ret == -ENOENT || ret == -EISDIR || ret == -ENOEXEC ||
 		       ret == -EBADMSG ? TET_EXIT_INPUT : TET_EXIT_CANNOT;
 	}
+	/* batched when the probes allow it, unless told otherwise */
+	batched = !targets.fallback && targets.batch && o.capture != CAPTURE_PER_EVENT;
+	if (!batched && (o.capture == CAPTURE_BATCHED || o.sample_rate > 1)) {
+		p_err("%s: %s", targets.exe ? targets.exe : "the target",
+		      targets.fallback ? "stock Tokio (traced through uprobes) has no batched capture, hence no --capture batched or --sample-rate: rebuild it with scripts/tokio-usdt-build" :
+		      "no tokio:event_batch probe (built by an older kit?), hence no --capture batched or --sample-rate: rebuild it with scripts/tokio-usdt-build");
+		tet_targets_free(&targets);
+		return TET_EXIT_CANNOT;
+	}
+	if (batched && o.probes_given)
+		p_warn("--probes applies to per-event capture; batched capture records every probe class");
+	if (batched) {
+		o.probes = targets.probes;
+		o.probes_given = false;
+	}
+	if (!o.ringbuf)
+		o.ringbuf = batched ? 64u << 20 : 16u << 20;
 	if (o.probes_given && (o.probes & ~targets.probes)) {
 		unsigned missing = o.probes & ~targets.probes;
 
@@ -706,6 +787,8 @@ int cmd_trace(int argc, char **argv)
 	so.pid = o.pid;
 	so.probes = o.probes;
 	so.ringbuf_bytes = o.ringbuf;
+	so.batched = batched;
+	so.sample_rate = o.sample_rate;
 	so.verbose = o.verbose;
 	so.on_event = on_event;
 	so.ctx = an;
@@ -717,15 +800,31 @@ int cmd_trace(int argc, char **argv)
 	/* the capture (and --duration) starts once every probe is attached */
 	clock_gettime(CLOCK_REALTIME, &meta.wall_start);
 	start = mono_ns();
+	if (batched) /* the moment the event_batch sites began to be attached */
+		start = tet_session_batch_info(sess)->start_ns;
+	if (batched) {
+		const struct tet_bc_info *bi = tet_session_batch_info(sess);
+
+		if (o.sample_rate > 1)
+			snprintf(cls, sizeof(cls), "batched capture, %zu event_batch sites, 1 task in %u",
+				 bi->sites, o.sample_rate);
+		else
+			snprintf(cls, sizeof(cls), "batched capture, %zu event_batch sites, every task",
+				 bi->sites);
+		if (!bi->sweeps)
+			p_warn("%s: threads' buffers are only seen when they flush (events may wait up to 2 s to be put in order)",
+			       bi->why_no_sweeps);
+	} else {
+		class_list(tet_session_probes(sess), cls, sizeof(cls));
+	}
 	if (o.pid)
 		fprintf(stderr, "%s: attached %zu probe attachment%s (%s) to PID %d (%s); Ctrl-C to stop\n",
 			TET_PROG, tet_session_links(sess), tet_session_links(sess) == 1 ? "" : "s",
-			class_list(tet_session_probes(sess), cls, sizeof(cls)), o.pid,
-			targets.exe ? targets.exe : "?");
+			cls, o.pid, targets.exe ? targets.exe : "?");
 	else
 		fprintf(stderr, "%s: attached %zu probe attachment%s (%s) to %s, every process; Ctrl-C to stop\n",
 			TET_PROG, tet_session_links(sess), tet_session_links(sess) == 1 ? "" : "s",
-			class_list(tet_session_probes(sess), cls, sizeof(cls)), o.binary);
+			cls, o.binary);
 	if (o.verbose) {
 		uint32_t ids[TET_EV_COUNT];
 		const char *names[TET_EV_COUNT];
@@ -736,6 +835,9 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	meta.mode = targets.fallback ? "uprobe-fallback" : "usdt";
+	meta.capture = batched ? "batched" : "per-event";
+	meta.sample_rate = batched ? o.sample_rate : 1;
+	meta.batch = batch_meta(&rbatch, sess);
 	if (targets.fallback)
 		meta.fallback = fallback_meta(&fbm, &targets, tet_session_fallback(sess), o.verbose);
 	meta.pid = o.pid;
@@ -807,6 +909,7 @@ int cmd_trace(int argc, char **argv)
 			/* rendered here, served by the metrics thread: the drain never waits for it */
 			meta.end_ns = now;
 			meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+			meta.batch = batch_meta(&rbatch, sess);
 			prom_update(metrics, an, &meta);
 			next_metrics = now + NSEC_PER_SEC;
 		}
@@ -814,6 +917,7 @@ int cmd_trace(int argc, char **argv)
 			meta.end_ns = now;
 			meta.ended_by = "running";
 			meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+			meta.batch = batch_meta(&rbatch, sess);
 			if (!o.quiet)
 				report_terminal(summary, an, &meta, false);
 			next_interval += o.interval_ns;
@@ -832,6 +936,7 @@ int cmd_trace(int argc, char **argv)
 	meta.counters_valid = !tet_session_counters(sess, &meta.counters);
 	if (meta.counters_valid)
 		an_note_drops(an, meta.counters.drops);
+	meta.batch = batch_meta(&rbatch, sess);
 	an_finish(an, now);
 	meta.end_ns = now;
 	meta.ended_by = stop_signal ? "signal" : gone ? "process_exit" : "duration";

@@ -4,20 +4,34 @@
 //! point in the runtime is one `usdt::probe!(...)` line; without the cfg the macro expands to
 //! nothing, so the crate compiles to what stock Tokio compiles to.
 //!
-//! Each probe is a 5-byte nop described by a SystemTap SDT v3 note in `.note.stapsdt`, laid out
-//! byte for byte as `<sys/sdt.h>` lays it out, with a u16 semaphore in `.probes`. A tracer
-//! attaching to the probe increments the semaphore; a hook point evaluates its arguments only
-//! while the semaphore is non-zero, so an untraced process pays one load and one branch per
-//! hook point. The nop sits in a cold, out-of-line function per probe, so there is one note
-//! per probe whatever the number of hook points and future types.
+//! Two ways out of the process, both gated by USDT semaphores the kernel raises while a tracer
+//! is attached:
 //!
-//! Probe names, argument lists and codes: probes-patch/PROBES.md (they are part of the
-//! tracer's ABI). Note layout and hook points per Tokio version: probes-patch/README.md.
+//! - Per-event probes (`task_spawn`, `task_poll_begin`, …): each is a 5-byte nop described by a
+//!   SystemTap SDT v3 note in `.note.stapsdt`, laid out byte for byte as `<sys/sdt.h>` lays it
+//!   out. The nop sits in a cold, out-of-line function per probe, so there is one note per
+//!   probe whatever the number of hook points and future types.
+//! - Batched capture (`event_batch`): while a tracer is attached to `event_batch`, every hook
+//!   point appends a compact record to a buffer of its thread (TSC stamps, no lock, no
+//!   allocation, no syscall), and the thread fires `event_batch` once per batch: when the
+//!   buffer fills, when a worker parks, every few milliseconds of activity and before the
+//!   thread leaves the runtime. The tracer copies the batch in one uprobe hit. Sampling (one
+//!   task in N, decided from the task id) is set by the tracer through the semaphores of the
+//!   16 `sample_rate` sites, which encode N bit by bit; they go back to 0 when it detaches.
+//!
+//! Gates. The semaphores live in one block (`SEMAPHORES`, section `.probes`), four u16 lanes to
+//! an aligned 8-byte word, each word holding one replica of the `event_batch` semaphore (the
+//! probe has one site per word) and the semaphores of up to three per-event probes. A hook
+//! point tests its whole word with one load and one branch: untraced, it costs what a single
+//! semaphore check costs; traced, it checks its lanes one by one.
+//!
+//! Probe names, argument lists, codes and the batch format: probes-patch/PROBES.md (they are
+//! part of the tracer's ABI). Note layout and hook points per Tokio version: probes-patch/README.md.
 
-/// A hook point. `probe!(name(args))` fires probe `name` with `args` evaluated only while a
-/// tracer is attached; `probe!(gate => f(args))` calls `f` only while probe `gate` is traced;
-/// `probe!(let v = f(args))` binds what a later hook point needs. Without
-/// `--cfg tokio_task_tracking` every form expands to nothing.
+/// A hook point. `probe!(name(args))` runs hook `name` with `args` evaluated only while a
+/// tracer is attached to something sharing its gate word; `probe!(gate => f(args))` calls `f`
+/// only while gate `gate` is open; `probe!(let v = f(args))` binds what a later hook point
+/// needs. Without `--cfg tokio_task_tracking` every form expands to nothing.
 #[cfg(not(all(tokio_task_tracking, target_arch = "x86_64", target_os = "linux")))]
 macro_rules! probe {
     ($($t:tt)*) => {};
@@ -34,12 +48,12 @@ macro_rules! probe {
         }
     };
     ($gate:ident => $f:ident($($a:expr),* $(,)?)) => {
-        if $crate::runtime::task::usdt::$gate::enabled() {
+        if $crate::runtime::task::usdt::$gate::gate() {
             $crate::runtime::task::usdt::$f($($a),*)
         }
     };
     ($probe:ident $(::<$($g:ty),+>)? ($($a:expr),* $(,)?)) => {
-        if $crate::runtime::task::usdt::$probe::enabled() {
+        if $crate::runtime::task::usdt::$probe::gate() {
             $crate::runtime::task::usdt::$probe $(::<$($g),+>)? ($($a),*)
         }
     };
@@ -59,17 +73,58 @@ mod imp {
 
     use std::cell::Cell;
     use std::panic::Location;
-    use std::ptr::NonNull;
+    use std::ptr::{self, NonNull};
+    use std::sync::atomic::Ordering::{Relaxed, Release};
+    use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8};
     use std::time::Duration;
+
+    // ===== semaphores and gates =====
+
+    const LANES: usize = 32;
+
+    /// Every semaphore of the probes, one u16 lane each. Lanes 0-15 form the four gate words;
+    /// lanes 16-31 are the `sample_rate` bits. The kernel writes a lane while a uprobe with
+    /// that lane as ref_ctr_offset is installed; nothing else does.
+    #[repr(C, align(8))]
+    pub(crate) struct Semaphores([u16; LANES]);
+
+    #[link_section = ".probes"]
+    static mut SEMAPHORES: Semaphores = Semaphores([0; LANES]);
+
+    // Gate words and their lanes (byte offset = 2 × lane, see the notes below).
+    const W_POLL: usize = 0; // lanes 0 event_batch, 1 task_poll_begin, 2 task_poll_end, 3 task_yielded
+    const W_WAKER: usize = 1; // lanes 4 event_batch, 5 waker_wake, 6 waker_clone, 7 waker_drop
+    const W_TASK: usize = 2; // lanes 8 event_batch, 9 task_spawn, 10 task_terminate
+    const W_WORKER: usize = 3; // lanes 12 event_batch, 13 worker_park, 14 worker_unpark
+    const SAMPLE_LANE: usize = 16; // lanes 16-31: sample_rate bit 0-15
+
+    /// Is anything traced that shares gate word `w`? One 8-byte load.
+    #[inline(always)]
+    fn gate_word(w: usize) -> bool {
+        // Safety: an aligned read inside SEMAPHORES; only the kernel writes it.
+        unsafe { ptr::read_volatile((ptr::addr_of!(SEMAPHORES) as *const u64).add(w)) != 0 }
+    }
+
+    #[inline(always)]
+    fn lane(i: usize) -> bool {
+        // Safety: a u16 read inside SEMAPHORES.
+        unsafe { ptr::read_volatile((ptr::addr_of!(SEMAPHORES) as *const u16).add(i)) != 0 }
+    }
+
+    /// Batched capture is on for the hooks of gate word `w`.
+    #[inline(always)]
+    fn batch_on(w: usize) -> bool {
+        lane(w * 4)
+    }
 
     // ===== the emitter =====
 
     /// The assembly of one probe site, as `<sys/sdt.h>` (`_SDT_ASM_BODY` + `_SDT_ASM_BASE`)
     /// writes it: the nop, its note, and the `.stapsdt.base` anchor tracers use to detect
-    /// prelink-style relocation. `{semaphore}` is a `sym` operand, the argument string holds
-    /// register operands.
+    /// prelink-style relocation. The semaphore is `{semaphores}` (a `sym` operand) plus the
+    /// byte offset of the probe's lane; the argument string holds register operands.
     macro_rules! sdt_asm {
-        ($name:expr, $args:expr) => {
+        ($name:expr, $args:expr, $sema_off:expr) => {
             concat!(
                 "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n", // nop5: nopl 0x0(%rax,%rax,1)
                 ".pushsection .note.stapsdt, \"?\", \"note\"\n",
@@ -79,7 +134,7 @@ mod imp {
                 "992: .balign 4\n",
                 "993: .8byte 990b\n", // pc
                 ".8byte _.stapsdt.base\n",
-                ".8byte {semaphore}\n",
+                ".8byte {semaphores}+", $sema_off, "\n",
                 ".asciz \"tokio\"\n",
                 ".asciz \"", $name, "\"\n",
                 ".asciz \"", $args, "\"\n",
@@ -99,19 +154,23 @@ mod imp {
         };
     }
 
-    /// Defines module `$name` with the probe's semaphore, `enabled()` and the cold `emit()`
-    /// holding the probe site. `$args` is the SDT argument string over the named operands.
+    /// Defines module `$name` with the probe's gate (`gate()`: its word), its own semaphore
+    /// (`enabled()`: its lane) and the cold `emit()` holding the probe site. `$args` is the SDT
+    /// argument string over the named operands.
     macro_rules! sdt_probe {
-        ($name:ident, $args:literal, $($arg:ident: $ty:ty => $class:ident),* $(,)?) => {
+        ($name:ident, word $word:ident, lane $lane:literal, sema $off:literal, $args:literal,
+         $($arg:ident: $ty:ty => $class:ident),* $(,)?) => {
             pub(crate) mod $name {
-                /// Non-zero while a tracer is attached (the kernel counts attachments here).
-                #[link_section = ".probes"]
-                static mut SEMAPHORE: u16 = 0;
+                /// Non-zero while this probe, or anything sharing its gate word, is traced.
+                #[inline(always)]
+                pub(crate) fn gate() -> bool {
+                    super::gate_word(super::$word)
+                }
 
+                /// Non-zero while a tracer is attached to this probe.
                 #[inline(always)]
                 pub(crate) fn enabled() -> bool {
-                    // Safety: a plain u16 read; only tracers (through the kernel) write it.
-                    unsafe { ::core::ptr::read_volatile(::core::ptr::addr_of!(SEMAPHORE)) != 0 }
+                    super::lane($lane)
                 }
 
                 #[cold]
@@ -120,9 +179,9 @@ mod imp {
                     // Safety: the template is a nop plus data in other sections.
                     unsafe {
                         ::core::arch::asm!(
-                            sdt_asm!(stringify!($name), $args),
+                            sdt_asm!(stringify!($name), $args, $off),
                             $($arg = in($class) $arg,)*
-                            semaphore = sym SEMAPHORE,
+                            semaphores = sym super::SEMAPHORES,
                             options(att_syntax),
                         );
                     }
@@ -131,29 +190,90 @@ mod imp {
         };
     }
 
-    sdt_probe!(task_spawn,
+    sdt_probe!(task_spawn, word W_TASK, lane 9, sema "18",
         "8@{id} 8@{header} 1@{kind} 8@{file} 8@{file_len} 4@{line:e} 4@{col:e} 8@{type_name} 8@{type_name_len}",
         id: u64 => reg, header: u64 => reg, kind: u8 => reg_byte, file: u64 => reg,
         file_len: u64 => reg, line: u32 => reg, col: u32 => reg, type_name: u64 => reg,
         type_name_len: u64 => reg);
-    sdt_probe!(task_poll_begin, "8@{id} 8@{header} -4@{worker:e}",
+    sdt_probe!(task_poll_begin, word W_POLL, lane 1, sema "2", "8@{id} 8@{header} -4@{worker:e}",
         id: u64 => reg, header: u64 => reg, worker: i32 => reg);
-    sdt_probe!(task_poll_end, "8@{id} 8@{header} 1@{result}",
+    sdt_probe!(task_poll_end, word W_POLL, lane 2, sema "4", "8@{id} 8@{header} 1@{result}",
         id: u64 => reg, header: u64 => reg, result: u8 => reg_byte);
-    sdt_probe!(task_yielded, "8@{id} 1@{reason}",
+    sdt_probe!(task_yielded, word W_POLL, lane 3, sema "6", "8@{id} 1@{reason}",
         id: u64 => reg, reason: u8 => reg_byte);
-    sdt_probe!(waker_wake, "8@{id} 8@{header} 1@{by_ref}",
+    sdt_probe!(waker_wake, word W_WAKER, lane 5, sema "10", "8@{id} 8@{header} 1@{by_ref}",
         id: u64 => reg, header: u64 => reg, by_ref: u8 => reg_byte);
-    sdt_probe!(waker_clone, "8@{id} 8@{header}",
+    sdt_probe!(waker_clone, word W_WAKER, lane 6, sema "12", "8@{id} 8@{header}",
         id: u64 => reg, header: u64 => reg);
-    sdt_probe!(waker_drop, "8@{id} 8@{header}",
+    sdt_probe!(waker_drop, word W_WAKER, lane 7, sema "14", "8@{id} 8@{header}",
         id: u64 => reg, header: u64 => reg);
-    sdt_probe!(task_terminate, "8@{id} 8@{header} 1@{reason}",
+    sdt_probe!(task_terminate, word W_TASK, lane 10, sema "20", "8@{id} 8@{header} 1@{reason}",
         id: u64 => reg, header: u64 => reg, reason: u8 => reg_byte);
-    sdt_probe!(worker_park, "-4@{worker:e} 8@{timeout_ns}",
+    sdt_probe!(worker_park, word W_WORKER, lane 13, sema "26", "-4@{worker:e} 8@{timeout_ns}",
         worker: i32 => reg, timeout_ns: u64 => reg);
-    sdt_probe!(worker_unpark, "-4@{worker:e} 8@{timeout_ns}",
+    sdt_probe!(worker_unpark, word W_WORKER, lane 14, sema "28", "-4@{worker:e} 8@{timeout_ns}",
         worker: i32 => reg, timeout_ns: u64 => reg);
+
+    /// One site of `event_batch`, whose semaphore is the batch lane of gate word `$word`. The
+    /// arguments sit in fixed registers (the SysV argument registers), so a tracer may read
+    /// them without an argument-spec table: buffer address, bytes of records, batch sequence
+    /// number, flush time on the batch clock, flush time in CLOCK_MONOTONIC ns.
+    macro_rules! batch_site {
+        ($name:ident, $sema_off:literal) => {
+            mod $name {
+                #[cold]
+                #[inline(never)]
+                pub(super) fn emit(buf: u64, len: u64, seq: u64, clock: u64, mono_ns: u64) {
+                    // Safety: the template is a nop plus data in other sections.
+                    unsafe {
+                        ::core::arch::asm!(
+                            sdt_asm!("event_batch", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%r8", $sema_off),
+                            in("rdi") buf, in("rsi") len, in("rdx") seq, in("rcx") clock,
+                            in("r8") mono_ns,
+                            semaphores = sym super::SEMAPHORES,
+                            options(att_syntax),
+                        );
+                    }
+                }
+            }
+        };
+    }
+
+    batch_site!(event_batch_0, "0");
+    batch_site!(event_batch_1, "8");
+    batch_site!(event_batch_2, "16");
+    batch_site!(event_batch_3, "24");
+
+    /// The 16 `sample_rate` sites: never executed; a tracer attaches to the sites of the bits
+    /// it sets, so their lanes spell the rate (PROBES.md). Kept alive by a reference from
+    /// `refresh_sampling`.
+    #[cold]
+    #[inline(never)]
+    fn sample_rate_sites() {
+        // Safety: nops and notes; never called.
+        unsafe {
+            ::core::arch::asm!(
+                sdt_asm!("sample_rate", "", "32"), sdt_asm!("sample_rate", "", "34"),
+                sdt_asm!("sample_rate", "", "36"), sdt_asm!("sample_rate", "", "38"),
+                sdt_asm!("sample_rate", "", "40"), sdt_asm!("sample_rate", "", "42"),
+                sdt_asm!("sample_rate", "", "44"), sdt_asm!("sample_rate", "", "46"),
+                sdt_asm!("sample_rate", "", "48"), sdt_asm!("sample_rate", "", "50"),
+                sdt_asm!("sample_rate", "", "52"), sdt_asm!("sample_rate", "", "54"),
+                sdt_asm!("sample_rate", "", "56"), sdt_asm!("sample_rate", "", "58"),
+                sdt_asm!("sample_rate", "", "60"), sdt_asm!("sample_rate", "", "62"),
+                semaphores = sym SEMAPHORES,
+                options(att_syntax),
+            );
+        }
+    }
+
+    /// `probe!(event_batch => f())`: batched capture is on (any of its sites is traced).
+    pub(crate) mod event_batch {
+        #[inline(always)]
+        pub(crate) fn gate() -> bool {
+            super::lane(0) || super::lane(4) || super::lane(8) || super::lane(12)
+        }
+    }
 
     // ===== codes (PROBES.md) =====
 
@@ -200,6 +320,11 @@ mod imp {
     impl Drop for WorkerGuard {
         fn drop(&mut self) {
             let _ = WORKER.try_with(|w| w.set(self.0));
+            // The worker leaves the runtime: what it recorded goes out before the runtime's
+            // shutdown lets the process exit.
+            if event_batch::gate() {
+                thread_end();
+            }
         }
     }
 
@@ -228,7 +353,7 @@ mod imp {
     #[allow(dead_code)]
     #[track_caller]
     pub(crate) fn spawn_scope() -> SpawnScope {
-        let traced = task_spawn::enabled();
+        let traced = task_spawn::gate();
         if traced {
             let at = Location::caller();
             let _ = SPAWNED_AT.try_with(|s| s.set((PENDING, Some(at))));
@@ -290,51 +415,118 @@ mod imp {
     ) {
         let (file, line, col) = at.map_or(("", 0, 0), |l| (l.file(), l.line(), l.column()));
         let type_name = std::any::type_name::<T>();
-        touch_pages(file);
-        touch_pages(type_name);
-        task_spawn::emit(
-            id.as_u64(),
-            addr(task.header_ptr()),
-            kind,
-            file.as_ptr() as usize as u64,
-            file.len() as u64,
-            line,
-            col,
-            type_name.as_ptr() as usize as u64,
-            type_name.len() as u64,
-        );
+        let header = addr(task.header_ptr());
+        if task_spawn::enabled() {
+            touch_pages(file);
+            touch_pages(type_name);
+            task_spawn::emit(
+                id.as_u64(),
+                header,
+                kind,
+                file.as_ptr() as usize as u64,
+                file.len() as u64,
+                line,
+                col,
+                type_name.as_ptr() as usize as u64,
+                type_name.len() as u64,
+            );
+        }
+        if batch_on(W_TASK) {
+            record_spawn(id.as_u64(), header, kind, file, line, col, type_name);
+        }
     }
 
-    /// What `task_poll_end` needs once the task may be gone; id 0 when it is not traced.
+    const END_EVENT: u8 = 1; // fire task_poll_end
+    const RECORDED: u8 = 2; // write a poll record at the end
+    const OPENED: u8 = 4; // the poll is on the thread's open-poll stack
+
+    /// What the end of a poll needs once the task may be gone; `how` 0 when it is not traced.
     #[derive(Clone, Copy)]
     pub(crate) struct Polled {
         id: u64,
         header: u64,
+        begin: u64,
+        how: u8,
     }
 
     impl Polled {
         #[inline(always)]
         pub(crate) fn traced(&self) -> bool {
-            self.id != 0
+            self.how != 0
         }
     }
 
-    /// Fires `task_poll_begin` and saves what `task_poll_end` will need.
+    /// Fires `task_poll_begin`, opens the poll's record, and saves what the end will need.
     #[inline(always)]
     pub(crate) fn task_poll_begin(id: &Id, header: NonNull<Header>) -> Polled {
+        if task_poll_begin::gate() {
+            poll_begin(id.as_u64(), addr(header))
+        } else {
+            Polled { id: 0, header: 0, begin: 0, how: 0 }
+        }
+    }
+
+    #[inline(never)]
+    fn poll_begin(id: u64, header: u64) -> Polled {
+        let mut p = Polled { id, header, begin: 0, how: 0 };
         if task_poll_begin::enabled() {
-            task_poll_begin::emit(id.as_u64(), addr(header), worker());
+            task_poll_begin::emit(id, header, worker());
         }
         if task_poll_end::enabled() {
-            Polled { id: id.as_u64(), header: addr(header) }
-        } else {
-            Polled { id: 0, header: 0 }
+            p.how |= END_EVENT;
         }
+        if batch_on(W_POLL) {
+            if let Some(b) = buf() {
+                if sampled(id) {
+                    p.begin = b.stamp(W_POLL);
+                    p.how |= RECORDED;
+                    let d = b.head.depth.load(Relaxed) as usize;
+                    if d < OPEN_MAX {
+                        b.head.open[d] = Open { id, begin: p.begin, yields: 0 };
+                        b.head.depth.store(d as u8 + 1, Release);
+                        p.how |= OPENED;
+                    }
+                }
+                b.head.counts[EV_POLL_BEGIN] += 1;
+            }
+        }
+        p
     }
 
     #[inline(always)]
     pub(crate) fn task_poll_end(polled: Polled, result: u8) {
-        task_poll_end::emit(polled.id, polled.header, result);
+        poll_end(polled, result)
+    }
+
+    #[inline(never)]
+    fn poll_end(p: Polled, result: u8) {
+        if p.how & RECORDED != 0 {
+            if let Some(b) = buf() {
+                // the end stamp comes first; everything else is outside the measured poll
+                let end = b.stamp_in_place();
+                let mut yields = 0;
+                if p.how & OPENED != 0 {
+                    let d = (b.head.depth.load(Relaxed) as usize).saturating_sub(1);
+                    if b.head.open[d].id == p.id {
+                        yields = b.head.open[d].yields;
+                    }
+                    b.head.depth.store(d as u8, Release);
+                }
+                b.put(
+                    [word0(R_POLL, result, p.id), p.begin, end,
+                     u64::from(worker() as u32) | yields << 32],
+                    W_POLL,
+                );
+                b.head.counts[EV_POLL_END] += 1;
+                if result == POLL_NOTIFIED {
+                    b.head.counts[EV_YIELD] += 1;
+                }
+                b.soft_flush(end, W_POLL);
+            }
+        }
+        if p.how & END_EVENT != 0 && task_poll_end::enabled() {
+            task_poll_end::emit(p.id, p.header, result);
+        }
     }
 
     /// The end of a task's future, read from its stage (the caller holds the RUNNING bit).
@@ -370,28 +562,55 @@ mod imp {
     #[inline(always)]
     pub(crate) fn task_yielded(id: Option<Id>, reason: u8) {
         if let Some(id) = id {
-            task_yielded::emit(id.as_u64(), reason);
+            if task_yielded::enabled() {
+                task_yielded::emit(id.as_u64(), reason);
+            }
+            // reason 2 (notified) is the poll record's result 2: no record of its own
+            if reason != YIELD_NOTIFIED && batch_on(W_POLL) {
+                record_yield(id.as_u64(), reason);
+            }
         }
     }
 
     #[inline(always)]
     pub(crate) fn waker_wake(id: Id, header: NonNull<Header>, by_ref: u8) {
-        waker_wake::emit(id.as_u64(), addr(header), by_ref);
+        if waker_wake::enabled() {
+            waker_wake::emit(id.as_u64(), addr(header), by_ref);
+        }
+        if batch_on(W_WAKER) {
+            record_wake(id.as_u64(), by_ref);
+        }
     }
 
     #[inline(always)]
     pub(crate) fn waker_clone(id: Id, header: NonNull<Header>) {
-        waker_clone::emit(id.as_u64(), addr(header));
+        if waker_clone::enabled() {
+            waker_clone::emit(id.as_u64(), addr(header));
+        }
+        if batch_on(W_WAKER) {
+            record_waker(id.as_u64(), R_CLONE, EV_WAKER_CLONE);
+        }
     }
 
     #[inline(always)]
     pub(crate) fn waker_drop(id: Id, header: NonNull<Header>) {
-        waker_drop::emit(id.as_u64(), addr(header));
+        if waker_drop::enabled() {
+            waker_drop::emit(id.as_u64(), addr(header));
+        }
+        if batch_on(W_WAKER) {
+            record_waker(id.as_u64(), R_DROP, EV_WAKER_DROP);
+        }
     }
 
     #[inline(always)]
     pub(in crate::runtime::task) fn task_terminate<T: Future, S>(header: NonNull<Header>, core: &Core<T, S>) {
-        task_terminate::emit(core.task_id.as_u64(), addr(header), outcome(core));
+        let reason = outcome(core);
+        if task_terminate::enabled() {
+            task_terminate::emit(core.task_id.as_u64(), addr(header), reason);
+        }
+        if batch_on(W_TASK) {
+            record_terminate(core.task_id.as_u64(), addr(header), reason);
+        }
     }
 
     fn timeout_ns(timeout: Option<Duration>) -> u64 {
@@ -400,11 +619,641 @@ mod imp {
 
     #[inline(always)]
     pub(crate) fn worker_park(worker: usize, timeout: Option<Duration>) {
-        worker_park::emit(worker as i32, timeout_ns(timeout));
+        if worker_park::enabled() {
+            worker_park::emit(worker as i32, timeout_ns(timeout));
+        }
+        if batch_on(W_WORKER) {
+            record_park(R_PARK, EV_PARK, worker as i32, timeout_ns(timeout));
+        }
     }
 
     #[inline(always)]
     pub(crate) fn worker_unpark(worker: usize, timeout: Option<Duration>) {
-        worker_unpark::emit(worker as i32, timeout_ns(timeout));
+        if worker_unpark::enabled() {
+            worker_unpark::emit(worker as i32, timeout_ns(timeout));
+        }
+        if batch_on(W_WORKER) {
+            record_park(R_UNPARK, EV_UNPARK, worker as i32, timeout_ns(timeout));
+        }
+    }
+
+    /// `probe!(let _burst = wake_burst())` at the top of the scheduler's deferred-wake loop:
+    /// the wakes it issues back to back share one stamp (taken at the first of them).
+    #[inline(always)]
+    pub(crate) fn wake_burst() -> WakeBurst {
+        if waker_wake::gate() && batch_on(W_WAKER) {
+            burst_open()
+        } else {
+            WakeBurst(false)
+        }
+    }
+
+    pub(crate) struct WakeBurst(bool);
+
+    impl Drop for WakeBurst {
+        fn drop(&mut self) {
+            if self.0 {
+                burst_close();
+            }
+        }
+    }
+
+    /// `probe!(event_batch => thread_end())` where a thread leaves the runtime for good (a
+    /// blocking-pool thread at the end of its loop): flush what it holds now, since the
+    /// process may exit before the thread's own destructors run.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn thread_end() {
+        if let Some(b) = buf_existing() {
+            if b.has_data() {
+                b.flush(W_TASK, REASON_LEAVE);
+            }
+        }
+    }
+
+    // ===== batched capture: the recorder =====
+    //
+    // Each thread that records owns a ThreadBuf (allocated at its first record while batched
+    // capture is on, freed when the thread exits). Its head is read by the tracer, copied at
+    // every flush and read in place by a "sweep" (/proc/PID/mem) when the thread has not
+    // flushed for a while: PROBES.md, "Batch format", is the contract. Records are u64 words;
+    // word 0 is the task id (56 bits), the record kind (4 bits) and a code (4 bits).
+
+    const MAGIC: u32 = 0x3142_4b54; // "TKB1"
+    const VERSION: u16 = 1;
+    const DATA_BYTES: usize = 32 * 1024;
+    const DATA_WORDS: usize = DATA_BYTES / 8;
+    /// Past this many bytes, a flush point that is not inside a poll flushes.
+    const SOFT_FULL: usize = DATA_BYTES * 3 / 4;
+    const OPEN_MAX: usize = 8;
+    const STRING_SLOTS: usize = 64;
+    const STRING_MAX: usize = 256;
+
+    const CLOCK_TSC: u8 = 1;
+    const CLOCK_MONO: u8 = 2;
+
+    const REASON_NEW: u8 = 0; // the thread's first batch (no records): here is my buffer
+    const REASON_FULL: u8 = 1;
+    const REASON_PARK: u8 = 2; // a worker is about to sleep
+    const REASON_AGE: u8 = 3; // the batch is older than the flush interval
+    const REASON_STALE: u8 = 4; // records left from before a long pause (an earlier capture?)
+    const REASON_LEAVE: u8 = 5; // the thread leaves the runtime (may record again)
+    const REASON_EXIT: u8 = 6; // the thread exits: its buffer is freed after this batch
+
+    // record kinds (bits 56-59 of word 0)
+    const R_POLL: u64 = 1;
+    const R_WAKE: u64 = 2;
+    const R_CLONE: u64 = 3;
+    const R_DROP: u64 = 4;
+    const R_SPAWN: u64 = 5;
+    const R_TERMINATE: u64 = 6;
+    const R_PARK: u64 = 7;
+    const R_UNPARK: u64 = 8;
+    const R_STRING: u64 = 9;
+
+    // counts[] index: the per-event probes, in PROBES.md order
+    const EV_SPAWN: usize = 0;
+    const EV_POLL_BEGIN: usize = 1;
+    const EV_POLL_END: usize = 2;
+    const EV_YIELD: usize = 3;
+    const EV_WAKE: usize = 4;
+    const EV_WAKER_CLONE: usize = 5;
+    const EV_WAKER_DROP: usize = 6;
+    const EV_TERMINATE: usize = 7;
+    const EV_PARK: usize = 8;
+    const EV_UNPARK: usize = 9;
+
+    #[inline(always)]
+    fn word0(kind: u64, code: u8, payload: u64) -> u64 {
+        payload & ((1 << 56) - 1) | kind << 56 | u64::from(code & 0xf) << 60
+    }
+
+    /// A poll in progress: the tracer can see it before it ends.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Open {
+        id: u64,
+        begin: u64,
+        /// yield_now count (bits 0-15), coop-budget yields (bits 16-31)
+        yields: u64,
+    }
+
+    #[repr(C)]
+    struct Head {
+        magic: u32,
+        version: u16,
+        head_bytes: u16,
+        data_cap: u32,
+        tid: u32,
+        /// Batches flushed so far: the records in `data` form batch `seq`.
+        seq: AtomicU64,
+        /// Bytes of records in `data`.
+        len: AtomicU32,
+        clock: u8,
+        reason: u8,
+        depth: AtomicU8,
+        open_max: u8,
+        flush_clock: u64,
+        flush_ns: u64,
+        /// Clock of the previous flush: this batch's records and counts are from after it.
+        window_clock: u64,
+        /// The thread's latest stamp.
+        last_clock: u64,
+        /// Events of this batch's window by probe, sampled tasks or not (spawns, poll begins,
+        /// wakes, terminations, parks, unparks); of sampled tasks only for the others.
+        counts: [u64; 10],
+        /// Sampling: one task in `rate`.
+        rate: u64,
+        open: [Open; OPEN_MAX],
+    }
+
+    const HEAD_BYTES: usize = 344;
+    const _: () = assert!(std::mem::size_of::<Head>() == HEAD_BYTES);
+
+    #[repr(C)]
+    struct ThreadBuf {
+        head: Head,
+        data: [u64; DATA_WORDS],
+        // private to the thread, not copied
+        strings: [u64; STRING_SLOTS],
+        burst: u64,
+        in_burst: bool,
+    }
+
+    thread_local! {
+        /// This thread's buffer: null before its first record, DEAD after its destructor.
+        static BUF: Cell<*mut ThreadBuf> = const { Cell::new(ptr::null_mut()) };
+        /// Flushes and frees BUF when the thread exits.
+        static BUF_OWNER: BufOwner = const { BufOwner };
+    }
+
+    const DEAD: *mut ThreadBuf = 1 as *mut ThreadBuf;
+
+    struct BufOwner;
+
+    impl Drop for BufOwner {
+        fn drop(&mut self) {
+            let p = BUF.try_with(|b| b.replace(DEAD)).unwrap_or(ptr::null_mut());
+            if p as usize > DEAD as usize {
+                // Safety: this thread's buffer, no other reference to it is live.
+                let b = unsafe { &mut *p };
+                if event_batch::gate() {
+                    b.flush(W_TASK, REASON_EXIT);
+                }
+                b.head.magic = 0; // a sweep racing with the free sees no buffer here
+                // Safety: allocated in buf_new with this layout.
+                unsafe { std::alloc::dealloc(p as *mut u8, std::alloc::Layout::new::<ThreadBuf>()) };
+            }
+        }
+    }
+
+    /// This thread's buffer, created at the first record.
+    #[inline(always)]
+    fn buf() -> Option<&'static mut ThreadBuf> {
+        let p = BUF.try_with(Cell::get).unwrap_or(DEAD);
+        if p as usize > DEAD as usize {
+            // Safety: owned by this thread; hooks do not re-enter each other.
+            Some(unsafe { &mut *p })
+        } else if p.is_null() {
+            buf_new()
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn buf_existing() -> Option<&'static mut ThreadBuf> {
+        let p = BUF.try_with(Cell::get).unwrap_or(DEAD);
+        if p as usize > DEAD as usize {
+            // Safety: as in buf().
+            Some(unsafe { &mut *p })
+        } else {
+            None
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn buf_new() -> Option<&'static mut ThreadBuf> {
+        // registers the destructor; fails while the thread's destructors run
+        BUF_OWNER.try_with(|_| ()).ok()?;
+        let layout = std::alloc::Layout::new::<ThreadBuf>();
+        // Safety: a non-zero-sized layout; all-zero bytes are a valid ThreadBuf.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut ThreadBuf;
+        if p.is_null() {
+            return None;
+        }
+        // Safety: just allocated, ours alone.
+        let b = unsafe { &mut *p };
+        b.head.magic = MAGIC;
+        b.head.version = VERSION;
+        b.head.head_bytes = HEAD_BYTES as u16;
+        b.head.data_cap = DATA_BYTES as u32;
+        b.head.tid = gettid();
+        b.head.clock = clock_kind();
+        b.head.open_max = OPEN_MAX as u8;
+        b.head.rate = refresh_sampling();
+        let now = now(b.head.clock);
+        b.head.last_clock = now;
+        b.head.window_clock = now;
+        BUF.with(|c| c.set(p));
+        // the tracer learns of this thread and its buffer from this first, empty batch
+        b.flush(W_TASK, REASON_NEW);
+        Some(b)
+    }
+
+    impl ThreadBuf {
+        fn has_data(&self) -> bool {
+            self.head.len.load(Relaxed) != 0 || self.head.counts.iter().any(|&c| c != 0)
+        }
+
+        fn depth(&self) -> usize {
+            self.head.depth.load(Relaxed) as usize
+        }
+
+        /// A timestamp for a new record. A pause longer than STALE since the previous stamp
+        /// (an idle thread, or a capture that ended and a new one that began) first sends
+        /// what the buffer holds as a batch of its own, then stamps again.
+        #[inline(always)]
+        fn stamp(&mut self, w: usize) -> u64 {
+            let t = now(self.head.clock);
+            if t.wrapping_sub(self.head.last_clock) > STALE.load(Relaxed) {
+                return self.stale(w);
+            }
+            self.head.last_clock = t;
+            t
+        }
+
+        /// A timestamp that must be the current time (a poll's end): no flush before it.
+        #[inline(always)]
+        fn stamp_in_place(&mut self) -> u64 {
+            let t = now(self.head.clock);
+            self.head.last_clock = t;
+            t
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn stale(&mut self, w: usize) -> u64 {
+            if self.has_data() {
+                self.flush(w, REASON_STALE);
+            }
+            // a new capture may not have seen the strings
+            self.strings = [0; STRING_SLOTS];
+            let t = now(self.head.clock);
+            self.head.last_clock = t;
+            t
+        }
+
+        /// Appends a record of N words (flushing first when it does not fit).
+        #[inline(always)]
+        fn put<const N: usize>(&mut self, words: [u64; N], w: usize) {
+            let mut len = self.head.len.load(Relaxed) as usize;
+            if len + N * 8 > DATA_BYTES {
+                self.flush(w, REASON_FULL);
+                len = 0;
+            }
+            // Safety: len + N * 8 <= DATA_BYTES.
+            unsafe {
+                ptr::copy_nonoverlapping(words.as_ptr(), self.data.as_mut_ptr().add(len / 8), N);
+            }
+            self.head.len.store((len + N * 8) as u32, Release);
+        }
+
+        /// A flush point outside the task being polled: flush when the buffer is mostly full
+        /// or its window older than the flush interval.
+        #[inline(always)]
+        fn soft_flush(&mut self, now: u64, w: usize) {
+            if self.head.len.load(Relaxed) as usize > SOFT_FULL {
+                self.flush(w, REASON_FULL);
+            } else if now.wrapping_sub(self.head.window_clock) > AGE.load(Relaxed) {
+                self.flush(w, REASON_AGE);
+            }
+        }
+
+        /// Sends the batch through an `event_batch` site (the one of gate word `w` when it is
+        /// traced, else any traced one) and starts the next.
+        #[cold]
+        #[inline(never)]
+        fn flush(&mut self, w: usize, reason: u8) {
+            let clock = now(self.head.clock);
+            let ns = mono_ns();
+            self.head.reason = reason;
+            self.head.flush_clock = clock;
+            self.head.flush_ns = ns;
+            let seq = self.head.seq.load(Relaxed);
+            let len = u64::from(self.head.len.load(Relaxed));
+            let at = self as *mut ThreadBuf as u64;
+            let site = if batch_on(w) { w } else { (0..4).find(|&s| batch_on(s)).unwrap_or(4) };
+            match site {
+                0 => event_batch_0::emit(at, len, seq, clock, ns),
+                1 => event_batch_1::emit(at, len, seq, clock, ns),
+                2 => event_batch_2::emit(at, len, seq, clock, ns),
+                3 => event_batch_3::emit(at, len, seq, clock, ns),
+                _ => {} // nobody listens any more
+            }
+            // seq first: a sweep that read the old len sees the change and drops its copy
+            self.head.seq.store(seq + 1, Release);
+            self.head.len.store(0, Release);
+            self.head.counts = [0; 10];
+            self.head.window_clock = clock;
+            self.head.rate = refresh_sampling();
+            calibrate(clock, ns, self.head.clock);
+            if seq % 64 == 63 {
+                // resend the strings now and then: a batch that carried one may have been lost
+                self.strings = [0; STRING_SLOTS];
+            }
+        }
+
+        /// Records a string (a spawn's file or type name) unless this thread sent it recently.
+        fn string(&mut self, s: &'static str, w: usize) {
+            let p = s.as_ptr() as u64;
+            if s.is_empty() {
+                return;
+            }
+            let slot = ((p >> 3) ^ (p >> 12)) as usize % STRING_SLOTS;
+            if self.strings[slot] == p {
+                return;
+            }
+            let n = s.len().min(STRING_MAX);
+            let words = 2 + (n + 7) / 8;
+            let mut len = self.head.len.load(Relaxed) as usize;
+            if len + words * 8 > DATA_BYTES {
+                self.flush(w, REASON_FULL);
+                len = 0;
+            }
+            // Safety: the record fits (checked above); n bytes of s are readable.
+            unsafe {
+                let d = self.data.as_mut_ptr().add(len / 8);
+                *d = word0(R_STRING, 0, n as u64);
+                *d.add(1) = p;
+                *d.add(words - 1) = 0; // padding of the last word
+                ptr::copy_nonoverlapping(s.as_ptr(), d.add(2) as *mut u8, n);
+            }
+            self.head.len.store((len + words * 8) as u32, Release);
+            self.strings[slot] = p;
+        }
+    }
+
+    #[inline(never)]
+    fn record_spawn(id: u64, header: u64, kind: u8, file: &'static str, line: u32, col: u32,
+                    type_name: &'static str) {
+        let b = match buf() {
+            Some(b) => b,
+            None => return,
+        };
+        if !sampled(id) {
+            b.head.counts[EV_SPAWN] += 1;
+            return;
+        }
+        let t = b.stamp(W_TASK);
+        b.head.counts[EV_SPAWN] += 1;
+        b.string(file, W_TASK);
+        b.string(type_name, W_TASK);
+        b.put(
+            [word0(R_SPAWN, kind, id), header, t, file.as_ptr() as u64,
+             file.len() as u64 & 0xffff_ffff | u64::from(line) << 32,
+             type_name.as_ptr() as u64,
+             type_name.len() as u64 & 0xffff_ffff | u64::from(col) << 32],
+            W_TASK,
+        );
+        if b.depth() == 0 {
+            b.soft_flush(t, W_TASK);
+        }
+    }
+
+    #[inline(never)]
+    fn record_terminate(id: u64, header: u64, reason: u8) {
+        let b = match buf() {
+            Some(b) => b,
+            None => return,
+        };
+        if !sampled(id) {
+            b.head.counts[EV_TERMINATE] += 1;
+            return;
+        }
+        let t = b.stamp(W_TASK);
+        b.head.counts[EV_TERMINATE] += 1;
+        b.put([word0(R_TERMINATE, reason, id), header, t], W_TASK);
+        if b.depth() == 0 {
+            b.soft_flush(t, W_TASK);
+        }
+    }
+
+    #[inline(never)]
+    fn record_yield(id: u64, reason: u8) {
+        let b = match buf_existing() {
+            Some(b) => b,
+            None => return,
+        };
+        let d = b.depth();
+        if d == 0 || d > OPEN_MAX || b.head.open[d - 1].id != id {
+            return; // not inside a recorded poll of this task
+        }
+        let shift = if reason == YIELD_NOW { 0 } else { 16 };
+        let o = &mut b.head.open[d - 1];
+        if (o.yields >> shift) & 0xffff != 0xffff {
+            o.yields += 1 << shift;
+        }
+        b.head.counts[EV_YIELD] += 1;
+    }
+
+    #[inline(never)]
+    fn record_wake(id: u64, by_ref: u8) {
+        let b = match buf() {
+            Some(b) => b,
+            None => return,
+        };
+        if !sampled(id) {
+            b.head.counts[EV_WAKE] += 1;
+            return;
+        }
+        let (t, shared) = if b.in_burst {
+            if b.burst == 0 {
+                b.burst = b.stamp(W_WAKER);
+                (b.burst, 0)
+            } else {
+                (b.burst, 2)
+            }
+        } else {
+            (b.stamp(W_WAKER), 0)
+        };
+        b.head.counts[EV_WAKE] += 1;
+        b.put([word0(R_WAKE, by_ref & 1 | shared, id), t], W_WAKER);
+        if b.depth() == 0 && !b.in_burst {
+            b.soft_flush(t, W_WAKER);
+        }
+    }
+
+    /// Waker clones and drops carry no stamp: their order among the thread's records is what
+    /// the tracer needs (PROBES.md).
+    #[inline(never)]
+    fn record_waker(id: u64, kind: u64, ev: usize) {
+        let b = match buf() {
+            Some(b) => b,
+            None => return,
+        };
+        if !sampled(id) {
+            return;
+        }
+        b.head.counts[ev] += 1;
+        b.put([word0(kind, 0, id)], W_WAKER);
+    }
+
+    #[inline(never)]
+    fn record_park(kind: u64, ev: usize, worker: i32, timeout_ns: u64) {
+        let b = match buf() {
+            Some(b) => b,
+            None => return,
+        };
+        let t = b.stamp(W_WORKER);
+        b.head.counts[ev] += 1;
+        b.put([word0(kind, 0, u64::from(worker as u32)), t, timeout_ns], W_WORKER);
+        if kind == R_PARK && timeout_ns != 0 {
+            // about to sleep: deliver what this worker holds
+            b.flush(W_WORKER, REASON_PARK);
+        } else {
+            b.soft_flush(t, W_WORKER);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn burst_open() -> WakeBurst {
+        match buf_existing() {
+            Some(b) => {
+                b.in_burst = true;
+                b.burst = 0;
+                WakeBurst(true)
+            }
+            None => WakeBurst(false),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn burst_close() {
+        if let Some(b) = buf_existing() {
+            b.in_burst = false;
+            if b.burst != 0 && b.depth() == 0 {
+                let t = b.burst;
+                b.soft_flush(t, W_WAKER);
+            }
+            b.burst = 0;
+        }
+    }
+
+    // ===== sampling =====
+
+    /// Task ids at or below this (after the multiplicative hash) are sampled.
+    static THRESHOLD: AtomicU64 = AtomicU64::new(u64::MAX);
+
+    /// One task in N: N from the sample_rate lanes, decided by Fibonacci hashing of the task
+    /// id, so a task's fate is fixed at its spawn and every thread agrees on it.
+    #[inline(always)]
+    fn sampled(id: u64) -> bool {
+        id.wrapping_mul(0x9e37_79b9_7f4a_7c15) <= THRESHOLD.load(Relaxed)
+    }
+
+    fn refresh_sampling() -> u64 {
+        let mut rate = 0u64;
+        for bit in 0..16 {
+            if lane(SAMPLE_LANE + bit) {
+                rate |= 1 << bit;
+            }
+        }
+        let rate = rate.max(1);
+        THRESHOLD.store(if rate == 1 { u64::MAX } else { u64::MAX / rate }, Relaxed);
+        // keeps the sites (and their notes) in the binary
+        core::hint::black_box(sample_rate_sites as fn());
+        rate
+    }
+
+    // ===== clocks =====
+
+    /// Flush interval and stale pause in clock ticks; refined by `calibrate`.
+    static AGE: AtomicU64 = AtomicU64::new(4 * 3_000_000);
+    static STALE: AtomicU64 = AtomicU64::new(200 * 3_000_000);
+    static CALIBRATION: AtomicU64 = AtomicU64::new(0); // first flush ns, 0 = none
+    static CALIBRATION_CLOCK: AtomicU64 = AtomicU64::new(0);
+    static CLOCK: AtomicU8 = AtomicU8::new(0);
+
+    /// TSC when the CPU says its TSC is invariant (constant rate, runs in deep C-states),
+    /// CLOCK_MONOTONIC otherwise.
+    fn clock_kind() -> u8 {
+        let k = CLOCK.load(Relaxed);
+        if k != 0 {
+            return k;
+        }
+        // Safety: cpuid exists on every x86_64 CPU.
+        let invariant = unsafe {
+            core::arch::x86_64::__cpuid(0x8000_0000).eax >= 0x8000_0007
+                && core::arch::x86_64::__cpuid(0x8000_0007).edx & (1 << 8) != 0
+        };
+        let k = if invariant { CLOCK_TSC } else { CLOCK_MONO };
+        CLOCK.store(k, Relaxed);
+        k
+    }
+
+    #[inline(always)]
+    fn now(clock: u8) -> u64 {
+        if clock == CLOCK_TSC {
+            // Safety: rdtsc is available on every x86_64 CPU.
+            unsafe { core::arch::x86_64::_rdtsc() }
+        } else {
+            mono_ns()
+        }
+    }
+
+    /// Sets AGE and STALE from the first two flushes of the process at least 10 ms apart.
+    fn calibrate(clock: u64, ns: u64, kind: u8) {
+        let first = CALIBRATION.load(Relaxed);
+        if first == u64::MAX {
+            return;
+        }
+        if first == 0 {
+            CALIBRATION_CLOCK.store(clock, Relaxed);
+            CALIBRATION.store(ns, Relaxed);
+            if kind == CLOCK_MONO {
+                AGE.store(4_000_000, Relaxed);
+                STALE.store(200_000_000, Relaxed);
+                CALIBRATION.store(u64::MAX, Relaxed);
+            }
+            return;
+        }
+        let dns = ns.wrapping_sub(first);
+        if dns < 10_000_000 || dns > 1 << 40 {
+            return;
+        }
+        let per_ms = (clock.wrapping_sub(CALIBRATION_CLOCK.load(Relaxed)) as u128 * 1_000_000
+            / u128::from(dns)) as u64;
+        if per_ms > 0 {
+            AGE.store(per_ms * 4, Relaxed);
+            STALE.store(per_ms * 200, Relaxed);
+            CALIBRATION.store(u64::MAX, Relaxed);
+        }
+    }
+
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+        fn syscall(num: i64, ...) -> i64;
+    }
+
+    fn mono_ns() -> u64 {
+        let mut ts = Timespec { sec: 0, nsec: 0 };
+        // Safety: CLOCK_MONOTONIC (1) into a valid timespec.
+        unsafe { clock_gettime(1, &mut ts) };
+        (ts.sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.nsec as u64)
+    }
+
+    fn gettid() -> u32 {
+        // Safety: SYS_gettid (186 on x86_64) takes no arguments.
+        unsafe { syscall(186) as u32 }
     }
 }

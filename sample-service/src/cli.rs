@@ -10,6 +10,7 @@ pub const USAGE: &str = "\
 usage: sample-service [serve] [OPTIONS]
        sample-service yield-workload --tasks N --yields M [--workers W] [--current-thread]
        sample-service checksum [--iterations N] [--workers W] [--current-thread]
+       sample-service long-poll --ms N [--workers W] [--current-thread]
 
 A Tokio HTTP service with switchable pathologies, and deterministic workloads, for tracing.
 
@@ -56,6 +57,7 @@ pub enum Command {
     Serve(ServeOpts),
     YieldWorkload { tasks: u64, yields: u64 },
     Checksum { iterations: u64 },
+    LongPoll { ms: u64 },
     Help,
 }
 
@@ -100,7 +102,8 @@ impl Args {
 pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut items = argv;
     let mode = match items.first().map(String::as_str) {
-        Some("serve") | Some("yield-workload") | Some("checksum") | Some("help") => {
+        Some("serve") | Some("yield-workload") | Some("checksum") | Some("long-poll")
+        | Some("help") => {
             items.remove(0)
         }
         _ => "serve".to_string(),
@@ -119,6 +122,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut tasks: u64 = 1000;
     let mut yields: u64 = 10;
     let mut iterations: u64 = 10_000;
+    let mut ms: u64 = 5000;
     let mut help = mode == "help";
 
     while let Some((flag, inline)) = args.next_flag() {
@@ -185,6 +189,10 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 let v = args.value(&flag, inline)?;
                 iterations = parse_num(&flag, &v, 1, 1_000_000_000)?;
             }
+            "--ms" if mode == "long-poll" => {
+                let v = args.value(&flag, inline)?;
+                ms = parse_num(&flag, &v, 0, 3_600_000)?;
+            }
             _ => return Err(format!("unknown argument '{flag}' for `{mode}`")),
         }
     }
@@ -200,6 +208,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 Command::YieldWorkload { tasks, yields }
             }
             "checksum" => Command::Checksum { iterations },
+            "long-poll" => Command::LongPoll { ms },
             _ => Command::Serve(serve),
         }
     };

@@ -62,6 +62,10 @@ fn run(cli: Cli) -> Result<(), String> {
                 println!("{}", workload::checksum(iterations).await);
                 Ok(())
             }
+            Command::LongPoll { ms } => {
+                println!("{}", workload::long_poll(ms).await);
+                Ok(())
+            }
             Command::Help => Ok(()),
         }
     });

@@ -5,6 +5,10 @@
 //! M + 1 times (M polls end in a yield, the last completes). The joining happens in the
 //! `block_on` future, which is not a task, so the only task events are those of the N tasks.
 //!
+//! `long-poll`: one task that yields three times, then blocks its worker thread inside one poll
+//! for `--ms` milliseconds (a blocking call in async code), then completes; it prints
+//! `blocking N ms` as the block begins.
+//!
 //! `checksum`: a hot loop whose every iteration runs Tokio's probe sites (spawn, poll, yield,
 //! waker clone/wake/drop, terminate) and folds the tasks' results into a checksum. The result
 //! depends only on `--iterations`, never on scheduling, so a traced run must print the same
@@ -44,6 +48,20 @@ async fn yield_task(task: u64, yields: u64) -> u64 {
         acc = black_box(acc.wrapping_add(1));
     }
     acc
+}
+
+pub async fn long_poll(ms: u64) -> String {
+    let handle = tokio::spawn(long_poll_task(ms)); // SPAWN-SITE: long_poll
+    handle.await.expect("long_poll task panicked");
+    format!("long_poll_ms={ms}")
+}
+
+async fn long_poll_task(ms: u64) {
+    for _ in 0..3 {
+        tokio::task::yield_now().await;
+    }
+    println!("blocking {ms} ms");
+    std::thread::sleep(std::time::Duration::from_millis(ms));
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * batch_test — unit tests of batched capture's decode stage (tracer/batch.c) on synthetic
+ * batches, laid out as probes-patch/PROBES.md "Batch format" says the patched Tokio writes
+ * them: records become the per-event records the analyzer eats, in time order across threads;
+ * a poll seen in progress gets its begin once; waker clones and drops land on the safe side of
+ * their thread's stamps; batches of an earlier capture and records after the cutoff are left
+ * out; sequence gaps, malformed batches and records are counted; spawn strings come from the
+ * batch, else from the process, else count as missing; a sweep's records are not decoded twice;
+ * a thread found gone is declared so only once the ring has been read past that moment; TSC
+ * stamps convert through clock pairs. Prints "ok - …" / "not ok - …"; exits 1 on a failure.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+
+static int failed, run;
+
+#define CHECK(cond, ...) check_((cond), #cond, __VA_ARGS__)
+static bool check_(bool ok, const char *expr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static bool check_(bool ok, const char *expr, const char *fmt, ...)
+{
+	va_list ap;
+
+	run++;
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (!ok) {
+		printf(" [%s]", expr);
+		failed++;
+	}
+	printf("\n");
+	return ok;
+}
+#define CHECK_U64(got, want, ...) \
+	do { uint64_t g_ = (got), w_ = (want); \
+	     if (!CHECK(g_ == w_, __VA_ARGS__)) printf("#   got %llu, want %llu\n", \
+		(unsigned long long)g_, (unsigned long long)w_); } while (0)
+
+/* ---- what the decoder emits ---- */
+#define MAXEV 4096
+struct got {
+	uint32_t type, tid;
+	uint64_t ts, id, a, b;
+	char file[TET_FILE_MAX + 1], type_name[TET_TYPE_MAX + 1];
+};
+static struct got ev[MAXEV];
+static size_t nev;
+
+static int emit(void *ctx, const void *rec, size_t size)
+{
+	const struct tet_hdr *h = rec;
+	struct got *g = &ev[nev < MAXEV ? nev++ : MAXEV - 1];
+
+	memset(g, 0, sizeof(*g));
+	g->type = h->type;
+	g->tid = h->tid;
+	g->ts = h->ts;
+	if (h->type == TET_EV_SPAWN && size >= sizeof(struct tet_spawn_rec)) {
+		const struct tet_spawn_rec *r = rec;
+
+		g->id = r->task_id;
+		g->a = r->kind;
+		memcpy(g->file, r->data, r->file_copied);
+		memcpy(g->type_name, r->data + TET_FILE_MAX, r->type_copied);
+	} else {
+		const struct tet_event_rec *r = rec;
+
+		g->id = r->task_id;
+		g->a = r->a;
+		g->b = r->b;
+	}
+	return 0;
+}
+
+/* "type:id@ts" of every emitted event, for order checks */
+static const char *trail(void)
+{
+	static char buf[8192];
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < nev && o < sizeof(buf) - 64; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%u:%llu@%llu", i ? " " : "",
+				      ev[i].type, (unsigned long long)ev[i].id,
+				      (unsigned long long)ev[i].ts);
+	return buf;
+}
+
+/* ---- building batches ---- */
+struct batch {
+	uint32_t pid, tid;
+	uint64_t buf;
+	struct tet_batch_head h;
+	uint64_t w[4096];
+	size_t nw;
+};
+
+static void b_init(struct batch *b, uint32_t tid, uint64_t seq, uint64_t window, uint64_t flush)
+{
+	memset(b, 0, sizeof(*b));
+	b->pid = 100;
+	b->tid = tid;
+	b->buf = 0x10000 * tid;
+	b->h.magic = TET_BATCH_MAGIC;
+	b->h.version = TET_BATCH_VERSION;
+	b->h.head_bytes = sizeof(b->h);
+	b->h.data_cap = TET_BATCH_DATA_MAX;
+	b->h.tid = tid;
+	b->h.seq = seq;
+	b->h.clock = TET_BATCH_CLOCK_MONO; /* stamps in ns: no conversion */
+	b->h.reason = TET_BATCH_REASON_FULL;
+	b->h.open_max = TET_BATCH_OPEN_MAX;
+	b->h.window_clock = window;
+	b->h.flush_clock = flush;
+	b->h.flush_ns = flush;
+	b->h.rate = 1;
+}
+
+static uint64_t w0(unsigned kind, unsigned code, uint64_t payload)
+{
+	return (payload & ((1ull << 56) - 1)) | (uint64_t)kind << 56 | (uint64_t)code << 60;
+}
+
+static void put(struct batch *b, size_t n, ...)
+{
+	va_list ap;
+
+	va_start(ap, n);
+	for (size_t i = 0; i < n; i++)
+		b->w[b->nw++] = va_arg(ap, uint64_t);
+	va_end(ap);
+}
+
+static void poll_rec(struct batch *b, uint64_t id, uint64_t begin, uint64_t end, unsigned result,
+		     int32_t worker, unsigned yields_now, unsigned yields_coop)
+{
+	put(b, 4, w0(TET_BREC_POLL, result, id), begin, end,
+	    (uint64_t)(uint32_t)worker | (uint64_t)(yields_now | yields_coop << 16) << 32);
+	b->h.counts[TET_EV_POLL_BEGIN]++;
+	b->h.counts[TET_EV_POLL_END]++;
+}
+
+static void wake_rec(struct batch *b, uint64_t id, uint64_t ts)
+{
+	put(b, 2, w0(TET_BREC_WAKE, 0, id), ts);
+	b->h.counts[TET_EV_WAKE]++;
+}
+
+/* The ring record of a batch; ts: when BPF saw the flush. */
+static int feed(struct tb *t, struct batch *b, uint64_t ts)
+{
+	static unsigned char rec[sizeof(struct tet_batch_rec) + sizeof(struct tet_batch_head) +
+				 sizeof(b->w)];
+	struct tet_batch_rec *r = (void *)rec;
+
+	b->h.len = (uint32_t)(b->nw * 8);
+	memset(r, 0, sizeof(*r));
+	r->h.ts = ts;
+	r->h.type = TET_REC_BATCH;
+	r->h.pid = b->pid;
+	r->h.tid = b->tid;
+	r->buf = b->buf;
+	r->seq = b->h.seq;
+	r->clock = b->h.flush_clock;
+	r->mono_ns = b->h.flush_ns;
+	r->len = b->h.len;
+	r->copied = (uint32_t)(sizeof(b->h) + b->h.len);
+	memcpy(r->data, &b->h, sizeof(b->h));
+	memcpy(r->data + sizeof(b->h), b->w, b->h.len);
+	return tb_feed(t, r, sizeof(*r) + r->copied);
+}
+
+static struct tb *fresh(tb_read_fn read, tb_alive_fn alive)
+{
+	struct tb_opts o = { .emit = emit, .read = read, .alive = alive, .start_ns = 1000 };
+
+	nev = 0;
+	return tb_new(&o);
+}
+
+/* ---- process memory for sweeps and strings ---- */
+static unsigned char mem[1 << 17];     /* the fake process's memory at address 0x10000… */
+static bool mem_gone, tid_alive = true;
+
+static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	if (mem_gone)
+		return -ESRCH;
+	if (addr < 0x10000 || addr - 0x10000 + len > sizeof(mem))
+		return -EIO;
+	memcpy(buf, mem + (addr - 0x10000), len);
+	return (ssize_t)len;
+}
+
+static bool alive(void *ctx, uint32_t pid, uint32_t tid)
+{
+	return tid_alive;
+}
+
+/* writes a batch's head and records where read_mem finds thread 1's buffer (0x10000) */
+static void to_mem(struct batch *b)
+{
+	b->h.len = (uint32_t)(b->nw * 8);
+	memcpy(mem, &b->h, sizeof(b->h));
+	memcpy(mem + sizeof(b->h), b->w, b->h.len);
+}
+
+/* ---- tests ---- */
+static void test_poll(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: one poll record → begin, its yields, end; result 2 adds the notified yield */
+	b_init(&b, 1, 0, 2000, 9000);
+	poll_rec(&b, 7, 3000, 4000, 0, 1, 2, 1);
+	poll_rec(&b, 7, 5000, 6000, 2, 1, 0, 0);
+	CHECK(feed(t, &b, 9000) == 0, "poll: a well-formed batch is accepted");
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:7@3000 3:7@4000 3:7@4000 3:7@4000 2:7@4000 1:7@5000 2:7@6000 3:7@6000"),
+	      "poll: begin, 3 yields, end, begin, end, notified yield (%s)", trail());
+	CHECK_U64(ev[1].a + ev[2].a + ev[3].a, 0 + 0 + 1, "poll: yield reasons: 2 yield_now, 1 coop");
+	CHECK_U64(ev[4].a, 0, "poll: result 0 (pending)");
+	CHECK_U64(ev[7].a, 2, "poll: result 2 is followed by yield reason 2");
+	CHECK_U64((uint64_t)(int32_t)ev[0].a, 1, "poll: the worker index rides on the begin");
+	CHECK_U64(tb_stats(t)->recorded[TET_EV_POLL_BEGIN], 2, "poll: the window's counts are kept");
+	tb_free(t);
+}
+
+static void test_order(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch a, c;
+
+	/* intent: a wake on thread 1 at 3000 and the poll it causes on thread 2 at 3500 come out
+	 * in time order, though thread 2 flushed first; nothing goes out before both threads are
+	 * complete past it */
+	b_init(&c, 2, 0, 2000, 5000);
+	poll_rec(&c, 9, 3500, 3600, 1, 0, 0, 0);
+	b_init(&a, 1, 0, 2000, 8000);
+	wake_rec(&a, 9, 3000);
+	feed(t, &c, 5000);
+	tb_advance(t, 5000);
+	CHECK_U64(nev, 0, "order: thread 2's poll is held while thread 1 may still send earlier events");
+	feed(t, &a, 8000);
+	tb_ring_drained(t, 10000000);
+	tb_advance(t, 10000000);
+	CHECK(!strcmp(trail(), "4:9@3000 1:9@3500 2:9@3600"), "order: wake, then begin and end (%s)", trail());
+	CHECK_U64(tb_stats(t)->late, 0, "order: nothing late");
+	tb_free(t);
+}
+
+static void test_open_poll(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: a poll listed in progress in a head gets its begin right away, once; its record
+	 * later brings only the end */
+	b_init(&b, 1, 0, 2000, 9000);
+	b.h.depth = 1;
+	b.h.open[0] = (struct tet_batch_open){ 42, 4000, 0 };
+	feed(t, &b, 9000);
+	b_init(&b, 1, 1, 9000, 12000);
+	b.h.depth = 1;
+	b.h.open[0] = (struct tet_batch_open){ 42, 4000, 0 };
+	feed(t, &b, 12000);
+	tb_ring_drained(t, 20000000);
+	tb_advance(t, 20000000);
+	CHECK(!strcmp(trail(), "1:42@4000"), "open poll: its begin goes out while it runs (%s)", trail());
+	b_init(&b, 1, 2, 12000, 15000);
+	poll_rec(&b, 42, 4000, 14000, 1, 0, 0, 0);
+	feed(t, &b, 15000);
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:42@4000 2:42@14000"), "open poll: its record adds only the end (%s)", trail());
+	CHECK_U64(tb_stats(t)->open_polls_seen, 1, "open poll: counted once");
+	tb_free(t);
+}
+
+static void test_waker_stamps(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: a clone takes the previous stamp of its thread (not before the window), a drop
+	 * the next one, or the flush when none follows */
+	b_init(&b, 1, 0, 2000, 9000);
+	put(&b, 1, w0(TET_BREC_CLONE, 0, 5));     /* no stamp yet: the window's start */
+	wake_rec(&b, 6, 3000);
+	put(&b, 1, w0(TET_BREC_CLONE, 0, 5));     /* after the wake: 3000 */
+	put(&b, 1, w0(TET_BREC_DROP, 0, 5));      /* before the next stamp: 4000 */
+	wake_rec(&b, 6, 4000);
+	put(&b, 1, w0(TET_BREC_DROP, 0, 5));      /* last: the flush, 9000 */
+	feed(t, &b, 9000);
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "5:5@2000 4:6@3000 5:5@3000 6:5@4000 4:6@4000 6:5@9000"),
+	      "waker stamps: clone ≤ its time ≤ drop (%s)", trail());
+	tb_free(t);
+}
+
+static void test_window(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: a batch left by an earlier capture (stamped before the start, 1000) is left out
+	 * with its counts; records after the cutoff too */
+	b_init(&b, 1, 0, 100, 900);
+	poll_rec(&b, 1, 200, 300, 0, 0, 0, 0);
+	feed(t, &b, 5000);
+	b_init(&b, 1, 1, 900, 9000);
+	poll_rec(&b, 2, 2000, 2100, 0, 0, 0, 0);
+	poll_rec(&b, 3, 7000, 7100, 0, 0, 0, 0);
+	tb_set_cutoff(t, 5000);
+	feed(t, &b, 9000);
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:2@2000 2:2@2100"), "window: only the capture's records (%s)", trail());
+	CHECK_U64(tb_stats(t)->before_start, 2, "window: 2 events before the start");
+	CHECK_U64(tb_stats(t)->after_cutoff, 2, "window: 2 events after the cutoff");
+	CHECK_U64(tb_stats(t)->recorded[TET_EV_POLL_BEGIN], 2, "window: the earlier capture's counts are not kept");
+	tb_free(t);
+}
+
+static void test_seq(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: a gap in a thread's sequence numbers is counted as lost batches; a batch seen
+	 * again is ignored */
+	b_init(&b, 1, 0, 2000, 3000);
+	poll_rec(&b, 1, 2100, 2200, 0, 0, 0, 0);
+	feed(t, &b, 3000);
+	b_init(&b, 1, 3, 5000, 6000);
+	poll_rec(&b, 2, 5100, 5200, 0, 0, 0, 0);
+	feed(t, &b, 6000);
+	feed(t, &b, 6000);
+	tb_finish(t);
+	CHECK_U64(tb_stats(t)->lost_batches, 2, "seq: batches 1 and 2 lost");
+	CHECK_U64(nev, 4, "seq: the duplicate adds nothing");
+	tb_free(t);
+}
+
+static void test_malformed(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: a batch with a bad magic, version or a length beyond what was copied is refused;
+	 * a record running past the end, or of an unknown kind, stops its batch (counted) */
+	b_init(&b, 1, 0, 2000, 3000);
+	b.h.magic = 0;
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: bad magic refused");
+	b_init(&b, 1, 0, 2000, 3000);
+	b.h.version = 9;
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: unknown version refused");
+	b_init(&b, 1, 0, 2000, 3000);
+	b.h.tid = 99;
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: head of another thread refused");
+	CHECK_U64(tb_stats(t)->bad_batches, 3, "malformed: refusals counted");
+	b_init(&b, 1, 0, 2000, 3000);
+	poll_rec(&b, 1, 2100, 2200, 0, 0, 0, 0);
+	put(&b, 1, w0(15, 0, 1));
+	poll_rec(&b, 2, 2300, 2400, 0, 0, 0, 0);
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: unknown record kind reported");
+	put(&b, 2, w0(TET_BREC_POLL, 0, 3), 1);   /* cut short */
+	CHECK_U64(tb_stats(t)->bad_records, 1, "malformed: the bad record counted");
+	b_init(&b, 1, 1, 3000, 4000);
+	put(&b, 2, w0(TET_BREC_POLL, 0, 3), 3100);
+	CHECK(feed(t, &b, 4000) == -EINVAL, "malformed: a record past the end is reported");
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:1@2100 2:1@2200"), "malformed: records before the bad one kept (%s)", trail());
+	tb_free(t);
+}
+
+static void test_strings(void)
+{
+	struct tb *t = fresh(read_mem, NULL);
+	struct batch b;
+	const char file[] = "src/main.rs", type[] = "app::Handler";
+	uint64_t fw[2] = { 0 }, tw[2] = { 0 };
+
+	/* intent: a spawn's file comes from a STRING record of the batch; its type name, not sent,
+	 * is read from the process; a third string nobody can give counts as missing */
+	memcpy(fw, file, sizeof(file) - 1);
+	memcpy(mem + 0x100, type, sizeof(type) - 1);
+	b_init(&b, 1, 0, 2000, 9000);
+	put(&b, 4, w0(TET_BREC_STRING, 0, sizeof(file) - 1), 0x7000ull, fw[0], fw[1]);
+	put(&b, 7, w0(TET_BREC_SPAWN, 1, 77), 0xabcull, 3000ull, 0x7000ull,
+	    (uint64_t)(sizeof(file) - 1) | 12ull << 32, 0x10100ull, (uint64_t)(sizeof(type) - 1) | 5ull << 32);
+	put(&b, 7, w0(TET_BREC_SPAWN, 0, 78), 0xabdull, 3500ull, 0x99999999ull,
+	    4ull | 1ull << 32, 0ull, 0ull);
+	(void)tw;
+	feed(t, &b, 9000);
+	tb_finish(t);
+	CHECK_U64(nev, 2, "strings: two spawns");
+	CHECK(!strcmp(ev[0].file, file), "strings: file from the batch (%s)", ev[0].file);
+	CHECK(!strcmp(ev[0].type_name, type), "strings: type name read from the process (%s)", ev[0].type_name);
+	CHECK_U64(ev[0].a, 1, "strings: spawn kind 1 kept");
+	CHECK_U64(tb_stats(t)->strings_read, 1, "strings: one read from the process");
+	CHECK_U64(tb_stats(t)->string_misses, 1, "strings: one missing");
+	tb_free(t);
+}
+
+static void test_sweep(void)
+{
+	struct tb *t = fresh(read_mem, alive);
+	struct batch b;
+
+	/* intent: a quiet thread's buffer is read in place: its records go out without waiting
+	 * for its flush, and the flush then adds only what came after */
+	mem_gone = false;
+	tid_alive = true;
+	b_init(&b, 1, 0, 1500, 2000);
+	b.buf = 0x10000;
+	b.h.reason = TET_BATCH_REASON_NEW;
+	feed(t, &b, 2000);                                  /* registration: seq 0, nothing */
+	b_init(&b, 1, 1, 2000, 0);
+	b.buf = 0x10000;
+	poll_rec(&b, 5, 2500, 2600, 0, 0, 0, 0);
+	to_mem(&b);                                         /* seq 1 in progress, one poll */
+	tb_ring_drained(t, 100000000);
+	tb_advance(t, 100000000);                           /* quiet for long: swept */
+	CHECK(!strcmp(trail(), "1:5@2500 2:5@2600"), "sweep: the poll out before any flush (%s)", trail());
+	CHECK_U64(tb_stats(t)->sweep_records, 4, "sweep: 4 words read in place");
+	poll_rec(&b, 6, 2700, 2800, 0, 0, 0, 0);
+	b.h.flush_clock = b.h.flush_ns = 100000100;
+	feed(t, &b, 100000100);                             /* the flush of seq 1: both polls */
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:5@2500 2:5@2600 1:6@2700 2:6@2800"), "sweep: nothing decoded twice (%s)", trail());
+	tb_free(t);
+
+	/* intent: a thread found gone is declared gone (its last window lost) only once the ring
+	 * has been read past that moment: its last batch may still be on its way */
+	t = fresh(read_mem, alive);
+	b_init(&b, 1, 0, 1500, 2000);
+	b.buf = 0x10000;
+	feed(t, &b, 2000);
+	mem_gone = true;
+	tb_advance(t, 50000000);
+	CHECK_U64(tb_stats(t)->threads_vanished, 0, "gone: not declared while the ring may hold its batches");
+	tb_ring_drained(t, 60000000);
+	tb_advance(t, 60000000);
+	CHECK_U64(tb_stats(t)->threads_vanished, 1, "gone: declared once the ring is read past it");
+	mem_gone = false;
+	tb_free(t);
+}
+
+static void test_clock(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: TSC stamps convert by interpolation between pairs (3 ticks per ns here), and a
+	 * TSC batch's events come out in CLOCK_MONOTONIC ns */
+	tb_clock_pair(t, 3000000, 1000000);
+	tb_clock_pair(t, 6000000, 2000000);
+	tb_clock_pair(t, 9000000, 3000000);
+	CHECK_U64(tb_tsc_to_ns(t, 4500000), 1500000, "clock: between pairs");
+	CHECK_U64(tb_tsc_to_ns(t, 12000000), 4000000, "clock: after the last pair (its rate)");
+	b_init(&b, 1, 0, 3000000, 9000000);
+	b.h.clock = TET_BATCH_CLOCK_TSC;
+	b.h.flush_ns = 3000000;
+	poll_rec(&b, 1, 4500000, 7500000, 0, 0, 0, 0);
+	feed(t, &b, 3000000);
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:1@1500000 2:1@2500000"), "clock: TSC poll converted (%s)", trail());
+	tb_free(t);
+}
+
+int main(void)
+{
+	test_poll();
+	test_order();
+	test_open_poll();
+	test_waker_stamps();
+	test_window();
+	test_seq();
+	test_malformed();
+	test_strings();
+	test_sweep();
+	test_clock();
+	printf("# %d checks, %d failed\n", run, failed);
+	return failed ? 1 : 0;
+}

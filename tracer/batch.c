@@ -1,0 +1,1064 @@
+// SPDX-License-Identifier: MIT
+/*
+ * batch.c — batched capture's decode stage (see batch.h; the format is PROBES.md "Batch
+ * format", the writer probes-patch/common/usdt.rs).
+ *
+ * Input. Each thread of the traced process appends records to a buffer of its own and flushes
+ * it through tokio:event_batch: one ring record holds the buffer's head (sequence number,
+ * counts, the polls in progress) and its records. A thread that has gone quiet with records
+ * still in its buffer (a worker inside a long poll, a blocking-pool thread waiting for work)
+ * is "swept": its buffer is read in place from /proc/PID/mem, like a seqlock reader — head,
+ * records, head again; the copy is kept only if the sequence number and the polls in
+ * progress did not change in between. Records already decoded by a sweep are skipped when
+ * the batch arrives (`consumed`).
+ *
+ * Records → events. A poll is one record written at its end (begin and end stamps); it becomes
+ * task_poll_begin at its begin, its yields, and task_poll_end at its end — unless its
+ * task_poll_begin went out earlier, from a head that listed it in progress: a poll blocked for
+ * seconds is seen while it runs. Waker clones and drops carry no stamp: a clone takes the
+ * previous stamp of its thread, a drop the next one (or the flush), so neither can come before
+ * the wake it pairs with in another thread. Stamps on the TSC are converted to CLOCK_MONOTONIC
+ * by interpolating between (TSC, CLOCK_MONOTONIC) pairs the tracer reads back to back.
+ *
+ * Order. The analyzer wants events in time order (a wake before the poll it causes, on another
+ * thread). Each thread's events go to a queue sorted by (time, decode order); the queues are
+ * merged through a heap, and an event is delivered once no thread can still send an earlier
+ * one: up to the watermark, the smallest "complete up to" of the live threads (a flush
+ * completes its thread up to the flush; a sweep up to the moment of the read). A thread silent
+ * for longer than max_delay_ns stops holding the others back; an event that arrives behind
+ * the watermark anyway is delivered at once and counted as late.
+ *
+ * Capture window. Records stamped before the start (left in a buffer by an earlier capture)
+ * or after the cutoff are dropped and counted; so are the counts of windows wholly outside.
+ * Loss. A gap in a thread's sequence numbers is a lost batch; a thread that vanished without
+ * its final batch lost its last window (its counts as last swept are reported).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+
+#define HEAD_BYTES sizeof(struct tet_batch_head)
+#define OPEN_MAX TET_BATCH_OPEN_MAX
+#define STRING_MAX 256
+#define SWEEP_MARGIN_NS 1000000ull     /* a record stamped this close to a sweep may be missing */
+#define RING_MARGIN_NS 1000000ull      /* reservation → timestamp, across CPUs */
+#define PAIRS_MAX 8192
+#define MASK56 ((1ull << 56) - 1)
+
+struct ev {
+	uint64_t ts;        /* CLOCK_MONOTONIC ns */
+	uint64_t order;     /* decode order within the thread: breaks ties */
+	uint32_t type;      /* enum tet_event */
+	uint32_t code;      /* poll result, by_ref, spawn kind, reason */
+	uint64_t w[6];      /* id, header, … (see deliver()) */
+};
+
+struct opened {
+	uint64_t id, begin;
+};
+
+struct thread {
+	uint32_t pid, tid;
+	uint64_t buf;
+	uint8_t clock;
+	bool exited, dead;
+	uint64_t next_seq;          /* the batch expected next */
+	uint32_t consumed;          /* bytes of batch next_seq decoded already (by sweeps) */
+	uint64_t last_ts;           /* latest stamp decoded */
+	uint64_t complete_ns;       /* every record stamped up to here is decoded */
+	uint64_t last_seen;         /* its last batch (BPF time) or sweep */
+	uint64_t last_try;          /* tracer time of its last batch fed or sweep tried */
+	uint64_t gone_ns;           /* found gone at this time, not confirmed yet (0: no) */
+	uint64_t order;
+	int32_t worker;             /* from its latest poll or park record */
+	struct opened opened[OPEN_MAX]; /* polls whose begin went out before their record came */
+	size_t nopened;
+	uint64_t window[TET_EV_COUNT]; /* counts of the window not flushed yet, as last swept */
+	struct ev *q;               /* sorted, q[qhead, qhead + qlen) */
+	size_t qhead, qlen, qcap;
+};
+
+struct string {
+	uint64_t pid, ptr;
+	uint16_t len;
+	char bytes[STRING_MAX];
+};
+
+struct pair {
+	uint64_t tsc, ns;
+};
+
+struct tb {
+	struct tb_opts o;
+	struct { uint64_t tsc0, tsc1, ns0; double slope; bool valid; } seg; /* last segment used */
+	uint64_t seg_base;          /* TSC of the segment's first pair */
+	struct tb_stats s;
+	uint64_t cutoff;            /* 0 = none */
+	uint64_t ring_ns;           /* every ring record submitted before this has been fed */
+	uint64_t now;               /* the tracer's time at the last tb_advance */
+	uint64_t released;          /* largest timestamp delivered */
+	struct thread **threads;
+	size_t nthreads, threads_cap;
+	struct string **strings;    /* open addressing on (pid, ptr) */
+	size_t strings_cap, nstrings;
+	struct pair pairs[PAIRS_MAX];
+	size_t npairs, pairs_head;  /* ring, oldest at pairs_head */
+	struct ev *tmp;             /* one batch's events */
+	size_t ntmp, tmp_cap;
+	size_t drops[64];           /* tmp indices of drops waiting for the next stamp */
+	size_t ndrops;
+	struct thread **heap;
+	size_t heap_cap;
+};
+
+/* ---- clock ---- */
+void tb_clock_pair(struct tb *b, uint64_t tsc, uint64_t ns)
+{
+	size_t last = (b->pairs_head + b->npairs - 1) % PAIRS_MAX;
+
+	if (b->npairs && (tsc <= b->pairs[last].tsc || ns <= b->pairs[last].ns))
+		return;
+	b->seg.valid = false;
+	if (b->npairs == PAIRS_MAX) {
+		b->pairs[b->pairs_head] = (struct pair){ tsc, ns };
+		b->pairs_head = (b->pairs_head + 1) % PAIRS_MAX;
+	} else {
+		b->pairs[(b->pairs_head + b->npairs) % PAIRS_MAX] = (struct pair){ tsc, ns };
+		b->npairs++;
+	}
+}
+
+static const struct pair *pair_at(const struct tb *b, size_t i)
+{
+	return &b->pairs[(b->pairs_head + i) % PAIRS_MAX];
+}
+
+/* Linear between the two pairs around tsc (beyond the first or last pair: the nearest
+ * segment's rate). The segment is cached: consecutive stamps mostly share it. */
+static uint64_t tsc_to_ns(struct tb *b, uint64_t tsc)
+{
+	const struct pair *p0, *p1;
+	size_t lo = 0, hi;
+	double d;
+
+	if (b->seg.valid && tsc >= b->seg.tsc0 && tsc < b->seg.tsc1)
+		goto convert;
+	if (!b->npairs)
+		return 0;
+	if (b->npairs == 1) /* no rate yet: 1 GHz */
+		return pair_at(b, 0)->ns + (tsc - pair_at(b, 0)->tsc);
+	hi = b->npairs - 1;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (pair_at(b, mid)->tsc <= tsc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	p0 = pair_at(b, lo);
+	p1 = pair_at(b, lo + 1);
+	b->seg.tsc0 = lo == 0 ? 0 : p0->tsc;
+	b->seg.tsc1 = lo + 2 == b->npairs ? UINT64_MAX : p1->tsc;
+	b->seg.ns0 = p0->ns;
+	b->seg.slope = (double)(p1->ns - p0->ns) / (double)(p1->tsc - p0->tsc);
+	b->seg.valid = true;
+	/* seg.tsc0 is the segment's start for the lookup; the conversion is from p0 */
+	if (lo == 0)
+		b->seg.tsc0 = 0;
+	b->seg_base = p0->tsc;
+convert:
+	d = (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + (double)b->seg.ns0;
+	return d < 0 ? 0 : (uint64_t)d;
+}
+
+uint64_t tb_tsc_to_ns(const struct tb *b, uint64_t tsc)
+{
+	return tsc_to_ns((struct tb *)b, tsc);
+}
+
+static uint64_t to_ns(struct tb *b, const struct thread *t, uint64_t stamp)
+{
+	return t->clock == TET_BATCH_CLOCK_TSC ? tsc_to_ns(b, stamp) : stamp;
+}
+
+/* ---- threads ---- */
+static struct thread *thread_find(struct tb *b, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < b->nthreads; i++)
+		if (b->threads[i]->pid == pid && b->threads[i]->tid == tid)
+			return b->threads[i];
+	return NULL;
+}
+
+static void thread_free(struct thread *t)
+{
+	if (t)
+		free(t->q);
+	free(t);
+}
+
+static struct thread *thread_new(struct tb *b, uint32_t pid, uint32_t tid)
+{
+	struct thread *t;
+
+	if (b->nthreads == b->threads_cap) {
+		size_t cap = b->threads_cap ? b->threads_cap * 2 : 16;
+		struct thread **v = realloc(b->threads, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		b->threads = v;
+		b->threads_cap = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	t->worker = -1;
+	b->threads[b->nthreads++] = t;
+	b->s.threads++;
+	return t;
+}
+
+/* Forgets exited threads with nothing left to deliver. */
+static void threads_prune(struct tb *b)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < b->nthreads; i++) {
+		struct thread *t = b->threads[i];
+
+		if ((t->exited || t->dead) && !t->qlen)
+			thread_free(t);
+		else
+			b->threads[j++] = t;
+	}
+	b->nthreads = j;
+}
+
+static int queue_reserve(struct thread *t, size_t more)
+{
+	if (t->qhead + t->qlen + more <= t->qcap)
+		return 0;
+	/* compact when the free space at the front is at least what is held */
+	if (t->qhead && t->qhead >= t->qlen) {
+		memmove(t->q, t->q + t->qhead, t->qlen * sizeof(*t->q));
+		t->qhead = 0;
+	}
+	if (t->qhead + t->qlen + more > t->qcap) {
+		size_t cap = t->qcap ? t->qcap : 256;
+		struct ev *q;
+
+		while (cap < t->qhead + t->qlen + more)
+			cap *= 2;
+		q = realloc(t->q, cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		t->q = q;
+		t->qcap = cap;
+	}
+	return 0;
+}
+
+static int ev_cmp(const void *x, const void *y)
+{
+	const struct ev *a = x, *b = y;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Moves the batch's events (b->tmp, any order) into the thread's sorted queue. */
+static int queue_merge(struct tb *b, struct thread *t)
+{
+	struct ev *q;
+	size_t i, n = b->ntmp;
+
+	if (!n)
+		return 0;
+	/* nearly sorted: a poll's begin moves back over the few events inside it (a long poll
+	 * seen in progress further, once) */
+	for (i = 1; i < n; i++) {
+		struct ev x;
+		size_t j = i;
+
+		if (ev_cmp(&b->tmp[i - 1], &b->tmp[i]) <= 0)
+			continue;
+		x = b->tmp[i];
+		while (j > 0 && ev_cmp(&b->tmp[j - 1], &x) > 0) {
+			b->tmp[j] = b->tmp[j - 1];
+			j--;
+		}
+		b->tmp[j] = x;
+	}
+	if (queue_reserve(t, n))
+		return -ENOMEM;
+	q = t->q + t->qhead;
+	if (!t->qlen || ev_cmp(&q[t->qlen - 1], &b->tmp[0]) <= 0) {
+		memcpy(q + t->qlen, b->tmp, n * sizeof(*q));
+	} else {
+		/* an event earlier than some held ones: merge from the back */
+		size_t a = t->qlen, c = n, k = t->qlen + n;
+
+		while (c) {
+			if (a && ev_cmp(&q[a - 1], &b->tmp[c - 1]) > 0)
+				q[--k] = q[--a];
+			else
+				q[--k] = b->tmp[--c];
+		}
+	}
+	t->qlen += n;
+	b->s.pending += n;
+	if (b->s.pending > b->s.pending_max)
+		b->s.pending_max = b->s.pending;
+	for (i = 0; i < n; i++)
+		if (b->tmp[i].ts < b->released)
+			b->s.late++;
+	b->ntmp = 0;
+	return 0;
+}
+
+/* ---- strings ---- */
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 29);
+}
+
+static struct string **string_slot(struct tb *b, uint64_t pid, uint64_t ptr)
+{
+	size_t m = b->strings_cap - 1;
+
+	for (size_t i = mix(pid, ptr) & m;; i = (i + 1) & m)
+		if (!b->strings[i] || (b->strings[i]->pid == pid && b->strings[i]->ptr == ptr))
+			return &b->strings[i];
+}
+
+static const struct string *string_get(struct tb *b, uint64_t pid, uint64_t ptr)
+{
+	return b->strings_cap ? *string_slot(b, pid, ptr) : NULL;
+}
+
+static void string_put(struct tb *b, uint64_t pid, uint64_t ptr, const void *bytes, size_t n)
+{
+	struct string **slot, *s;
+
+	if ((b->nstrings + 1) * 2 > b->strings_cap) {
+		size_t cap = b->strings_cap ? b->strings_cap * 2 : 256;
+		struct string **old = b->strings, **v = calloc(cap, sizeof(*v));
+		size_t oldcap = b->strings_cap;
+
+		if (!v || cap > (1u << 20)) { /* bounded: 512k strings */
+			free(v);
+			return;
+		}
+		b->strings = v;
+		b->strings_cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				*string_slot(b, old[i]->pid, old[i]->ptr) = old[i];
+		free(old);
+	}
+	slot = string_slot(b, pid, ptr);
+	s = *slot;
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return;
+		*slot = s;
+		b->nstrings++;
+	}
+	s->pid = pid;
+	s->ptr = ptr;
+	s->len = (uint16_t)(n > STRING_MAX ? STRING_MAX : n);
+	memcpy(s->bytes, bytes, s->len);
+}
+
+/* Copies the string at ptr (len bytes, as the spawn said) into dst[max]; returns the count. */
+static uint16_t string_fill(struct tb *b, uint32_t pid, uint64_t ptr, uint64_t len, char *dst)
+{
+	const struct string *s;
+	size_t want = len < STRING_MAX ? (size_t)len : STRING_MAX;
+
+	if (!ptr || !want)
+		return 0;
+	s = string_get(b, pid, ptr);
+	if (!s && b->o.read) {
+		char tmp[STRING_MAX];
+		ssize_t n = b->o.read(b->o.read_ctx, pid, ptr, tmp, want);
+
+		if (n > 0) {
+			string_put(b, pid, ptr, tmp, (size_t)n);
+			b->s.strings_read++;
+			s = string_get(b, pid, ptr);
+		}
+	}
+	if (!s) {
+		b->s.string_misses++;
+		return 0;
+	}
+	if (want > s->len)
+		want = s->len;
+	memcpy(dst, s->bytes, want);
+	return (uint16_t)want;
+}
+
+/* ---- decoding ---- */
+static struct ev *push(struct tb *b, struct thread *t, uint32_t type, uint64_t ts)
+{
+	struct ev *e;
+
+	if (b->ntmp == b->tmp_cap) {
+		size_t cap = b->tmp_cap ? b->tmp_cap * 2 : 1024;
+		struct ev *v = realloc(b->tmp, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		b->tmp = v;
+		b->tmp_cap = cap;
+	}
+	e = &b->tmp[b->ntmp++];
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ts = ts;
+	e->order = t->order++;
+	return e;
+}
+
+/* A stamped record at ts: drops recorded before it take its time. */
+static void stamp_seen(struct tb *b, struct thread *t, uint64_t ts)
+{
+	for (size_t i = 0; i < b->ndrops; i++)
+		b->tmp[b->drops[i]].ts = ts;
+	b->ndrops = 0;
+	if (ts > t->last_ts)
+		t->last_ts = ts;
+}
+
+static bool opened_take(struct thread *t, uint64_t id, uint64_t begin)
+{
+	for (size_t i = 0; i < t->nopened; i++) {
+		if (t->opened[i].id == id && t->opened[i].begin == begin) {
+			t->opened[i] = t->opened[--t->nopened];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool opened_has(const struct thread *t, uint64_t id, uint64_t begin)
+{
+	for (size_t i = 0; i < t->nopened; i++)
+		if (t->opened[i].id == id && t->opened[i].begin == begin)
+			return true;
+	return false;
+}
+
+/* task_poll_begin for the polls a head lists in progress, once each. */
+static int open_polls(struct tb *b, struct thread *t, const struct tet_batch_head *h)
+{
+	unsigned depth = h->depth < OPEN_MAX ? h->depth : OPEN_MAX;
+
+	for (unsigned i = 0; i < depth; i++) {
+		const struct tet_batch_open *o = &h->open[i];
+		struct ev *e;
+
+		if (!o->task_id || opened_has(t, o->task_id, o->begin))
+			continue;
+		if (t->nopened == OPEN_MAX) /* a stale entry (its end was lost): forget the oldest */
+			t->opened[0] = t->opened[--t->nopened];
+		t->opened[t->nopened++] = (struct opened){ o->task_id, o->begin };
+		e = push(b, t, TET_EV_POLL_BEGIN, to_ns(b, t, o->begin));
+		if (!e)
+			return -ENOMEM;
+		e->w[0] = o->task_id;
+		e->w[2] = (uint64_t)(int64_t)t->worker;
+		b->s.open_polls_seen++;
+	}
+	return 0;
+}
+
+static bool in_window(struct tb *b, uint64_t ts)
+{
+	if (ts < b->o.start_ns) {
+		b->s.before_start++;
+		return false;
+	}
+	if (b->cutoff && ts > b->cutoff) {
+		b->s.after_cutoff++;
+		return false;
+	}
+	return true;
+}
+
+/* Decodes records [from, len) of a buffer (words at w, bytes counted from the records' start).
+ * tail_ns: the time of the flush or sweep, for drops at the end. Returns 0, -EINVAL (a bad
+ * record: the rest is skipped, counted), -ENOMEM. */
+static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t from, uint32_t len,
+		  uint64_t tail_ns)
+{
+	size_t i = from / 8, n = len / 8;
+	int ret = 0;
+
+	/* records decoded now were written after what completed the thread so far (a flush, a
+	 * read): a clone's inherited stamp is at least that */
+	if (t->last_ts < t->complete_ns)
+		t->last_ts = t->complete_ns;
+	b->ndrops = 0;
+	while (i < n) {
+		uint64_t w0 = w[i], id = w0 & MASK56;
+		unsigned kind = (unsigned)(w0 >> 56) & 0xf, code = (unsigned)(w0 >> 60);
+		size_t need = 0;
+		struct ev *e = NULL;
+
+		switch (kind) {
+		case TET_BREC_POLL: need = 4; break;
+		case TET_BREC_WAKE: need = 2; break;
+		case TET_BREC_CLONE: case TET_BREC_DROP: need = 1; break;
+		case TET_BREC_SPAWN: need = 7; break;
+		case TET_BREC_TERMINATE: case TET_BREC_PARK: case TET_BREC_UNPARK: need = 3; break;
+		case TET_BREC_STRING:
+			need = id <= STRING_MAX ? 2 + (size_t)(id + 7) / 8 : 0;
+			break;
+		}
+		if (!need || i + need > n) {
+			b->s.bad_records++;
+			ret = -EINVAL;
+			break;
+		}
+		b->s.records++;
+		switch (kind) {
+		case TET_BREC_POLL: {
+			uint64_t bts = to_ns(b, t, w[i + 1]), ets = to_ns(b, t, w[i + 2]);
+			uint64_t meta = w[i + 3];
+			unsigned yn = (unsigned)(meta >> 32) & 0xffff, yc = (unsigned)(meta >> 48) & 0xffff;
+
+			t->worker = (int32_t)(uint32_t)meta;
+			if (!opened_take(t, id, w[i + 1])) {
+				e = push(b, t, TET_EV_POLL_BEGIN, bts);
+				if (!e)
+					return -ENOMEM;
+				e->w[0] = id;
+				e->w[2] = (uint64_t)(int64_t)t->worker;
+			}
+			for (unsigned k = 0; k < yn + yc; k++) {
+				e = push(b, t, TET_EV_YIELD, ets);
+				if (!e)
+					return -ENOMEM;
+				e->w[0] = id;
+				e->w[2] = k < yn ? 0 : 1;
+			}
+			e = push(b, t, TET_EV_POLL_END, ets);
+			if (!e)
+				return -ENOMEM;
+			e->w[0] = id;
+			e->w[2] = code;
+			if (code == 2) { /* notified during the poll: the yield that follows */
+				e = push(b, t, TET_EV_YIELD, ets);
+				if (!e)
+					return -ENOMEM;
+				e->w[0] = id;
+				e->w[2] = 2;
+			}
+			stamp_seen(b, t, ets);
+			break;
+		}
+		case TET_BREC_WAKE:
+			e = push(b, t, TET_EV_WAKE, to_ns(b, t, w[i + 1]));
+			if (!e)
+				return -ENOMEM;
+			e->w[0] = id;
+			e->w[2] = code & 1;
+			stamp_seen(b, t, e->ts);
+			break;
+		case TET_BREC_CLONE:
+			e = push(b, t, TET_EV_WAKER_CLONE, t->last_ts);
+			if (!e)
+				return -ENOMEM;
+			e->w[0] = id;
+			break;
+		case TET_BREC_DROP:
+			e = push(b, t, TET_EV_WAKER_DROP, tail_ns);
+			if (!e)
+				return -ENOMEM;
+			e->w[0] = id;
+			if (b->ndrops < sizeof(b->drops) / sizeof(b->drops[0]))
+				b->drops[b->ndrops++] = b->ntmp - 1;
+			break;
+		case TET_BREC_SPAWN:
+			e = push(b, t, TET_EV_SPAWN, to_ns(b, t, w[i + 2]));
+			if (!e)
+				return -ENOMEM;
+			e->code = code;
+			e->w[0] = id;
+			e->w[1] = w[i + 1];
+			e->w[2] = w[i + 3];
+			e->w[3] = w[i + 4];
+			e->w[4] = w[i + 5];
+			e->w[5] = w[i + 6];
+			stamp_seen(b, t, e->ts);
+			break;
+		case TET_BREC_TERMINATE:
+			e = push(b, t, TET_EV_TERMINATE, to_ns(b, t, w[i + 2]));
+			if (!e)
+				return -ENOMEM;
+			e->w[0] = id;
+			e->w[1] = w[i + 1];
+			e->w[2] = code;
+			stamp_seen(b, t, e->ts);
+			break;
+		case TET_BREC_PARK:
+		case TET_BREC_UNPARK:
+			e = push(b, t, kind == TET_BREC_PARK ? TET_EV_PARK : TET_EV_UNPARK,
+				 to_ns(b, t, w[i + 1]));
+			if (!e)
+				return -ENOMEM;
+			t->worker = (int32_t)(uint32_t)id;
+			e->w[2] = (uint64_t)(int64_t)t->worker;
+			e->w[3] = w[i + 2];
+			stamp_seen(b, t, e->ts);
+			break;
+		case TET_BREC_STRING:
+			string_put(b, t->pid, w[i + 1], &w[i + 2], (size_t)id);
+			b->s.strings++;
+			break;
+		}
+		i += need;
+	}
+	b->ndrops = 0;
+	return ret;
+}
+
+/* Drops the events of b->tmp outside the capture window. */
+static void tmp_window(struct tb *b)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < b->ntmp; i++)
+		if (in_window(b, b->tmp[i].ts))
+			b->tmp[j++] = b->tmp[i];
+	b->ntmp = j;
+}
+
+static bool head_ok(const struct tet_batch_head *h, uint32_t tid, size_t avail)
+{
+	return h->magic == TET_BATCH_MAGIC && h->version == TET_BATCH_VERSION &&
+	       h->head_bytes == HEAD_BYTES && h->tid == tid && h->len % 8 == 0 &&
+	       h->len <= TET_BATCH_DATA_MAX && h->len <= h->data_cap && HEAD_BYTES + h->len <= avail &&
+	       (h->clock == TET_BATCH_CLOCK_TSC || h->clock == TET_BATCH_CLOCK_MONO);
+}
+
+static void add_counts(uint64_t *dst, const uint64_t *src)
+{
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		dst[i] += src[i];
+}
+
+int tb_feed(struct tb *b, const void *rec, size_t size)
+{
+	const struct tet_batch_rec *r = rec;
+	struct tet_batch_head h;
+	struct thread *t;
+	uint64_t flush_ns, window_ns;
+	uint32_t from;
+	int ret;
+
+	if (size < sizeof(*r) || r->h.type != TET_REC_BATCH || r->copied < HEAD_BYTES ||
+	    r->copied > size - sizeof(*r)) {
+		b->s.bad_batches++;
+		return -EINVAL;
+	}
+	memcpy(&h, r->data, sizeof(h));
+	if (!head_ok(&h, r->h.tid, r->copied) || h.seq != r->seq || h.len != r->len) {
+		b->s.bad_batches++;
+		return -EINVAL;
+	}
+	b->s.batches++;
+	/* ring order is submission order, give or take a reservation made just before */
+	if (r->h.ts > RING_MARGIN_NS && r->h.ts - RING_MARGIN_NS > b->ring_ns)
+		b->ring_ns = r->h.ts - RING_MARGIN_NS;
+	t = thread_find(b, r->h.pid, r->h.tid);
+	if (t && t->buf != r->buf) { /* a new buffer: the tid was reused by a new thread */
+		t->exited = true;
+		t->tid = 0;
+		t = NULL;
+	}
+	if (!t) {
+		t = thread_new(b, r->h.pid, r->h.tid);
+		if (!t)
+			return -ENOMEM;
+		t->buf = r->buf;
+		t->next_seq = h.seq;
+		t->clock = h.clock;
+	}
+	if (h.seq < t->next_seq)
+		return 0; /* a duplicate */
+	if (h.seq > t->next_seq) {
+		b->s.lost_batches += h.seq - t->next_seq;
+		t->consumed = 0;
+	}
+	from = h.seq == t->next_seq ? t->consumed : 0;
+	b->s.rate = h.rate ? h.rate : 1;
+	b->s.clock = h.clock;
+	flush_ns = to_ns(b, t, h.flush_clock);
+	window_ns = to_ns(b, t, h.window_clock);
+	if (h.clock == TET_BATCH_CLOCK_TSC && b->npairs >= 2) {
+		int64_t err = (int64_t)(flush_ns - h.flush_ns);
+
+		if (err < 0)
+			err = -err;
+		if (err > b->s.clock_error_ns)
+			b->s.clock_error_ns = err;
+	}
+	/* the records are from after the previous flush: a clone before any stamp takes that */
+	if (t->last_ts < window_ns)
+		t->last_ts = window_ns;
+	ret = decode(b, t, (const uint64_t *)(r->data + HEAD_BYTES), from, h.len, flush_ns);
+	if (ret == -ENOMEM)
+		return ret;
+	if (open_polls(b, t, &h))
+		return -ENOMEM;
+	tmp_window(b);
+	if (queue_merge(b, t))
+		return -ENOMEM;
+	/* the window's counts, unless it lies wholly outside the capture */
+	if (flush_ns >= b->o.start_ns && (!b->cutoff || window_ns <= b->cutoff))
+		add_counts(b->s.recorded, (const uint64_t *)h.counts);
+	memset(t->window, 0, sizeof(t->window));
+	t->next_seq = h.seq + 1;
+	t->consumed = 0;
+	if (flush_ns > t->complete_ns)
+		t->complete_ns = flush_ns;
+	t->last_seen = r->h.ts;
+	t->last_try = b->now;
+	if (h.reason == TET_BATCH_REASON_EXIT) {
+		t->exited = true;
+		b->s.threads_exited++;
+	}
+	return ret;
+}
+
+/* ---- sweeps ---- */
+static bool heads_agree(const struct tet_batch_head *a, const struct tet_batch_head *c)
+{
+	unsigned depth = a->depth < OPEN_MAX ? a->depth : OPEN_MAX;
+
+	return a->seq == c->seq && a->depth == c->depth &&
+	       !memcmp(a->open, c->open, depth * sizeof(a->open[0]));
+}
+
+/* The thread is gone. Its last batches may still be in the ring: the verdict waits until the
+ * ring has been read past this moment (tb_advance). */
+static void thread_gone(struct thread *t, uint64_t now_ns)
+{
+	if (!t->gone_ns)
+		t->gone_ns = now_ns;
+}
+
+/* Gone without its final batch: what it recorded after its last batch or sweep is lost. The
+ * counts of its window as last swept were decoded with that sweep, unless more came since. */
+static void thread_vanished(struct tb *b, struct thread *t)
+{
+	t->dead = true;
+	b->s.threads_vanished++;
+	if (!t->consumed)
+		add_counts(b->s.unflushed, t->window);
+	memset(t->window, 0, sizeof(t->window));
+}
+
+static int sweep(struct tb *b, struct thread *t, uint64_t now_ns)
+{
+	struct tet_batch_head h, h2;
+	uint64_t *recs = NULL;
+	ssize_t n;
+	int ret = 0;
+
+	if (!b->o.read || t->exited || t->dead)
+		return 0;
+	t->last_try = now_ns;
+	b->s.sweeps++;
+	n = b->o.read(b->o.read_ctx, t->pid, t->buf, &h, sizeof(h));
+	if (n != (ssize_t)sizeof(h) || !head_ok(&h, t->tid, HEAD_BYTES + TET_BATCH_DATA_MAX)) {
+		/* gone, exiting (the buffer freed: its last batch is on its way) or unreadable */
+		if (n == -ESRCH || (b->o.alive && !b->o.alive(b->o.read_ctx, t->pid, t->tid)))
+			thread_gone(t, now_ns);
+		else
+			b->s.sweep_failures++;
+		return 0;
+	}
+	if (h.seq != t->next_seq)
+		return 0; /* batches in flight: the ring has them, wait */
+	if (h.len > t->consumed) {
+		recs = malloc(h.len);
+		if (!recs)
+			return -ENOMEM;
+		n = b->o.read(b->o.read_ctx, t->pid, t->buf + HEAD_BYTES + t->consumed,
+			      (char *)recs + t->consumed, h.len - t->consumed);
+		if (n != (ssize_t)(h.len - t->consumed)) {
+			b->s.sweep_failures++;
+			goto out;
+		}
+	}
+	n = b->o.read(b->o.read_ctx, t->pid, t->buf, &h2, sizeof(h2));
+	if (n != (ssize_t)sizeof(h2) || !heads_agree(&h, &h2)) {
+		b->s.sweep_failures++; /* it flushed or moved on meanwhile: next time */
+		goto out;
+	}
+	if (recs) {
+		ret = decode(b, t, recs, t->consumed, h.len, now_ns - SWEEP_MARGIN_NS);
+		if (ret == -ENOMEM)
+			goto out;
+		b->s.sweep_records += (h.len - t->consumed) / 8;
+		t->consumed = h.len;
+	}
+	ret = open_polls(b, t, &h);
+	if (ret)
+		goto out;
+	tmp_window(b);
+	ret = queue_merge(b, t);
+	if (ret)
+		goto out;
+	memcpy(t->window, h.counts, sizeof(t->window));
+	if (now_ns - SWEEP_MARGIN_NS > t->complete_ns)
+		t->complete_ns = now_ns - SWEEP_MARGIN_NS;
+	t->last_seen = now_ns;
+out:
+	b->ntmp = 0;
+	free(recs);
+	return ret == -ENOMEM ? ret : 0;
+}
+
+/* ---- delivery ---- */
+static void deliver(struct tb *b, const struct thread *t, const struct ev *e)
+{
+	if (e->ts > b->released) /* an earlier one was counted as late when queued */
+		b->released = e->ts;
+	b->s.events++;
+	if (e->type < TET_EV_COUNT)
+		b->s.by_type[e->type]++;
+	if (e->type == TET_EV_SPAWN) {
+		struct tet_spawn_rec r;
+
+		memset(&r, 0, offsetof(struct tet_spawn_rec, data));
+		r.h = (struct tet_hdr){ .ts = e->ts, .type = TET_EV_SPAWN, .pid = t->pid, .tid = t->tid };
+		r.task_id = e->w[0];
+		r.header_ptr = e->w[1];
+		r.kind = e->code;
+		r.file_ptr = e->w[2];
+		r.file_len = e->w[3] & 0xffffffffu;
+		r.line = (uint32_t)(e->w[3] >> 32);
+		r.type_ptr = e->w[4];
+		r.type_len = e->w[5] & 0xffffffffu;
+		r.col = (uint32_t)(e->w[5] >> 32);
+		r.file_copied = string_fill(b, t->pid, r.file_ptr, r.file_len, r.data);
+		r.type_copied = string_fill(b, t->pid, r.type_ptr, r.type_len, r.data + TET_FILE_MAX);
+		b->o.emit(b->o.emit_ctx, &r, sizeof(r));
+	} else {
+		struct tet_event_rec r;
+
+		memset(&r, 0, sizeof(r));
+		r.h = (struct tet_hdr){ .ts = e->ts, .type = e->type, .pid = t->pid, .tid = t->tid };
+		r.task_id = e->w[0];
+		r.header_ptr = e->w[1];
+		r.a = e->w[2];
+		r.b = e->w[3];
+		b->o.emit(b->o.emit_ctx, &r, sizeof(r));
+	}
+}
+
+static bool heap_less(const struct thread *x, const struct thread *y)
+{
+	return ev_cmp(&x->q[x->qhead], &y->q[y->qhead]) < 0;
+}
+
+static void heap_down(struct thread **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct thread *tmp;
+
+		if (l < n && heap_less(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && heap_less(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+/* Delivers, in time order, every held event up to `mark`, and beyond it the oldest ones
+ * while more than max_pending are held. */
+static void release(struct tb *b, uint64_t mark)
+{
+	size_t n = 0;
+
+	if (b->heap_cap < b->nthreads) {
+		struct thread **h = realloc(b->heap, b->nthreads * sizeof(*h));
+
+		if (!h)
+			return;
+		b->heap = h;
+		b->heap_cap = b->nthreads;
+	}
+	for (size_t i = 0; i < b->nthreads; i++)
+		if (b->threads[i]->qlen)
+			b->heap[n++] = b->threads[i];
+	for (size_t i = n / 2; i-- > 0;)
+		heap_down(b->heap, n, i);
+	while (n) {
+		struct thread *t = b->heap[0];
+		const struct ev *e = &t->q[t->qhead];
+
+		if (e->ts > mark) {
+			if (b->s.pending <= b->o.max_pending)
+				break;
+			b->s.forced++;
+		}
+		deliver(b, t, e);
+		t->qhead++;
+		t->qlen--;
+		b->s.pending--;
+		if (!t->qlen) {
+			t->qhead = 0;
+			b->heap[0] = b->heap[--n];
+		}
+		heap_down(b->heap, n, 0);
+	}
+}
+
+/* The time up to which no thread can still send an earlier event: the oldest "complete up
+ * to" of the threads heard from lately, and the ring's own progress (a thread not heard of
+ * yet registers through the ring). */
+static uint64_t watermark(const struct tb *b)
+{
+	uint64_t mark = b->ring_ns;
+
+	for (size_t i = 0; i < b->nthreads; i++) {
+		const struct thread *t = b->threads[i];
+
+		if (t->exited || t->dead || t->last_seen + b->o.max_delay_ns < b->ring_ns)
+			continue;
+		if (t->complete_ns < mark)
+			mark = t->complete_ns;
+	}
+	/* a thread too quiet to wait for any longer (its buffer cannot be read): what is older
+	 * than max_delay goes */
+	if (b->ring_ns > b->o.max_delay_ns && mark < b->ring_ns - b->o.max_delay_ns)
+		mark = b->ring_ns - b->o.max_delay_ns;
+	return mark;
+}
+
+void tb_ring_drained(struct tb *b, uint64_t before_ns)
+{
+	if (before_ns > RING_MARGIN_NS && before_ns - RING_MARGIN_NS > b->ring_ns)
+		b->ring_ns = before_ns - RING_MARGIN_NS;
+}
+
+void tb_advance(struct tb *b, uint64_t now_ns)
+{
+	b->now = now_ns;
+	for (size_t i = 0; i < b->nthreads; i++) {
+		struct thread *t = b->threads[i];
+
+		/* a sweep is safe whenever no batch of the thread is in flight (it checks), so
+		 * quiet threads are read on the tracer's clock, even while the ring has a backlog;
+		 * the verdict on a thread found gone waits until the ring is read past that */
+		if (t->gone_ns && !t->dead && !t->exited && b->ring_ns >= t->gone_ns)
+			thread_vanished(b, t);
+		else if (!t->gone_ns && t->last_try + b->o.sweep_after_ns <= now_ns)
+			sweep(b, t, now_ns);
+	}
+	release(b, watermark(b));
+	threads_prune(b);
+}
+
+void tb_set_start(struct tb *b, uint64_t start_ns)
+{
+	b->o.start_ns = start_ns;
+}
+
+void tb_set_cutoff(struct tb *b, uint64_t cutoff_ns)
+{
+	b->cutoff = cutoff_ns;
+}
+
+void tb_sweep_all(struct tb *b, uint64_t now_ns)
+{
+	for (size_t i = 0; i < b->nthreads; i++)
+		if (!b->threads[i]->gone_ns)
+			sweep(b, b->threads[i], now_ns);
+}
+
+void tb_finish(struct tb *b)
+{
+	for (size_t i = 0; i < b->nthreads; i++)
+		if (b->threads[i]->gone_ns && !b->threads[i]->dead && !b->threads[i]->exited)
+			thread_vanished(b, b->threads[i]);
+	release(b, UINT64_MAX);
+	/* the windows the threads had not flushed, as the last sweep read them */
+	for (size_t i = 0; i < b->nthreads; i++) {
+		add_counts(b->s.recorded, b->threads[i]->window);
+		memset(b->threads[i]->window, 0, sizeof(b->threads[i]->window));
+	}
+}
+
+const struct tb_stats *tb_stats(const struct tb *b)
+{
+	return &b->s;
+}
+
+bool tb_sampled(const struct tb *b)
+{
+	return b->s.rate > 1;
+}
+
+void tb_totals(const struct tb *b, uint64_t out[TET_EV_COUNT])
+{
+	memcpy(out, b->s.recorded, sizeof(b->s.recorded));
+	for (size_t i = 0; i < b->nthreads; i++)
+		add_counts(out, b->threads[i]->window);
+}
+
+struct tb *tb_new(const struct tb_opts *o)
+{
+	struct tb *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->o = *o;
+	if (!b->o.sweep_after_ns)
+		b->o.sweep_after_ns = 30000000ull;
+	if (!b->o.max_delay_ns)
+		b->o.max_delay_ns = 2000000000ull;
+	if (!b->o.max_pending)
+		b->o.max_pending = 512u << 10;
+	b->s.rate = 1;
+	return b;
+}
+
+void tb_free(struct tb *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nthreads; i++)
+		thread_free(b->threads[i]);
+	for (size_t i = 0; i < b->strings_cap; i++)
+		free(b->strings[i]);
+	free(b->strings);
+	free(b->threads);
+	free(b->tmp);
+	free(b->heap);
+	free(b);
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * batch.h — batched capture's decode stage: tokio:event_batch ring records (bpf/events.h
+ * struct tet_batch_rec) → the per-event records the analyzer eats (struct tet_event_rec,
+ * struct tet_spawn_rec), in timestamp order across threads. Pure computation: process
+ * memory is read through a callback, so tests feed it synthetic batches. Design at the top
+ * of batch.c.
+ */
+#ifndef TET_BATCH_H
+#define TET_BATCH_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "events.h"
+
+/* Receives one record in the per-event layout (the analyzer's an_event). */
+typedef int (*tb_emit_fn)(void *ctx, const void *rec, size_t size);
+/* Reads len bytes of process pid at addr; returns the count read, or a negative errno
+ * (-ESRCH: the process or thread is gone). */
+typedef ssize_t (*tb_read_fn)(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len);
+/* Does thread tid of process pid still exist? */
+typedef bool (*tb_alive_fn)(void *ctx, uint32_t pid, uint32_t tid);
+
+struct tb_opts {
+	tb_emit_fn emit;
+	void *emit_ctx;
+	tb_read_fn read;            /* NULL: no sweeps, no strings read from the process */
+	tb_alive_fn alive;          /* NULL: threads are alive until their last batch */
+	void *read_ctx;
+	uint64_t start_ns;          /* the capture's start: earlier records are left out */
+	uint64_t sweep_after_ns;    /* read the buffer of a thread silent this long (30 ms) */
+	uint64_t max_delay_ns;      /* hold no event longer than this for ordering (2 s) */
+	size_t max_pending;         /* events held for ordering at most (512k; beyond: released) */
+};
+
+struct tb_stats {
+	uint64_t batches;           /* ring records decoded */
+	uint64_t records;           /* records decoded (flushed or swept) */
+	uint64_t events;            /* events delivered to the analyzer */
+	uint64_t by_type[TET_EV_COUNT];
+	uint64_t recorded[TET_EV_COUNT];  /* the threads' own counts of their windows */
+	uint64_t lost_batches;      /* sequence gaps: batches that never arrived */
+	uint64_t bad_batches;       /* refused: bad magic, version, sizes */
+	uint64_t bad_records;       /* undecodable records (the rest of their batch skipped) */
+	uint64_t before_start;      /* records stamped before the capture (an earlier capture's) */
+	uint64_t after_cutoff;      /* records stamped after the capture's end */
+	uint64_t late;              /* delivered after later events (out of order) */
+	uint64_t forced;            /* delivered before their threads were complete (hold limit) */
+	uint64_t sweeps, sweep_records, sweep_failures;
+	uint64_t threads, threads_exited;
+	uint64_t threads_vanished;  /* ended without their final batch: their last records lost */
+	uint64_t unflushed[TET_EV_COUNT]; /* events of those threads' last windows (counts read) */
+	uint64_t strings, strings_read, string_misses;
+	uint64_t open_polls_seen;   /* polls seen in progress (BEGIN sent before the poll ended) */
+	uint64_t rate;              /* sampling rate of the latest batch (1 = every task) */
+	int64_t clock_error_ns;     /* largest |converted TSC - process CLOCK_MONOTONIC| at flushes */
+	uint8_t clock;              /* TET_BATCH_CLOCK_* of the latest batch, 0 none yet */
+	uint64_t pending, pending_max;
+};
+
+struct tb;
+
+struct tb *tb_new(const struct tb_opts *o);
+void tb_free(struct tb *b);
+/* A (TSC, CLOCK_MONOTONIC ns) pair read back to back by the tracer: TSC stamps are converted
+ * by interpolating between such pairs. Call at start (twice, a few ms apart) and on every
+ * drain. */
+void tb_clock_pair(struct tb *b, uint64_t tsc, uint64_t ns);
+/* A ring record of type TET_REC_BATCH, in ring order. Returns 0, or -EINVAL for a malformed
+ * batch (counted, ignored), -ENOMEM. */
+int tb_feed(struct tb *b, const void *rec, size_t size);
+/* The ring was read empty by a consume that began at before_ns (CLOCK_MONOTONIC): every
+ * record submitted before that has been fed. */
+void tb_ring_drained(struct tb *b, uint64_t before_ns);
+/* Sweeps the threads silent for sweep_after_ns (of ring time), then delivers every event no
+ * thread can still precede. now_ns: the tracer's CLOCK_MONOTONIC. Call after each drain. */
+void tb_advance(struct tb *b, uint64_t now_ns);
+/* The capture starts at start_ns: earlier records (an earlier capture's) are left out. */
+void tb_set_start(struct tb *b, uint64_t start_ns);
+/* The capture ends at cutoff_ns: later records are left out (counted). */
+void tb_set_cutoff(struct tb *b, uint64_t cutoff_ns);
+/* Reads every thread's buffer one last time (call after tb_set_cutoff, before detaching),
+ * so what the threads still hold is not lost. */
+void tb_sweep_all(struct tb *b, uint64_t now_ns);
+/* Delivers everything still held (call after the last drain). */
+void tb_finish(struct tb *b);
+const struct tb_stats *tb_stats(const struct tb *b);
+/* Is the event stream sampled (a batch said rate > 1)? */
+bool tb_sampled(const struct tb *b);
+/* Per probe: events the threads counted (tb_stats.recorded) plus the counts of windows not
+ * flushed yet, as last read by a sweep: the live total. */
+void tb_totals(const struct tb *b, uint64_t out[TET_EV_COUNT]);
+
+/* Converts a stamp on the TSC to CLOCK_MONOTONIC ns with the pairs given so far (exposed for
+ * tests). */
+uint64_t tb_tsc_to_ns(const struct tb *b, uint64_t tsc);
+
+#endif

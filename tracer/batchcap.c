@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: MIT
+/*
+ * batchcap.c — the batched capture session (see batchcap.h; the format is PROBES.md "Batch
+ * format").
+ *
+ * Attach. tokio:event_batch has one site per gate word of the patched Tokio, each with its
+ * own semaphore; all of them are attached (a tool that raises only one of them gets only that
+ * word's records). The sites' arguments sit in fixed registers, so tet_batch is a plain uprobe
+ * program: one uprobe_multi link takes every site with its semaphore as ref_ctr_offset (Linux
+ * 6.6; else one perf uprobe per site, with ref_ctr_offset since 4.20). The sampling rate goes
+ * first: tet_nop on the tokio:sample_rate sites of the rate's 1 bits (site k has lane k of
+ * the rate's semaphores, by address order), so a thread that starts recording reads the rate
+ * already set. Detach goes the other way. The kernel lowers every semaphore when its uprobe
+ * goes away, also when the tracer dies.
+ *
+ * Reading in place. A thread that has not flushed for a while is swept: its buffer is read
+ * through /proc/PID/mem (the tracer must be allowed to ptrace-read the process: root, or
+ * CAP_SYS_PTRACE; without it, batches only, and events wait up to 2 s for ordering). The same
+ * callback reads a spawn's strings when the batch that carried them was lost.
+ *
+ * Clock. TSC stamps are converted through (TSC, CLOCK_MONOTONIC) pairs read here back to back
+ * (the narrowest of three tries): two at start, one per drain at most every 10 ms.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attach.h"
+#include "batchcap.h"
+#include "bpfutil.h"
+#include "seterr.h"
+#include "tokio_usdt.skel.h"
+
+#define MEM_FDS 16
+
+struct tet_bc {
+	struct tokio_usdt *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *fds;
+	size_t nlinks, nfds;
+	size_t nrate;                /* how many of them attach sample_rate sites (detached last) */
+	int ncpus;
+	struct tet_counters *percpu;
+	struct tet_bc_info info;
+	struct tb *tb;
+	struct tet_bc_opts o;
+	uint64_t last_pair_ns;
+	uint64_t last_advance_ns;
+	struct { uint32_t pid; int fd; } mem[MEM_FDS];
+	size_t nmem;
+	FILE *dump;                  /* TET_BATCH_DUMP: raw records for tests/unit/batch_replay */
+};
+
+/* Dump format: records of [u32 size][u32 kind][size bytes]; kind 1 = a ring record, 2 = a
+ * clock pair (u64 tsc, u64 ns), 3 = the capture start (u64 ns). */
+static void dump(struct tet_bc *s, uint32_t kind, const void *p, uint32_t size)
+{
+	if (!s->dump)
+		return;
+	if (fwrite(&size, 4, 1, s->dump) != 1 || fwrite(&kind, 4, 1, s->dump) != 1 ||
+	    fwrite(p, size, 1, s->dump) != 1) {
+		fprintf(stderr, "tokio-ebpf-trace: TET_BATCH_DUMP: write failed, dump stopped\n");
+		fclose(s->dump);
+		s->dump = NULL;
+	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A (TSC, CLOCK_MONOTONIC) pair: the narrowest bracket of three tries, its midpoint. */
+static void clock_pair(struct tet_bc *s)
+{
+	uint64_t best_w = UINT64_MAX, tsc = 0, ns = 0;
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t t0 = __rdtsc(), n = mono_ns(), t1 = __rdtsc();
+
+		if (t1 - t0 < best_w) {
+			best_w = t1 - t0;
+			tsc = t0 + (t1 - t0) / 2;
+			ns = n;
+		}
+	}
+	tb_clock_pair(s->tb, tsc, ns);
+	s->last_pair_ns = ns;
+	if (s->dump) {
+		uint64_t pair[2] = { tsc, ns };
+
+		dump(s, 2, pair, sizeof(pair));
+	}
+}
+
+/* ---- process memory ---- */
+static int mem_fd(struct tet_bc *s, uint32_t pid)
+{
+	char path[64];
+	int fd;
+
+	for (size_t i = 0; i < s->nmem; i++)
+		if (s->mem[i].pid == pid)
+			return s->mem[i].fd;
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (s->nmem == MEM_FDS) { /* --binary with many processes: recycle the oldest */
+		close(s->mem[0].fd);
+		memmove(s->mem, s->mem + 1, (MEM_FDS - 1) * sizeof(s->mem[0]));
+		s->nmem--;
+	}
+	s->mem[s->nmem].pid = pid;
+	s->mem[s->nmem].fd = fd;
+	s->nmem++;
+	return fd;
+}
+
+static void mem_forget(struct tet_bc *s, uint32_t pid)
+{
+	for (size_t i = 0; i < s->nmem; i++) {
+		if (s->mem[i].pid == pid) {
+			close(s->mem[i].fd);
+			s->mem[i] = s->mem[--s->nmem];
+			return;
+		}
+	}
+}
+
+static bool process_alive(uint32_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return !access(path, F_OK);
+}
+
+static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct tet_bc *s = ctx;
+	int fd = mem_fd(s, pid);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd == -ENOENT ? -ESRCH : fd;
+	n = pread(fd, buf, len, (off_t)addr);
+	if (n > 0)
+		return n;
+	if (!process_alive(pid)) {
+		mem_forget(s, pid);
+		return -ESRCH;
+	}
+	return n < 0 ? -errno : -EIO;
+}
+
+static bool thread_alive(void *ctx, uint32_t pid, uint32_t tid)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	return !access(path, F_OK);
+}
+
+/* ---- ring ---- */
+static void advance(struct tet_bc *s, uint64_t now)
+{
+	if (now - s->last_pair_ns >= 10000000ull)
+		clock_pair(s);
+	tb_advance(s->tb, now);
+	s->last_advance_ns = now;
+}
+
+static int emit(void *ctx, const void *rec, size_t size)
+{
+	struct tet_bc *s = ctx;
+
+	return s->o.on_event(s->o.ctx, (void *)rec, size);
+}
+
+static int ring_cb(void *ctx, void *data, size_t size)
+{
+	struct tet_bc *s = ctx;
+	const struct tet_hdr *h = data;
+
+	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
+		uint64_t now = mono_ns();
+		int ret;
+
+		dump(s, 1, data, (uint32_t)size);
+		ret = tb_feed(s->tb, data, size);
+
+		if (ret == -ENOMEM)
+			return ret;
+		/* ring_buffer__consume() returns only once the ring is empty, which a busy target
+		 * may never let happen: keep the sweeps and the analysis going from here */
+		if (now - s->last_advance_ns >= 5000000ull)
+			advance(s, now);
+	}
+	return 0;
+}
+
+/* ---- attach ---- */
+static int add_link(struct tet_bc *s, struct bpf_link *l)
+{
+	struct bpf_link **v = realloc(s->links, (s->nlinks + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->links = v;
+	s->links[s->nlinks++] = l;
+	return 0;
+}
+
+static int add_fd(struct tet_bc *s, int fd)
+{
+	int *v = realloc(s->fds, (s->nfds + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->fds = v;
+	s->fds[s->nfds++] = fd;
+	return 0;
+}
+
+/* prog on n sites of one file, each with its semaphore. */
+static int attach_sites(struct tet_bc *s, struct bpf_program *prog, const struct tet_target *f,
+			const uint64_t *offs, const uint64_t *semas, size_t n, char *err, size_t len)
+{
+	pid_t pid = s->o.pid > 0 ? s->o.pid : 0;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	if (s->info.multi) {
+		int fd = tet_uprobe_multi(bpf_program__fd(prog), f->attach_path, offs, semas, NULL, n,
+					  false, pid);
+
+		if (fd < 0) {
+			seterr(err, len, "cannot attach tokio:%s (%zu sites) in %s: %s",
+			       prog == s->skel->progs.tet_batch ? "event_batch" : "sample_rate", n,
+			       f->path, strerror(-fd));
+			return fd;
+		}
+		ret = add_fd(s, fd);
+	} else {
+		for (size_t i = 0; i < n && !ret; i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)semas[i]);
+			struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid ? pid : -1,
+									     f->attach_path, offs[i], &uo);
+
+			if (!l) {
+				ret = -errno;
+				seterr(err, len, "cannot attach tokio:%s at offset 0x%llx of %s: %s%s%s",
+				       prog == s->skel->progs.tet_batch ? "event_batch" : "sample_rate",
+				       (unsigned long long)offs[i], f->path, strerror(-ret),
+				       *tet_libbpf_last_error() ? " — libbpf: " : "",
+				       tet_libbpf_last_error());
+				return ret;
+			}
+			ret = add_link(s, l);
+		}
+	}
+	if (ret)
+		seterr(err, len, "out of memory");
+	return ret;
+}
+
+static void detach_range(struct tet_bc *s, bool rate)
+{
+	/* links and fds of sample_rate sites come first in their arrays (attached first) */
+	size_t nl = 0, nf = 0;
+
+	if (rate) {
+		for (size_t i = 0; i < s->nlinks; i++)
+			bpf_link__destroy(s->links[i]);
+		for (size_t i = 0; i < s->nfds; i++)
+			close(s->fds[i]);
+		free(s->links);
+		free(s->fds);
+		s->links = NULL;
+		s->fds = NULL;
+		s->nlinks = s->nfds = s->nrate = 0;
+		return;
+	}
+	/* batch sites only: everything after the first nrate attachments */
+	if (s->info.multi)
+		nf = s->nrate;
+	else
+		nl = s->nrate;
+	for (size_t i = nl; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	for (size_t i = nf; i < s->nfds; i++)
+		close(s->fds[i]);
+	s->nlinks = nl;
+	s->nfds = nf;
+}
+
+int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct tet_targets *t,
+		char *err, size_t len)
+{
+	struct tb_opts to = { 0 };
+	struct tet_bc *s;
+	const struct tet_target *first = NULL;
+	int ret, fd;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	for (size_t i = 0; i < t->n && !first; i++)
+		if (t->v[i].nbatch)
+			first = &t->v[i];
+	if (!first) {
+		seterr(err, len, "%s has no tokio:event_batch probe (a build of the kit before batched capture?): use --capture per-event",
+		       t->exe ? t->exe : "the target");
+		free(s);
+		return -ENODATA;
+	}
+	if (o->sample_rate > 1) {
+		for (size_t i = 0; i < t->n; i++) {
+			if (t->v[i].nbatch && t->v[i].nrate != TET_RATE_BITS) {
+				seterr(err, len, "%s: tokio:sample_rate has %zu sites, %d expected: cannot set a sampling rate",
+				       t->v[i].path, t->v[i].nrate, TET_RATE_BITS);
+				free(s);
+				return -ENODATA;
+			}
+		}
+		if (o->sample_rate >= 1u << TET_RATE_BITS) {
+			seterr(err, len, "sampling rate %u too large for the probes (at most %u)",
+			       o->sample_rate, (1u << TET_RATE_BITS) - 1);
+			free(s);
+			return -ERANGE;
+		}
+	}
+	s->skel = tokio_usdt__open();
+	if (!s->skel) {
+		ret = -errno;
+		seterr(err, len, "cannot open the BPF object: %s", strerror(-ret));
+		goto fail;
+	}
+	s->skel->rodata->target_tgid = (uint32_t)(o->pid > 0 ? o->pid : 0);
+	s->info.multi = tet_uprobe_multi_works(first->attach_path, first->batch_off[0], o->pid,
+					       &s->info.why_single);
+	{
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, s->skel->obj)
+			bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
+						  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
+	}
+	if (s->info.multi) {
+		bpf_program__set_expected_attach_type(s->skel->progs.tet_batch, TET_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.tet_nop, TET_TRACE_UPROBE_MULTI);
+	}
+	ret = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)o->ringbuf_bytes);
+	if (ret) {
+		seterr(err, len, "ring buffer size %zu refused: %s", o->ringbuf_bytes, strerror(-ret));
+		goto fail;
+	}
+	ret = tokio_usdt__load(s->skel);
+	if (ret) {
+		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
+		       *tet_libbpf_last_error() ? " — libbpf: " : "", tet_libbpf_last_error());
+		goto fail;
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	s->percpu = s->ncpus > 0 ? calloc((size_t)s->ncpus, sizeof(*s->percpu)) : NULL;
+	if (!s->percpu) {
+		ret = -ENOMEM;
+		seterr(err, len, "out of memory");
+		goto fail;
+	}
+	/* in-place reads: allowed for this process? (--binary: checked per process later) */
+	s->info.sweeps = true;
+	if (o->pid > 0) {
+		fd = mem_fd(s, (uint32_t)o->pid);
+		if (fd < 0) {
+			s->info.sweeps = false;
+			s->info.why_no_sweeps = fd == -EACCES || fd == -EPERM ?
+				"no permission to read the process's memory (needs root or CAP_SYS_PTRACE)" :
+				"cannot open the process's memory";
+		}
+	}
+	to.emit = emit;
+	to.emit_ctx = s;
+	to.read = s->info.sweeps ? read_mem : NULL;
+	to.alive = thread_alive;
+	to.read_ctx = s;
+	s->tb = tb_new(&to);
+	if (getenv("TET_BATCH_DUMP")) {
+		s->dump = fopen(getenv("TET_BATCH_DUMP"), "we");
+		if (!s->dump)
+			fprintf(stderr, "tokio-ebpf-trace: TET_BATCH_DUMP %s: %s\n",
+				getenv("TET_BATCH_DUMP"), strerror(errno));
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
+	if (!s->tb || !s->rb) {
+		ret = s->tb ? -errno : -ENOMEM;
+		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
+		goto fail;
+	}
+	clock_pair(s);
+	/* the rate first, so a thread that starts recording reads it already set */
+	for (size_t i = 0; i < t->n && o->sample_rate > 1; i++) {
+		const struct tet_target *f = &t->v[i];
+		uint64_t offs[TET_RATE_BITS], semas[TET_RATE_BITS];
+		size_t n = 0;
+
+		if (!f->nbatch)
+			continue;
+		for (int bit = 0; bit < TET_RATE_BITS; bit++) {
+			if (o->sample_rate & (1u << bit)) {
+				offs[n] = f->rate_off[bit];
+				semas[n] = f->rate_sema[bit];
+				n++;
+			}
+		}
+		ret = attach_sites(s, s->skel->progs.tet_nop, f, offs, semas, n, err, len);
+		if (ret)
+			goto fail;
+		s->info.rate_sites += n;
+	}
+	s->nrate = s->info.multi ? s->nfds : s->nlinks;
+	{ /* two clock pairs a few ms apart before the first stamp can arrive */
+		struct timespec ts = { 0, 3000000 };
+
+		nanosleep(&ts, NULL);
+		clock_pair(s);
+	}
+	s->info.start_ns = mono_ns();
+	tb_set_start(s->tb, s->info.start_ns);
+	dump(s, 3, &s->info.start_ns, sizeof(s->info.start_ns));
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tet_target *f = &t->v[i];
+
+		ret = attach_sites(s, s->skel->progs.tet_batch, f, f->batch_off, f->batch_sema,
+				   f->nbatch, err, len);
+		if (ret)
+			goto fail;
+		s->info.sites += f->nbatch;
+	}
+	s->info.links = s->nlinks + s->nfds;
+	*out = s;
+	return 0;
+fail:
+	tet_bc_close(s);
+	return ret;
+}
+
+const struct tet_bc_info *tet_bc_info(const struct tet_bc *s)
+{
+	return &s->info;
+}
+
+const struct tb_stats *tet_bc_stats(const struct tet_bc *s)
+{
+	return tb_stats(s->tb);
+}
+
+struct tb *tet_bc_decoder(struct tet_bc *s)
+{
+	return s->tb;
+}
+
+size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max)
+{
+	struct bpf_program *progs[] = { s->skel->progs.tet_batch, s->skel->progs.tet_nop };
+	size_t n = 0;
+
+	for (size_t i = 0; i < 2 && n < max; i++) {
+		if (!tet_prog_id(progs[i], &ids[n]))
+			continue;
+		names[n++] = bpf_program__name(progs[i]);
+	}
+	return n;
+}
+
+int tet_bc_drain(struct tet_bc *s)
+{
+	uint64_t before = mono_ns();
+	int ret = s->rb ? ring_buffer__consume(s->rb) : 0;
+
+	if (ret < 0)
+		return ret;
+	tb_ring_drained(s->tb, before);
+	advance(s, mono_ns());
+	return ret;
+}
+
+int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum)
+{
+	const struct tb_stats *st = tb_stats(s->tb);
+	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), s->percpu, s->ncpus, sum);
+
+	if (ret)
+		return ret;
+	for (int i = 0; i < TET_EV_COUNT; i++) {
+		sum->drops[i] = sum->batch_lost[i];
+		sum->seen[i] = st->by_type[i] + sum->drops[i];
+	}
+	sum->read_errors = st->string_misses;
+	return 0;
+}
+
+void tet_bc_detach(struct tet_bc *s)
+{
+	uint64_t cutoff;
+
+	if (!s->nlinks && !s->nfds)
+		return;
+	cutoff = mono_ns();
+	tb_set_cutoff(s->tb, cutoff);
+	/* what is in the ring, then what the threads still hold, then stop them */
+	tet_bc_drain(s);
+	clock_pair(s);
+	tb_sweep_all(s->tb, mono_ns());
+	detach_range(s, false);
+	detach_range(s, true);
+	tet_bc_drain(s);
+	tb_finish(s->tb);
+}
+
+void tet_bc_close(struct tet_bc *s)
+{
+	if (!s)
+		return;
+	detach_range(s, true);
+	ring_buffer__free(s->rb);
+	tokio_usdt__destroy(s->skel);
+	tb_free(s->tb);
+	if (s->dump)
+		fclose(s->dump);
+	for (size_t i = 0; i < s->nmem; i++)
+		close(s->mem[i].fd);
+	free(s->percpu);
+	free(s);
+}

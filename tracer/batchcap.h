@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * batchcap.h — the batched capture session: tet_batch (bpf/tokio_usdt.bpf.c) on the
+ * tokio:event_batch sites, tet_nop on the tokio:sample_rate sites that spell the sampling
+ * rate, the ring buffer, and the decode stage (batch.h) that turns batches into the
+ * analyzer's events. attach.c drives it behind the tet_session API.
+ */
+#ifndef TET_BATCHCAP_H
+#define TET_BATCHCAP_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "batch.h"
+#include "events.h"
+
+struct tet_targets;
+
+typedef int (*tet_bc_event_fn)(void *ctx, void *data, size_t size);
+
+struct tet_bc_opts {
+	pid_t pid;               /* > 0: only this process; 0: every process running the file */
+	size_t ringbuf_bytes;
+	uint32_t sample_rate;    /* one task in N (1: every task) */
+	tet_bc_event_fn on_event;
+	void *ctx;
+};
+
+struct tet_bc_info {
+	bool multi;              /* attached with uprobe_multi links */
+	const char *why_single;
+	size_t sites;            /* event_batch sites attached */
+	size_t rate_sites;       /* sample_rate sites attached (the rate's 1 bits) */
+	size_t links;
+	bool sweeps;             /* threads' buffers readable in place (/proc/PID/mem) */
+	const char *why_no_sweeps;
+	uint64_t start_ns;       /* capture start: every site attached from here on */
+};
+
+struct tet_bc;
+
+int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct tet_targets *t,
+		char *err, size_t len);
+const struct tet_bc_info *tet_bc_info(const struct tet_bc *s);
+const struct tb_stats *tet_bc_stats(const struct tet_bc *s);
+struct tb *tet_bc_decoder(struct tet_bc *s);
+size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max);
+/* Consumes the ring buffer, reads the buffers of quiet threads, delivers what is in order. */
+int tet_bc_drain(struct tet_bc *s);
+/* Per probe: events delivered (seen), events of lost batches (drops), as tet_counters; the
+ * BPF side's batch counters too. */
+int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum);
+/* Ends the capture at this instant: later records are left out; reads what the threads still
+ * hold, detaches (the kernel resets the semaphores), drains and delivers everything. */
+void tet_bc_detach(struct tet_bc *s);
+void tet_bc_close(struct tet_bc *s);
+
+#endif
