@@ -50,7 +50,9 @@ struct tet_hdr {
 
 /* Every probe except task_spawn. Field use by type:
  *   POLL_BEGIN   task_id header_ptr  a = worker (s32 sign-extended; -1 = not a worker)
- *   POLL_END     task_id header_ptr  a = poll result code
+ *   POLL_END     task_id header_ptr  a = poll result code, b = the poll's yields when
+ *                                    they are not separate YIELD records (batched capture:
+ *                                    yield_now count bits 0-15, coop budget bits 16-31)
  *   YIELD        task_id             a = yield reason code
  *   WAKE         task_id header_ptr  a = by_ref
  *   WAKER_CLONE  task_id header_ptr

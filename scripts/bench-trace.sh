@@ -1,151 +1,259 @@
 #!/bin/bash
 # bench-trace.sh — `make bench`: what tracing costs the traced process, as ratios measured side by
-# side in one run (not a test).
+# side in one run (not a test; the machine is shared and noisy, so rounds are interleaved and
+# medians reported).
 #
-# Workload: `sample-service yield-workload --tasks T --yields Y --workers W` (T×(Y+1) polls, every
-# poll a yield_now: the most probe-dense workload there is); it prints ns_per_poll. Configurations,
-# interleaved round-robin over BENCH_REPS repetitions (median reported, so drift hits all alike):
-#   stock              stock Tokio
-#   usdt, untraced     the probe-patched build, no tracer (semaphores 0: one load+branch a site)
-#   traced: CLASS      the patched build traced with --probes CLASS (spawn, poll, yield, wake,
-#                      waker, terminate, worker), attached by path before the process starts
-#   traced: all        every probe
-#   traced: poll,wake,terminate   the patched build, the probe classes the uprobe fallback has
-#   fallback           the stock build traced through uprobes on Tokio's task functions
-#                      (--mode uprobe: raw::poll entry+return, wakes, Harness::complete)
-# Per-event overhead, fallback vs USDT: (ns/poll traced − ns/poll of the same build untraced) ×
-# polls / events, for "fallback" (vs stock) and "traced: poll,wake,terminate" (vs usdt untraced).
-# Also: events per run, drops, the tracer's CPU time per event (the consumer's cost, hence the
-# event rate one core sustains) and the event rate the traced runs reached with 0 drops.
+# 1. Yield workload, `sample-service yield-workload --tasks 1000 --yields 1000 --workers 2` on
+#    Tokio LINE (every poll a yield_now: the most event-dense workload there is; it prints
+#    ns_per_poll). Configurations:
+#      stock              stock Tokio
+#      tokio-console      the same workload built with console-subscriber (--cfg tokio_unstable,
+#                         console_subscriber::init(), no client attached)
+#      usdt, untraced     the probe-patched build, no tracer
+#      per-event          traced with --capture per-event --probes all (one probe hit per event)
+#      batched            traced with batched capture (the default), every task
+#      batched 1/100      batched, --sample-rate 100
+#      fallback           the stock build through uprobes (--mode uprobe)
+#    Traced runs attach by path before the process starts (--binary), with the tracer's defaults
+#    (nice 10, 64M ring for batched). Also per traced run: events, drops, the tracer's CPU per
+#    event and its peak memory (VmHWM).
+# 2. HTTP at saturation: `sample-service serve --workers 1`, wrk (2 threads, 16 connections, 5 s)
+#    on GET /, requests/s for stock, untraced, batched, per-event and batched 1/100.
+# 3. The consumer on one core: a batched capture of the yield workload dumped (TET_BATCH_DUMP),
+#    replayed through the decode stage and the analyzer (build/tests/batch_replay).
+# 4. The clock: ns per rdtsc and per clock_gettime on this machine (batched capture stamps each
+#    poll's begin and end).
 #
-# Environment: BENCH_LINE (1.53) BENCH_TASKS (32) BENCH_YIELDS (5000) BENCH_WORKERS (2)
-#              BENCH_REPS (5) BENCH_CLASSES ("spawn poll yield wake waker terminate worker all")
-# Output: the table on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
+# Environment: BENCH_LINE (1.53) BENCH_TASKS (1000) BENCH_YIELDS (1000) BENCH_WORKERS (2)
+#              BENCH_REPS (5) BENCH_HTTP_REPS (3) BENCH_HTTP_SECS (5) BENCH_SKIP (space-separated
+#              parts to skip: yield http replay)
+# Output: the tables on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$ROOT/build"
 TRACER="$BUILD/bin/tokio-ebpf-trace"
 LINE=${BENCH_LINE:-1.53}
-TASKS=${BENCH_TASKS:-32}
-YIELDS=${BENCH_YIELDS:-5000}
+TASKS=${BENCH_TASKS:-1000}
+YIELDS=${BENCH_YIELDS:-1000}
 WORKERS=${BENCH_WORKERS:-2}
 REPS=${BENCH_REPS:-5}
-CLASSES=(${BENCH_CLASSES:-spawn poll yield wake waker terminate worker all poll,wake,terminate})
+HTTP_REPS=${BENCH_HTTP_REPS:-3}
+HTTP_SECS=${BENCH_HTTP_SECS:-5}
+SKIP=" ${BENCH_SKIP:-} "
 STOCK="$BUILD/sample-service/tokio-$LINE/stock/sample-service"
 USDT="$BUILD/sample-service/tokio-$LINE/usdt/sample-service"
+CONSOLE="$BUILD/cargo/tokio-$LINE-console/release/sample-service"
+REPLAY="$BUILD/tests/batch_replay"
 OUT="$BUILD/bench"
 die() { echo "bench-trace: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF)"
-for f in "$TRACER" "$STOCK" "$USDT"; do [ -x "$f" ] || die "missing $f (run 'make')"; done
+for f in "$TRACER" "$STOCK" "$USDT" "$REPLAY"; do [ -x "$f" ] || die "missing $f (run 'make')"; done
+command -v wrk > /dev/null || die "wrk missing (make deps installs it)"
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
-TRACER_PID=""
-cleanup() { [ -n "$TRACER_PID" ] && kill -INT "$TRACER_PID" 2>/dev/null; rm -rf "$TMP"; }
+TRACER_PID="" SVC_PID=""
+cleanup() {
+    [ -n "$TRACER_PID" ] && kill -INT "$TRACER_PID" 2>/dev/null
+    [ -n "$SVC_PID" ] && kill -TERM "$SVC_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
 trap cleanup EXIT
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 RAW="$OUT/trace-tokio-$LINE-$stamp.tsv"
 TXT="$OUT/trace-tokio-$LINE-$stamp.txt"
-printf 'rep\tconfig\tns_per_poll\tevents\tdrops\ttracer_cpu_ns\telapsed_ns\n' > "$RAW"
+printf 'part\trep\tconfig\tvalue\tevents\tdrops\ttracer_cpu_ns\ttracer_hwm_kb\telapsed_ns\n' > "$RAW"
 CLK_TCK=$(getconf CLK_TCK)
 WL=(yield-workload --tasks "$TASKS" --yields "$YIELDS" --workers "$WORKERS")
 
-cpu_ns() {  # cpu_ns PID: user+system CPU time of PID so far, ns
+# the tokio-console build: its crates (Debian sid's console-subscriber closure) are vendored here,
+# not by make deps
+if [[ "$SKIP" != *" yield "* ]]; then
+    "$ROOT/scripts/vendor-crates.sh" sid-console || die "cannot vendor the console-subscriber crates"
+    (cd "$ROOT/sample-service/lines/tokio-$LINE-console" &&
+        cargo build --release --locked --quiet --target-dir "$BUILD/cargo/tokio-$LINE-console") ||
+        die "build of the tokio-console configuration failed"
+fi
+
+cpu_ns() {  # user+system CPU time of PID so far, ns
     awk -v t="$CLK_TCK" '{ sub(/.*\) /, ""); print ($12 + $13) * 1000000000 / t }' "/proc/$1/stat"
 }
+hwm_kb() { awk '/^VmHWM:/{print $2}' "/proc/$1/status"; }
 
-run_one() {  # run_one REP CONFIG: appends a line to $RAW
-    local rep=$1 cfg=$2 bin=$USDT line ns events=- drops=- cpu=- el
+tracer_start() {  # tracer_start ARGS…: starts the tracer, waits until it is attached
+    "$TRACER" "$@" -q -o "$TMP/r.json" > /dev/null 2> "$TMP/t.err" &
+    TRACER_PID=$!
+    for _ in $(seq 200); do grep -q attached "$TMP/t.err" && break; sleep 0.05; done
+    grep -q attached "$TMP/t.err" || die "tracer did not attach ($*): $(cat "$TMP/t.err")"
+}
+tracer_stop() {  # sets ev dr cpu hwm: events, drops, CPU ns, peak RSS KiB
+    cpu=$(cpu_ns "$TRACER_PID"); hwm=$(hwm_kb "$TRACER_PID")
+    kill -INT "$TRACER_PID"; wait "$TRACER_PID" || die "tracer failed: $(cat "$TMP/t.err")"
+    TRACER_PID=""
+    ev=$(jq .totals.events "$TMP/r.json"); dr=$(jq .totals.drops "$TMP/r.json")
+}
+
+# ---- 1. the yield workload ----
+yield_one() {  # yield_one REP CONFIG
+    local rep=$1 cfg=$2 bin=$USDT line ns el ev=- dr=- cpu=- hwm=-
     case "$cfg" in
     stock) bin=$STOCK ;;
+    tokio-console) bin=$CONSOLE ;;
     usdt) ;;
-    traced-*|fallback)
-        if [ "$cfg" = fallback ]; then
-            bin=$STOCK
-            "$TRACER" --binary "$STOCK" --mode uprobe -q -o "$TMP/r.json" > /dev/null 2> "$TMP/t.err" &
-        else
-            "$TRACER" --binary "$USDT" --probes "${cfg#traced-}" -q -o "$TMP/r.json" \
-                > /dev/null 2> "$TMP/t.err" &
-        fi
-        TRACER_PID=$!
-        for _ in $(seq 200); do grep -q attached "$TMP/t.err" && break; sleep 0.05; done
-        grep -q attached "$TMP/t.err" || die "tracer did not attach: $(cat "$TMP/t.err")"
-        ;;
+    per-event) tracer_start --binary "$USDT" --capture per-event --probes all ;;
+    batched) tracer_start --binary "$USDT" ;;
+    batched-1/100) tracer_start --binary "$USDT" --sample-rate 100 ;;
+    fallback) bin=$STOCK; tracer_start --binary "$STOCK" --mode uprobe ;;
     esac
     line=$("$bin" "${WL[@]}") || die "workload failed ($cfg)"
     ns=$(sed -n 's/.*ns_per_poll=\([0-9.]*\).*/\1/p' <<< "$line")
     el=$(sed -n 's/.*elapsed_ns=\([0-9]*\).*/\1/p' <<< "$line")
     if [ -n "$TRACER_PID" ]; then
-        cpu=$(cpu_ns "$TRACER_PID")
-        kill -INT "$TRACER_PID"; wait "$TRACER_PID" || die "tracer failed ($cfg): $(cat "$TMP/t.err")"
-        TRACER_PID=""
-        events=$(jq .totals.events "$TMP/r.json"); drops=$(jq .totals.drops "$TMP/r.json")
+        sleep 0.5   # let the tracer catch up with what the ring holds
+        tracer_stop
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$events" "$drops" "$cpu" "$el" >> "$RAW"
+    printf 'yield\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" >> "$RAW"
 }
+if [[ "$SKIP" != *" yield "* ]]; then
+    YCONF=(stock tokio-console usdt per-event batched batched-1/100 fallback)
+    echo "bench-trace: yield workload, tokio $LINE, ${WL[*]}, $REPS rounds of ${#YCONF[@]} configurations…" >&2
+    "$USDT" "${WL[@]}" > /dev/null; "$STOCK" "${WL[@]}" > /dev/null   # warm-up
+    for rep in $(seq "$REPS"); do
+        for cfg in "${YCONF[@]}"; do yield_one "$rep" "$cfg"; done
+        echo "bench-trace: yield round $rep/$REPS done" >&2
+    done
+fi
 
-CONFIGS=(stock usdt)
-for c in "${CLASSES[@]}"; do CONFIGS+=("traced-$c"); done
-CONFIGS+=(fallback)
-echo "bench-trace: tokio $LINE, ${WL[*]}, $REPS rounds of ${#CONFIGS[@]} configurations…" >&2
-"$USDT" "${WL[@]}" > /dev/null   # warm-up (page cache, CPU frequency)
-"$STOCK" "${WL[@]}" > /dev/null
-for rep in $(seq "$REPS"); do
-    for cfg in "${CONFIGS[@]}"; do run_one "$rep" "$cfg"; done
-    echo "bench-trace: round $rep/$REPS done" >&2
-done
+# ---- 2. HTTP at saturation ----
+http_one() {  # http_one REP CONFIG
+    local rep=$1 cfg=$2 bin=$USDT addr rps ev=- dr=- cpu=- hwm=-
+    [ "$cfg" = stock ] && bin=$STOCK
+    "$bin" serve --workers 1 > "$TMP/svc.out" 2> "$TMP/svc.err" &
+    SVC_PID=$!
+    for _ in $(seq 100); do grep -q '^listening on' "$TMP/svc.out" && break; sleep 0.05; done
+    addr=$(sed -n 's/^listening on //p' "$TMP/svc.out")
+    [ -n "$addr" ] || die "the service did not start ($cfg): $(cat "$TMP/svc.err")"
+    case "$cfg" in
+    per-event) tracer_start --pid "$SVC_PID" --capture per-event --probes all ;;
+    batched) tracer_start --pid "$SVC_PID" ;;
+    batched-1/100) tracer_start --pid "$SVC_PID" --sample-rate 100 ;;
+    esac
+    wrk -t2 -c16 -d1s "http://$addr/" > /dev/null 2>&1   # warm-up
+    rps=$(wrk -t2 -c16 -d"${HTTP_SECS}s" "http://$addr/" 2>&1 | awk '/^Requests\/sec:/{print $2}')
+    [ -n "$rps" ] || die "wrk measured nothing ($cfg)"
+    [ -n "$TRACER_PID" ] && tracer_stop
+    kill -TERM "$SVC_PID"; wait "$SVC_PID" 2>/dev/null; SVC_PID=""
+    printf 'http\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\n' "$rep" "$cfg" "$rps" "$ev" "$dr" "$cpu" "$hwm" >> "$RAW"
+}
+if [[ "$SKIP" != *" http "* ]]; then
+    HCONF=(stock usdt batched per-event batched-1/100)
+    echo "bench-trace: HTTP at saturation (wrk -t2 -c16 -d${HTTP_SECS}s, serve --workers 1), $HTTP_REPS rounds…" >&2
+    for rep in $(seq "$HTTP_REPS"); do
+        for cfg in "${HCONF[@]}"; do http_one "$rep" "$cfg"; done
+        echo "bench-trace: HTTP round $rep/$HTTP_REPS done" >&2
+    done
+fi
 
-python3 - "$RAW" "$LINE" "$TASKS" "$YIELDS" "$WORKERS" "$REPS" "$(nproc)" "$(uname -r)" > "$TXT" <<'PY'
-import statistics, sys
-raw, line, tasks, yields, workers, reps, ncpu, kernel = sys.argv[1:]
+# ---- 3. the consumer on one core ----
+REPLAY_LINE=""
+if [[ "$SKIP" != *" replay "* ]]; then
+    echo "bench-trace: consumer: dumping a batched capture of the yield workload, replaying it…" >&2
+    TET_BATCH_DUMP="$TMP/yield.dump" "$TRACER" --binary "$USDT" --ringbuf-size 256M -q \
+        -o "$TMP/d.json" > /dev/null 2> "$TMP/d.err" &
+    TRACER_PID=$!
+    for _ in $(seq 200); do grep -q attached "$TMP/d.err" && break; sleep 0.05; done
+    "$USDT" "${WL[@]}" > /dev/null
+    sleep 1; kill -INT "$TRACER_PID"; wait "$TRACER_PID"; TRACER_PID=""
+    REPLAY_LINE=$("$REPLAY" "$TMP/yield.dump" 3)
+    REPLAY_LINE="$REPLAY_LINE $(jq -c '{live_drops: .totals.drops}' "$TMP/d.json")"
+fi
+
+# ---- 4. the clock ----
+cat > "$TMP/clk.c" <<'EOF'
+#include <stdio.h>
+#include <time.h>
+#include <x86intrin.h>
+static unsigned long long ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000ull + t.tv_nsec; }
+int main(void) {
+	const int n = 10000000; volatile unsigned long long s = 0; unsigned long long t0 = ns();
+	for (int i = 0; i < n; i++) s += __rdtsc();
+	unsigned long long t1 = ns();
+	for (int i = 0; i < n; i++) s += ns();
+	printf("%.1f %.1f\n", (t1 - t0) / (double)n, (ns() - t1) / (double)n);
+	return 0;
+}
+EOF
+CLOCK=$(cc -O2 -o "$TMP/clk" "$TMP/clk.c" && "$TMP/clk")
+
+python3 - "$RAW" "$LINE" "$TASKS" "$YIELDS" "$WORKERS" "$REPS" "$HTTP_REPS" "$(nproc)" "$(uname -r)" \
+    "$REPLAY_LINE" "$CLOCK" > "$TXT" <<'PY'
+import json, statistics, sys
+raw, line, tasks, yields, workers, reps, hreps, ncpu, kernel, replay, clock = sys.argv[1:]
 rows = [l.rstrip('\n').split('\t') for l in open(raw)][1:]
-by = {}
-for rep, cfg, ns, ev, dr, cpu, el in rows:
-    by.setdefault(cfg, []).append((float(ns), ev, dr, cpu, el))
-med = lambda v: statistics.median(v)
-stock = med([r[0] for r in by['stock']])
-untraced = med([r[0] for r in by['usdt']])
+med = statistics.median
+def runs(part, cfg): return [r for r in rows if r[0] == part and r[2] == cfg]
+def mv(part, cfg):
+    v = [float(r[3]) for r in runs(part, cfg)]
+    return med(v) if v else None
+def verdict(ok): return "met" if ok else "NOT met"
 polls = int(tasks) * (int(yields) + 1)
-print(f"tokio-ebpf-trace bench: tokio {line}, yield-workload --tasks {tasks} --yields {yields} "
-      f"--workers {workers} ({polls} polls/run), median of {reps} interleaved runs; "
-      f"{ncpu} CPUs, kernel {kernel}")
-print(f"{'configuration':<20} {'ns/poll':>9} {'× stock':>8} {'× untraced':>11} {'events/run':>11} "
-      f"{'drops':>6} {'tracer ns/event':>16} {'events/s':>11}")
-best_rate, costs = 0.0, []
-for cfg in by:
-    v = by[cfg]
-    ns = med([r[0] for r in v])
-    name = {'stock': 'stock', 'usdt': 'usdt, untraced', 'fallback': 'fallback (stock)'}.get(cfg, cfg.replace('traced-', 'traced: '))
-    ev = [int(r[1]) for r in v if r[1] != '-']
-    dr = [int(r[2]) for r in v if r[2] != '-']
-    cpu = [float(r[3]) / int(r[1]) for r in v if r[3] != '-' and r[1] != '-' and int(r[1])]
-    rate = [int(r[1]) / (int(r[4]) / 1e9) for r in v if r[1] != '-' and r[4] and int(r[2]) == 0]
-    if rate: best_rate = max(best_rate, max(rate))
-    if cpu and cfg == 'traced-all': costs = cpu
-    print(f"{name:<20} {ns:>9.1f} {ns / stock:>8.2f} {ns / untraced:>11.2f} "
-          f"{(str(int(med(ev))) if ev else '-'):>11} {(str(sum(dr)) if dr else '-'):>6} "
-          f"{(f'{med(cpu):.0f}' if cpu else '-'):>16} {(f'{med(rate):.0f}' if rate else '-'):>11}")
-print()
-print("ns/poll: the workload's own wall-clock time per poll (it prints ns_per_poll). × stock and "
-      "× untraced are ratios of medians from this run.")
-print("tracer ns/event: CPU time (user+system) of the tracer process per event it analyzed during "
-      "the workload — the consumer's cost; events/s: events the traced run produced per second "
-      "of workload, drops summed over all runs.")
-def per_event(cfg, base):
-    v = by.get(cfg)
-    ev = [int(r[1]) for r in (v or []) if r[1] != '-' and int(r[1])]
-    if not v or not ev:
-        return None
-    return (med([r[0] for r in v]) - base) * polls / med(ev)
-fb = per_event('fallback', stock)
-us = per_event('traced-poll,wake,terminate', untraced)
-if fb is not None and us is not None:
-    print(f"per-event overhead on the traced process (same probe classes: poll, wake, terminate): "
-          f"uprobe fallback {fb:.0f} ns, USDT {us:.0f} ns → fallback/USDT = {fb / us:.2f}")
-if costs:
-    c = med(costs)
-    print(f"consumer: {c:.0f} ns of CPU per event → one core sustains ~{1e9 / c / 1e6:.1f} M events/s; "
-          f"highest rate reached with 0 drops in these runs: {best_rate / 1e6:.2f} M events/s")
+print(f"tokio-ebpf-trace bench: tokio {line}; {ncpu} CPUs, kernel {kernel}")
+stock = mv('yield', 'stock')
+if stock:
+    untraced = mv('yield', 'usdt')
+    print(f"\n1. yield workload: yield-workload --tasks {tasks} --yields {yields} --workers {workers} "
+          f"({polls} polls/run), median of {reps} interleaved rounds")
+    print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'events/run':>11} {'drops':>7} "
+          f"{'tracer ns/event':>16} {'tracer peak RSS':>16}")
+    names = {'usdt': 'usdt, untraced'}
+    for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-1/100', 'fallback']:
+        v = runs('yield', cfg)
+        if not v: continue
+        ns = mv('yield', cfg)
+        ev = [int(r[4]) for r in v if r[4] != '-']
+        dr = [int(r[5]) for r in v if r[5] != '-']
+        cpu = [float(r[6]) / int(r[4]) for r in v if r[6] != '-' and r[4] != '-' and int(r[4])]
+        hwm = [int(r[7]) for r in v if r[7] != '-']
+        print(f"{names.get(cfg, cfg):<16} {ns:>9.1f} {ns / stock:>8.2f} "
+              f"{(str(int(med(ev))) if ev else '-'):>11} {(str(sum(dr)) if dr else '-'):>7} "
+              f"{(f'{med(cpu):.0f}' if cpu else '-'):>16} {(f'{max(hwm) / 1024:.0f} MiB' if hwm else '-'):>16}")
+    b, s = mv('yield', 'batched'), mv('yield', 'batched-1/100')
+    print("targets (yield workload):")
+    if b: print(f"  batched ≤ 1.5× stock: {b / stock:.2f}× — {verdict(b / stock <= 1.5)}; must not exceed 2×: {verdict(b / stock <= 2)}")
+    if s: print(f"  --sample-rate 100 ≤ 1.05×: {s / stock:.2f}× — {verdict(s / stock <= 1.05)}")
+    if untraced: print(f"  untraced ≤ 1.02×: {untraced / stock:.2f}× — {verdict(untraced / stock <= 1.02)}")
+    pe = mv('yield', 'per-event')
+    if pe and b: print(f"  batched vs per-event: {pe / b:.1f}× cheaper per poll")
+hs = mv('http', 'stock')
+if hs:
+    print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds")
+    print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'events':>10} {'drops':>7}")
+    for cfg in ['stock', 'usdt', 'batched', 'per-event', 'batched-1/100']:
+        v = runs('http', cfg)
+        if not v: continue
+        rps = mv('http', cfg)
+        ev = [int(r[4]) for r in v if r[4] != '-']
+        dr = [int(r[5]) for r in v if r[5] != '-']
+        print(f"{({'usdt': 'usdt, untraced'}).get(cfg, cfg):<16} {rps:>11.0f} {rps / hs:>9.3f} "
+              f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7}")
+    b, s = mv('http', 'batched'), mv('http', 'batched-1/100')
+    print("targets (HTTP):")
+    if b: print(f"  batched ≥ 95 % of stock: {100 * b / hs:.1f} % — {verdict(b / hs >= 0.95)}")
+    if s: print(f"  sampled 1/100 ≥ 99.7 % of stock: {100 * s / hs:.1f} % — {verdict(s / hs >= 0.997)}")
+if replay:
+    parts = replay.split(' ', 1)
+    r = json.loads(parts[0]); live = json.loads(parts[1]) if len(parts) > 1 else {}
+    print(f"\n3. consumer on one core (a dumped batched capture of the yield workload, replayed through "
+          f"the decode stage and the analyzer, fastest of 3): {r['events']} events in {r['batches']} batches, "
+          f"{r['ns_per_event']:.0f} ns/event = {r['events_per_s'] / 1e6:.1f} M events/s; "
+          f"drops in the live capture: {live.get('live_drops', '?')}")
+    print(f"  target ≥ 5 M events/s on one core with 0 drops: "
+          f"{verdict(r['events_per_s'] >= 5e6 and live.get('live_drops', 1) == 0)}")
+if clock:
+    rdtsc, cg = clock.split()
+    print(f"\n4. clock on this machine: rdtsc {rdtsc} ns, clock_gettime {cg} ns. Batched capture stamps "
+          f"each poll's begin and end: 2 × {rdtsc} ns = {2 * float(rdtsc):.0f} ns per poll"
+          + (f" ({2 * float(rdtsc) / stock:.2f}× of a stock poll of the yield workload)" if stock else ""))
 PY
 cat "$TXT"
 echo "bench-trace: written to ${TXT#$ROOT/} (raw runs: ${RAW#$ROOT/})" >&2

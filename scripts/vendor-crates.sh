@@ -2,7 +2,8 @@
 # vendor-crates.sh SUITE [ROOT_PACKAGE...]
 #
 # Makes a cargo "directory" source of Debian's packaged Rust crates for one Debian suite
-# (bookworm → tokio 1.24, trixie → 1.43, sid → 1.53) under .cache/crates/SUITE/, without
+# (bookworm → tokio 1.24, trixie → 1.43, sid → 1.53; sid-console: sid's console-subscriber
+# closure, for `make bench` only) under .cache/crates/SUITE/, without
 # touching the system: a private apt configuration (own lists, own empty dpkg status) whose
 # mirror is read from the system's apt sources at run time, `apt-get download`, `dpkg -x`.
 #
@@ -19,9 +20,10 @@ if [ "${1:-}" = "--update" ]; then UPDATE=1; shift; fi
 SUITE=${1:-}; [ -n "$SUITE" ] || die "usage: vendor-crates.sh [--update] SUITE"
 shift
 case "$SUITE" in
-    bookworm|trixie|sid) ;;
-    *) die "unknown suite '$SUITE' (supported: bookworm trixie sid)";;
+    bookworm|trixie|sid|sid-console) ;;
+    *) die "unknown suite '$SUITE' (supported: bookworm trixie sid sid-console)";;
 esac
+DIST=${SUITE%%-*}   # the Debian suite the packages come from
 PINS="$ROOT/crates/$SUITE.pkgs"
 ROOTS_FILE="$ROOT/crates/$SUITE.roots"
 [ -f "$ROOTS_FILE" ] || die "$ROOTS_FILE: missing root package list"
@@ -55,7 +57,7 @@ mkdir -p "$APTDIR"/{lists/partial,archives/partial,cache,etc,debs}
 : > "$APTDIR/status"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -f "$KEYRING" ] || die "$KEYRING: missing (install debian-archive-keyring)"
-echo "deb [signed-by=$KEYRING] $(mirror) $SUITE main" > "$APTDIR/etc/sources.list"
+echo "deb [signed-by=$KEYRING] $(mirror) $DIST main" > "$APTDIR/etc/sources.list"
 
 apt_() {
     apt-get -q -o Dir::State::Lists="$APTDIR/lists" -o Dir::State::status="$APTDIR/status" \

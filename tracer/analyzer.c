@@ -196,6 +196,7 @@ struct analyzer {
 	bool wakers_unreliable;  /* events that live waker counts rely on were dropped */
 	/* the task of the previous lookup: a poll's begin, yields and end come back to back */
 	struct { uint32_t pid; uint64_t key; struct task *t; } memo;
+	uint32_t last_runtime_pid, last_runtime_tid; /* the last thread runtime_tid_add saw */
 };
 
 void an_opts_default(struct an_opts *o)
@@ -452,8 +453,12 @@ static struct an_site *site_get(struct analyzer *a, const struct tet_spawn_rec *
 /* ---- workers and runtime threads ---- */
 static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t index, uint64_t ts)
 {
-	struct an_worker *w = htab_get(&a->workers, pid, (uint32_t)index);
+	struct an_worker *w;
 
+	for (size_t i = 0; i < a->nworkers && i < 4; i++) /* few workers: the common case */
+		if (a->workerv[i]->pid == pid && a->workerv[i]->index == index)
+			return a->workerv[i];
+	w = htab_get(&a->workers, pid, (uint32_t)index);
 	if (w)
 		return w;
 	if (grow((void **)&a->workerv, &a->workers_cap, a->nworkers + 1, sizeof(*a->workerv)))
@@ -474,8 +479,12 @@ static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t in
 
 static void runtime_tid_add(struct analyzer *a, uint32_t pid, uint32_t tid)
 {
+	if (a->last_runtime_pid == pid && a->last_runtime_tid == tid)
+		return;
 	if (!htab_get(&a->runtime_tids, pid, tid))
 		htab_put(&a->runtime_tids, pid, tid, (void *)1);
+	a->last_runtime_pid = pid;
+	a->last_runtime_tid = tid;
 }
 
 /* ---- findings, tops, timeline ---- */
@@ -786,6 +795,18 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	tl_push(a, &(struct an_tl_rec){ .ts = t->poll_begin, .end = r->h.ts, .task_id = t->s.task_id,
 				       .header_ptr = t->s.header_ptr, .pid = r->h.pid, .tid = t->poll_tid, .worker = t->poll_worker,
 				       .type = AN_TL_POLL, .code = (uint8_t)result });
+	if (r->b) { /* batched capture: the poll's yields ride on its end */
+		uint64_t now = r->b & 0xffff, coop = (r->b >> 16) & 0xffff;
+
+		t->s.yields[AN_YIELD_NOW] += now;
+		t->site->yields[AN_YIELD_NOW] += now;
+		t->s.yields[AN_YIELD_COOP] += coop;
+		t->site->yields[AN_YIELD_COOP] += coop;
+		a->t.yields += now + coop;
+		a->t.by_type[TET_EV_YIELD] += now + coop;
+		if (now + coop)
+			t->yielded_in_poll = true;
+	}
 	if (t->self_woke_in_poll && !t->yielded_in_poll) {
 		t->s.self_wake_polls++;
 		t->site->self_wake_polls++;

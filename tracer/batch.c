@@ -105,8 +105,13 @@ struct tb {
 	size_t strings_cap, nstrings;
 	struct pair pairs[PAIRS_MAX];
 	size_t npairs, pairs_head;  /* ring, oldest at pairs_head */
-	struct ev *tmp;             /* one batch's events */
+	/* one batch's events, decoded in place after the end of their thread's queue */
+	struct thread *stage;
+	struct ev *tmp;
 	size_t ntmp, tmp_cap;
+	uint64_t stage_lo, stage_hi; /* the staged events' times span at most this */
+	struct ev *scratch;         /* for the rare merge of a batch into earlier held events */
+	size_t scratch_cap;
 	size_t drops[64];           /* tmp indices of drops waiting for the next stamp */
 	size_t ndrops;
 	struct thread **heap;
@@ -273,12 +278,43 @@ static int ev_cmp(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* Moves the batch's events (b->tmp, any order) into the thread's sorted queue. */
+/* Staging: a batch's events are decoded right after the end of their thread's queue (room for
+ * `expect` of them), then sorted and taken into it (queue_merge). */
+static int stage_begin(struct tb *b, struct thread *t, size_t expect)
+{
+	if (queue_reserve(t, expect))
+		return -ENOMEM;
+	b->stage = t;
+	b->tmp = t->q + t->qhead + t->qlen;
+	b->tmp_cap = t->qcap - t->qhead - t->qlen;
+	b->ntmp = 0;
+	b->stage_lo = UINT64_MAX;
+	b->stage_hi = 0;
+	return 0;
+}
+
+static int stage_grow(struct tb *b)
+{
+	struct thread *t = b->stage;
+	int ret;
+
+	t->qlen += b->ntmp; /* the staged events move with the queue */
+	ret = queue_reserve(t, 256);
+	t->qlen -= b->ntmp;
+	if (ret)
+		return ret;
+	b->tmp = t->q + t->qhead + t->qlen;
+	b->tmp_cap = t->qcap - t->qhead - t->qlen;
+	return 0;
+}
+
+/* Takes the staged events (any order) into the thread's sorted queue. */
 static int queue_merge(struct tb *b, struct thread *t)
 {
-	struct ev *q;
+	struct ev *q = t->q + t->qhead, *nw = b->tmp;
 	size_t i, n = b->ntmp;
 
+	b->ntmp = 0;
 	if (!n)
 		return 0;
 	/* nearly sorted: a poll's begin moves back over the few events inside it (a long poll
@@ -287,39 +323,42 @@ static int queue_merge(struct tb *b, struct thread *t)
 		struct ev x;
 		size_t j = i;
 
-		if (ev_cmp(&b->tmp[i - 1], &b->tmp[i]) <= 0)
+		if (ev_cmp(&nw[i - 1], &nw[i]) <= 0)
 			continue;
-		x = b->tmp[i];
-		while (j > 0 && ev_cmp(&b->tmp[j - 1], &x) > 0) {
-			b->tmp[j] = b->tmp[j - 1];
+		x = nw[i];
+		while (j > 0 && ev_cmp(&nw[j - 1], &x) > 0) {
+			nw[j] = nw[j - 1];
 			j--;
 		}
-		b->tmp[j] = x;
+		nw[j] = x;
 	}
-	if (queue_reserve(t, n))
-		return -ENOMEM;
-	q = t->q + t->qhead;
-	if (!t->qlen || ev_cmp(&q[t->qlen - 1], &b->tmp[0]) <= 0) {
-		memcpy(q + t->qlen, b->tmp, n * sizeof(*q));
-	} else {
-		/* an event earlier than some held ones: merge from the back */
+	if (t->qlen && ev_cmp(&q[t->qlen - 1], &nw[0]) > 0) {
+		/* an event earlier than some held ones: merge from the back through a copy */
 		size_t a = t->qlen, c = n, k = t->qlen + n;
 
+		if (b->scratch_cap < n) {
+			struct ev *sc = realloc(b->scratch, n * sizeof(*sc));
+
+			if (!sc)
+				return -ENOMEM;
+			b->scratch = sc;
+			b->scratch_cap = n;
+		}
+		memcpy(b->scratch, nw, n * sizeof(*nw));
 		while (c) {
-			if (a && ev_cmp(&q[a - 1], &b->tmp[c - 1]) > 0)
+			if (a && ev_cmp(&q[a - 1], &b->scratch[c - 1]) > 0)
 				q[--k] = q[--a];
 			else
-				q[--k] = b->tmp[--c];
+				q[--k] = b->scratch[--c];
 		}
 	}
+	for (i = 0; i < n; i++)
+		if (q[t->qlen + i].ts < b->released)
+			b->s.late++;
 	t->qlen += n;
 	b->s.pending += n;
 	if (b->s.pending > b->s.pending_max)
 		b->s.pending_max = b->s.pending;
-	for (i = 0; i < n; i++)
-		if (b->tmp[i].ts < b->released)
-			b->s.late++;
-	b->ntmp = 0;
 	return 0;
 }
 
@@ -416,17 +455,15 @@ static struct ev *push(struct tb *b, struct thread *t, uint32_t type, uint64_t t
 {
 	struct ev *e;
 
-	if (b->ntmp == b->tmp_cap) {
-		size_t cap = b->tmp_cap ? b->tmp_cap * 2 : 1024;
-		struct ev *v = realloc(b->tmp, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		b->tmp = v;
-		b->tmp_cap = cap;
-	}
+	if (b->ntmp == b->tmp_cap && stage_grow(b))
+		return NULL;
 	e = &b->tmp[b->ntmp++];
-	memset(e, 0, sizeof(*e));
+	memset(e->w, 0, sizeof(e->w));
+	e->code = 0;
+	if (ts < b->stage_lo)
+		b->stage_lo = ts;
+	if (ts > b->stage_hi)
+		b->stage_hi = ts;
 	e->type = type;
 	e->ts = ts;
 	e->order = t->order++;
@@ -549,18 +586,13 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 				e->w[0] = id;
 				e->w[2] = (uint64_t)(int64_t)t->worker;
 			}
-			for (unsigned k = 0; k < yn + yc; k++) {
-				e = push(b, t, TET_EV_YIELD, ets);
-				if (!e)
-					return -ENOMEM;
-				e->w[0] = id;
-				e->w[2] = k < yn ? 0 : 1;
-			}
+			/* the yields ride on the end (the analyzer's per-event records allow it) */
 			e = push(b, t, TET_EV_POLL_END, ets);
 			if (!e)
 				return -ENOMEM;
 			e->w[0] = id;
 			e->w[2] = code;
+			e->w[3] = yn | yc << 16;
 			if (code == 2) { /* notified during the poll: the yield that follows */
 				e = push(b, t, TET_EV_YIELD, ets);
 				if (!e)
@@ -586,7 +618,7 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 			e->w[0] = id;
 			break;
 		case TET_BREC_DROP:
-			e = push(b, t, TET_EV_WAKER_DROP, tail_ns);
+			e = push(b, t, TET_EV_WAKER_DROP, tail_ns); /* or the next stamp: within the span */
 			if (!e)
 				return -ENOMEM;
 			e->w[0] = id;
@@ -637,11 +669,13 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 	return ret;
 }
 
-/* Drops the events of b->tmp outside the capture window. */
+/* Drops the staged events outside the capture window (no pass when their span lies inside). */
 static void tmp_window(struct tb *b)
 {
 	size_t j = 0;
 
+	if (b->stage_lo >= b->o.start_ns && (!b->cutoff || b->stage_hi <= b->cutoff))
+		return;
 	for (size_t i = 0; i < b->ntmp; i++)
 		if (in_window(b, b->tmp[i].ts))
 			b->tmp[j++] = b->tmp[i];
@@ -721,6 +755,8 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 	/* the records are from after the previous flush: a clone before any stamp takes that */
 	if (t->last_ts < window_ns)
 		t->last_ts = window_ns;
+	if (stage_begin(b, t, (h.len - from) / 8 + OPEN_MAX))
+		return -ENOMEM;
 	ret = decode(b, t, (const uint64_t *)(r->data + HEAD_BYTES), from, h.len, flush_ns);
 	if (ret == -ENOMEM)
 		return ret;
@@ -812,6 +848,9 @@ static int sweep(struct tb *b, struct thread *t, uint64_t now_ns)
 		b->s.sweep_failures++; /* it flushed or moved on meanwhile: next time */
 		goto out;
 	}
+	ret = stage_begin(b, t, (h.len - t->consumed) / 8 + OPEN_MAX);
+	if (ret)
+		goto out;
 	if (recs) {
 		ret = decode(b, t, recs, t->consumed, h.len, now_ns - SWEEP_MARGIN_NS);
 		if (ret == -ENOMEM)
@@ -844,6 +883,8 @@ static void deliver(struct tb *b, const struct thread *t, const struct ev *e)
 	b->s.events++;
 	if (e->type < TET_EV_COUNT)
 		b->s.by_type[e->type]++;
+	if (e->type == TET_EV_POLL_END)
+		b->s.by_type[TET_EV_YIELD] += (e->w[3] & 0xffff) + ((e->w[3] >> 16) & 0xffff);
 	if (e->type == TET_EV_SPAWN) {
 		struct tet_spawn_rec r;
 
@@ -1058,7 +1099,7 @@ void tb_free(struct tb *b)
 		free(b->strings[i]);
 	free(b->strings);
 	free(b->threads);
-	free(b->tmp);
+	free(b->scratch);
 	free(b->heap);
 	free(b);
 }

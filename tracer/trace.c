@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +56,7 @@ struct trace_opts {
 	enum tet_mode mode;
 	enum { CAPTURE_AUTO, CAPTURE_BATCHED, CAPTURE_PER_EVENT } capture;
 	uint32_t sample_rate;
+	int nice;
 	size_t ringbuf;
 	bool verbose, quiet;
 	size_t top;
@@ -111,6 +113,8 @@ static void trace_usage(FILE *out)
 "      --ringbuf-size SIZE  BPF ring buffer, power of two, K/M/G suffix (default 16M, 64M with\n"
 "                           batched capture: it absorbs bursts the analysis cannot follow)\n"
 "      --drain-interval D   how often user space drains the ring (default 20ms)\n"
+"      --nice N             run the tracer at this nice value, 0-19 (default 10): under full\n"
+"                           load the traced service keeps the CPU, bursts wait in the ring\n"
 "      --top N              rows per table in the summary (default 10)\n"
 "      --task-records N     terminated tasks listed in the JSON (default 10000; tasks with a\n"
 "                           finding are always listed; every task counts at its site)\n"
@@ -272,6 +276,7 @@ enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
 	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
+	OPT_NICE,
 };
 
 static const struct option long_opts[] = {
@@ -284,6 +289,7 @@ static const struct option long_opts[] = {
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ "sample-rate", required_argument, NULL, OPT_SAMPLE_RATE },
+	{ "nice", required_argument, NULL, OPT_NICE },
 	{ "detect", required_argument, NULL, OPT_DETECT },
 	{ "long-poll-threshold", required_argument, NULL, OPT_LONG_POLL },
 	{ "stall-threshold", required_argument, NULL, OPT_STALL },
@@ -315,6 +321,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 	an_opts_default(&o->an);
 	o->drain_ns = 20 * NSEC_PER_MSEC;
 	o->ringbuf = 0; /* by capture: 16M per-event, 64M batched */
+	o->nice = 10;
 	o->top = 10;
 	o->timeline_events = 500000;
 	o->metrics_sites = PROM_DEFAULT_SITES;
@@ -401,6 +408,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 				p_err("--capture '%s': expected batched, per-event or auto", optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_NICE:
+			ret = parse_count("--nice", optarg, 0, 19, &v);
+			o->nice = (int)v;
 			break;
 		case OPT_SAMPLE_RATE:
 			ret = parse_count("--sample-rate", optarg, 1, 65535, &v);
@@ -746,6 +757,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (outputs_stdout(&o.outs))
 		summary = stderr;
+	/* before any thread starts (they inherit it); raising it needs no privilege */
+	if (o.nice && setpriority(PRIO_PROCESS, 0, o.nice))
+		p_warn("--nice %d: %s (the tracer keeps its priority)", o.nice, strerror(errno));
 	if (o.metrics_addr) {
 		ret = prom_start(&metrics, o.metrics_addr, o.metrics_sites, err, sizeof(err));
 		if (ret) {

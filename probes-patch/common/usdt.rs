@@ -432,7 +432,10 @@ mod imp {
             );
         }
         if batch_on(W_TASK) {
-            record_spawn(id.as_u64(), header, kind, file, line, col, type_name);
+            count(EV_SPAWN);
+            if sampled(id.as_u64()) {
+                record_spawn(id.as_u64(), header, kind, file, line, col, type_name);
+            }
         }
     }
 
@@ -476,8 +479,9 @@ mod imp {
             p.how |= END_EVENT;
         }
         if batch_on(W_POLL) {
-            if let Some(b) = buf() {
-                if sampled(id) {
+            count(EV_POLL_BEGIN);
+            if sampled(id) {
+                if let Some(b) = buf() {
                     p.begin = b.stamp(W_POLL);
                     p.how |= RECORDED;
                     let d = b.head.depth.load(Relaxed) as usize;
@@ -487,7 +491,6 @@ mod imp {
                         p.how |= OPENED;
                     }
                 }
-                b.head.counts[EV_POLL_BEGIN] += 1;
             }
         }
         p
@@ -517,9 +520,9 @@ mod imp {
                      u64::from(worker() as u32) | yields << 32],
                     W_POLL,
                 );
-                b.head.counts[EV_POLL_END] += 1;
+                count(EV_POLL_END);
                 if result == POLL_NOTIFIED {
-                    b.head.counts[EV_YIELD] += 1;
+                    count(EV_YIELD);
                 }
                 b.soft_flush(end, W_POLL);
             }
@@ -566,7 +569,7 @@ mod imp {
                 task_yielded::emit(id.as_u64(), reason);
             }
             // reason 2 (notified) is the poll record's result 2: no record of its own
-            if reason != YIELD_NOTIFIED && batch_on(W_POLL) {
+            if reason != YIELD_NOTIFIED && batch_on(W_POLL) && sampled(id.as_u64()) {
                 record_yield(id.as_u64(), reason);
             }
         }
@@ -578,7 +581,10 @@ mod imp {
             waker_wake::emit(id.as_u64(), addr(header), by_ref);
         }
         if batch_on(W_WAKER) {
-            record_wake(id.as_u64(), by_ref);
+            count(EV_WAKE);
+            if sampled(id.as_u64()) {
+                record_wake(id.as_u64(), by_ref);
+            }
         }
     }
 
@@ -587,7 +593,7 @@ mod imp {
         if waker_clone::enabled() {
             waker_clone::emit(id.as_u64(), addr(header));
         }
-        if batch_on(W_WAKER) {
+        if batch_on(W_WAKER) && sampled(id.as_u64()) {
             record_waker(id.as_u64(), R_CLONE, EV_WAKER_CLONE);
         }
     }
@@ -597,7 +603,7 @@ mod imp {
         if waker_drop::enabled() {
             waker_drop::emit(id.as_u64(), addr(header));
         }
-        if batch_on(W_WAKER) {
+        if batch_on(W_WAKER) && sampled(id.as_u64()) {
             record_waker(id.as_u64(), R_DROP, EV_WAKER_DROP);
         }
     }
@@ -609,7 +615,10 @@ mod imp {
             task_terminate::emit(core.task_id.as_u64(), addr(header), reason);
         }
         if batch_on(W_TASK) {
-            record_terminate(core.task_id.as_u64(), addr(header), reason);
+            count(EV_TERMINATE);
+            if sampled(core.task_id.as_u64()) {
+                record_terminate(core.task_id.as_u64(), addr(header), reason);
+            }
         }
     }
 
@@ -759,8 +768,7 @@ mod imp {
         window_clock: u64,
         /// The thread's latest stamp.
         last_clock: u64,
-        /// Events of this batch's window by probe, sampled tasks or not (spawns, poll begins,
-        /// wakes, terminations, parks, unparks); of sampled tasks only for the others.
+        /// Events of this batch's window by probe (COUNTS, copied at the flush).
         counts: [u64; 10],
         /// Sampling: one task in `rate`.
         rate: u64,
@@ -781,6 +789,14 @@ mod imp {
     }
 
     thread_local! {
+        /// Events of the thread's current batch window, by probe (counts[] order): every task
+        /// for spawns, poll begins, wakes, terminations, parks and unparks (the exact totals of a
+        /// sampled capture), the sampled tasks' for the others. Kept out of the buffer so a task
+        /// that is not sampled costs one thread-local increment; copied into the head at a flush.
+        static COUNTS: [Cell<u64>; 10] = const {
+            [Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0),
+             Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0)]
+        };
         /// This thread's buffer: null before its first record, DEAD after its destructor.
         static BUF: Cell<*mut ThreadBuf> = const { Cell::new(ptr::null_mut()) };
         /// Flushes and frees BUF when the thread exits.
@@ -788,6 +804,15 @@ mod imp {
     }
 
     const DEAD: *mut ThreadBuf = 1 as *mut ThreadBuf;
+
+    #[inline(always)]
+    fn count(ev: usize) {
+        let _ = COUNTS.try_with(|c| c[ev].set(c[ev].get() + 1));
+    }
+
+    fn counts_pending() -> bool {
+        COUNTS.try_with(|c| c.iter().any(|x| x.get() != 0)).unwrap_or(false)
+    }
 
     struct BufOwner;
 
@@ -864,7 +889,7 @@ mod imp {
 
     impl ThreadBuf {
         fn has_data(&self) -> bool {
-            self.head.len.load(Relaxed) != 0 || self.head.counts.iter().any(|&c| c != 0)
+            self.head.len.load(Relaxed) != 0 || counts_pending()
         }
 
         fn depth(&self) -> usize {
@@ -941,6 +966,12 @@ mod imp {
             self.head.reason = reason;
             self.head.flush_clock = clock;
             self.head.flush_ns = ns;
+            let counts = &mut self.head.counts;
+            let _ = COUNTS.try_with(|c| {
+                for (i, x) in c.iter().enumerate() {
+                    counts[i] = x.replace(0);
+                }
+            });
             let seq = self.head.seq.load(Relaxed);
             let len = u64::from(self.head.len.load(Relaxed));
             let at = self as *mut ThreadBuf as u64;
@@ -1002,12 +1033,7 @@ mod imp {
             Some(b) => b,
             None => return,
         };
-        if !sampled(id) {
-            b.head.counts[EV_SPAWN] += 1;
-            return;
-        }
         let t = b.stamp(W_TASK);
-        b.head.counts[EV_SPAWN] += 1;
         b.string(file, W_TASK);
         b.string(type_name, W_TASK);
         b.put(
@@ -1028,12 +1054,7 @@ mod imp {
             Some(b) => b,
             None => return,
         };
-        if !sampled(id) {
-            b.head.counts[EV_TERMINATE] += 1;
-            return;
-        }
         let t = b.stamp(W_TASK);
-        b.head.counts[EV_TERMINATE] += 1;
         b.put([word0(R_TERMINATE, reason, id), header, t], W_TASK);
         if b.depth() == 0 {
             b.soft_flush(t, W_TASK);
@@ -1055,7 +1076,7 @@ mod imp {
         if (o.yields >> shift) & 0xffff != 0xffff {
             o.yields += 1 << shift;
         }
-        b.head.counts[EV_YIELD] += 1;
+        count(EV_YIELD);
     }
 
     #[inline(never)]
@@ -1064,10 +1085,6 @@ mod imp {
             Some(b) => b,
             None => return,
         };
-        if !sampled(id) {
-            b.head.counts[EV_WAKE] += 1;
-            return;
-        }
         let (t, shared) = if b.in_burst {
             if b.burst == 0 {
                 b.burst = b.stamp(W_WAKER);
@@ -1078,7 +1095,6 @@ mod imp {
         } else {
             (b.stamp(W_WAKER), 0)
         };
-        b.head.counts[EV_WAKE] += 1;
         b.put([word0(R_WAKE, by_ref & 1 | shared, id), t], W_WAKER);
         if b.depth() == 0 && !b.in_burst {
             b.soft_flush(t, W_WAKER);
@@ -1093,10 +1109,7 @@ mod imp {
             Some(b) => b,
             None => return,
         };
-        if !sampled(id) {
-            return;
-        }
-        b.head.counts[ev] += 1;
+        count(ev);
         b.put([word0(kind, 0, id)], W_WAKER);
     }
 
@@ -1106,11 +1119,20 @@ mod imp {
             Some(b) => b,
             None => return,
         };
+        let parked_since = b.head.last_clock;
         let t = b.stamp(W_WORKER);
-        b.head.counts[ev] += 1;
+        count(ev);
         b.put([word0(kind, 0, u64::from(worker as u32)), t, timeout_ns], W_WORKER);
-        if kind == R_PARK && timeout_ns != 0 {
-            // about to sleep: deliver what this worker holds
+        // A worker about to sleep hands over what it holds, at most once a millisecond (under
+        // load it parks between requests: a flush each time would cost a trap per request);
+        // records it keeps are handed over when it wakes after a long sleep, or read in place
+        // by the tracer meanwhile.
+        let park_flush = PARK_FLUSH.load(Relaxed);
+        if kind == R_PARK && timeout_ns != 0 && t.wrapping_sub(b.head.window_clock) >= park_flush {
+            b.flush(W_WORKER, REASON_PARK);
+        } else if kind == R_UNPARK && timeout_ns != 0 && t.wrapping_sub(parked_since) >= park_flush
+            && b.head.len.load(Relaxed) != 0
+        {
             b.flush(W_WORKER, REASON_PARK);
         } else {
             b.soft_flush(t, W_WORKER);
@@ -1171,8 +1193,10 @@ mod imp {
 
     // ===== clocks =====
 
-    /// Flush interval and stale pause in clock ticks; refined by `calibrate`.
+    /// Flush interval, park flush interval and stale pause in clock ticks; refined by
+    /// `calibrate`.
     static AGE: AtomicU64 = AtomicU64::new(4 * 3_000_000);
+    static PARK_FLUSH: AtomicU64 = AtomicU64::new(3_000_000);
     static STALE: AtomicU64 = AtomicU64::new(200 * 3_000_000);
     static CALIBRATION: AtomicU64 = AtomicU64::new(0); // first flush ns, 0 = none
     static CALIBRATION_CLOCK: AtomicU64 = AtomicU64::new(0);
@@ -1216,6 +1240,7 @@ mod imp {
             CALIBRATION.store(ns, Relaxed);
             if kind == CLOCK_MONO {
                 AGE.store(4_000_000, Relaxed);
+                PARK_FLUSH.store(1_000_000, Relaxed);
                 STALE.store(200_000_000, Relaxed);
                 CALIBRATION.store(u64::MAX, Relaxed);
             }
@@ -1229,6 +1254,7 @@ mod imp {
             / u128::from(dns)) as u64;
         if per_ms > 0 {
             AGE.store(per_ms * 4, Relaxed);
+            PARK_FLUSH.store(per_ms, Relaxed);
             STALE.store(per_ms * 200, Relaxed);
             CALIBRATION.store(u64::MAX, Relaxed);
         }

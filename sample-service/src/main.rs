@@ -25,6 +25,9 @@ use cli::{Cli, Command, RuntimeOpts};
 pub const TOKIO_LINE: &str = env!("CARGO_MANIFEST_DIR");
 
 fn main() -> ExitCode {
+    // tokio-console's instrumentation, in the tokio-1.53-console build of `make bench` only
+    #[cfg(feature = "console")]
+    console_subscriber::init();
     let cli = match cli::parse(std::env::args().skip(1).collect()) {
         Ok(cli) => cli,
         Err(e) => {

@@ -219,17 +219,19 @@ static void test_poll(void)
 	struct tb *t = fresh(NULL, NULL);
 	struct batch b;
 
-	/* intent: one poll record → begin, its yields, end; result 2 adds the notified yield */
+	/* intent: one poll record → begin, then end carrying the poll's yields (yield_now in bits
+	 * 0-15, coop in 16-31); result 2 adds the notified yield after the end */
 	b_init(&b, 1, 0, 2000, 9000);
 	poll_rec(&b, 7, 3000, 4000, 0, 1, 2, 1);
 	poll_rec(&b, 7, 5000, 6000, 2, 1, 0, 0);
 	CHECK(feed(t, &b, 9000) == 0, "poll: a well-formed batch is accepted");
 	tb_finish(t);
-	CHECK(!strcmp(trail(), "1:7@3000 3:7@4000 3:7@4000 3:7@4000 2:7@4000 1:7@5000 2:7@6000 3:7@6000"),
-	      "poll: begin, 3 yields, end, begin, end, notified yield (%s)", trail());
-	CHECK_U64(ev[1].a + ev[2].a + ev[3].a, 0 + 0 + 1, "poll: yield reasons: 2 yield_now, 1 coop");
-	CHECK_U64(ev[4].a, 0, "poll: result 0 (pending)");
-	CHECK_U64(ev[7].a, 2, "poll: result 2 is followed by yield reason 2");
+	CHECK(!strcmp(trail(), "1:7@3000 2:7@4000 1:7@5000 2:7@6000 3:7@6000"),
+	      "poll: begin, end, begin, end, notified yield (%s)", trail());
+	CHECK_U64(ev[1].b, 2 | 1 << 16, "poll: the end carries 2 yield_now and 1 coop yield");
+	CHECK_U64(ev[1].a, 0, "poll: result 0 (pending)");
+	CHECK_U64(ev[4].a, 2, "poll: result 2 is followed by yield reason 2");
+	CHECK_U64(tb_stats(t)->by_type[TET_EV_YIELD], 4, "poll: 4 yields counted");
 	CHECK_U64((uint64_t)(int32_t)ev[0].a, 1, "poll: the worker index rides on the begin");
 	CHECK_U64(tb_stats(t)->recorded[TET_EV_POLL_BEGIN], 2, "poll: the window's counts are kept");
 	tb_free(t);
