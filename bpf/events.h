@@ -153,6 +153,15 @@ enum {
 	TET_BREC_STRING = 9,    /* 2 + ceil(n / 8) words: n (≤ 256); address; n bytes */
 };
 
+/* Batched capture: a thread of the target got its CPU back at h.ts after waiting for it since
+ * `since` (it was switched out while still runnable: preempted). The decode stage takes these
+ * intervals out of the polls they fall in, as per-event capture does with cpu_wait. */
+#define TET_REC_PREEMPT 65
+struct tet_preempt_rec {
+	struct tet_hdr h;   /* type TET_REC_PREEMPT; tid: the thread; ts: when it ran again */
+	__u64 since;
+};
+
 /* The ring record of one batch. */
 struct tet_batch_rec {
 	struct tet_hdr h;   /* type TET_REC_BATCH; ts = bpf_ktime_get_ns() at the flush */
@@ -177,6 +186,7 @@ struct tet_counters {
 	__u64 batch_bad;            /* batches refused: length beyond TET_BATCH_DATA_MAX */
 	__u64 batch_read_errors;    /* batches whose buffer could not be read */
 	__u64 batch_lost[TET_EV_COUNT]; /* events in the batches lost above (their head counts) */
+	__u64 preempt_drops;        /* preemption intervals the ring had no room for */
 };
 
 #ifndef __VMLINUX_H__
@@ -186,6 +196,7 @@ _Static_assert(sizeof(struct tet_spawn_rec) == 24 + 48 + 16 + TET_FILE_MAX + TET
 	       "tet_spawn_rec layout");
 _Static_assert(sizeof(struct tet_batch_head) == 344, "tet_batch_head layout (usdt.rs Head)");
 _Static_assert(sizeof(struct tet_batch_rec) == 64, "tet_batch_rec layout");
+_Static_assert(sizeof(struct tet_preempt_rec) == 32, "tet_preempt_rec layout");
 #endif
 
 #endif

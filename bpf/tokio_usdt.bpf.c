@@ -205,6 +205,15 @@ int tet_spawn(struct pt_regs *ctx)
 	return do_spawn(ctx, false);
 }
 
+/* Batched capture of every process of a binary: the processes seen flushing batches (the
+ * sched_switch program below follows their threads). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u8);
+} batch_tgids SEC(".maps");
+
 /* ---- batched capture: tokio:event_batch (PROBES.md "Batch format") ----
  *
  * One hit per batch: copy the thread's buffer head and its records into the ring, nothing per
@@ -256,6 +265,11 @@ int tet_batch(struct pt_regs *ctx)
 	if (!c)
 		return 0;
 	__sync_fetch_and_add(&c->batches, 1);
+	if (!target_tgid) { /* every process of a binary: sched_switch learns which they are */
+		__u8 one = 1;
+
+		bpf_map_update_elem(&batch_tgids, &tgid, &one, BPF_NOEXIST);
+	}
 	if (len > TET_BATCH_DATA_MAX) {
 		__sync_fetch_and_add(&c->batch_bad, 1);
 		return 0;
@@ -295,5 +309,76 @@ int tet_batch(struct pt_regs *ctx)
 SEC("uprobe")
 int tet_nop(struct pt_regs *ctx)
 {
+	return 0;
+}
+
+/* ---- batched capture: preemption intervals of the target's threads ----
+ *
+ * Per-event capture reads a thread's run-queue wait (sched_info.run_delay) at every poll begin
+ * and end; batched capture has no probe hit there. Instead, sched_switch (BTF tracepoint,
+ * Linux 5.5) notes when a thread of the target is switched out while still runnable (state
+ * TASK_RUNNING: preempted, not sleeping) and, when it runs again, sends the interval. A thread
+ * is of the target when its process is target_tgid, or (every process of a binary) one that
+ * flushed a batch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);   /* tid */
+	__type(value, __u64); /* preempted since */
+} preempted SEC(".maps");
+
+/* task_struct.state before Linux 5.14 (2f064a59a11f "sched: Change task_struct::state") */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool runnable(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state) == 0;
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state) == 0;
+}
+
+static __always_inline bool of_target(__u32 tgid)
+{
+	if (target_tgid)
+		return tgid == target_tgid;
+	return bpf_map_lookup_elem(&batch_tgids, &tgid) != NULL;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 ptgid = BPF_CORE_READ(prev, tgid), ntgid = BPF_CORE_READ(next, tgid);
+	__u64 now;
+
+	if (ptgid && of_target((__u32)ptgid) && runnable(prev)) {
+		__u32 tid = BPF_CORE_READ(prev, pid);
+
+		now = bpf_ktime_get_ns();
+		bpf_map_update_elem(&preempted, &tid, &now, BPF_ANY);
+	}
+	if (ntgid && of_target((__u32)ntgid)) {
+		__u32 tid = BPF_CORE_READ(next, pid);
+		__u64 *since = bpf_map_lookup_elem(&preempted, &tid);
+		struct tet_preempt_rec *r;
+		struct tet_counters *c;
+
+		if (!since)
+			return 0;
+		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (r) {
+			r->since = *since;
+			r->h.ts = bpf_ktime_get_ns();
+			r->h.type = TET_REC_PREEMPT;
+			r->h.pid = (__u32)ntgid;
+			r->h.tid = tid;
+			r->h.cpu = bpf_get_smp_processor_id();
+			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		} else if ((c = counters_get())) {
+			__sync_fetch_and_add(&c->preempt_drops, 1);
+		}
+		bpf_map_delete_elem(&preempted, &tid);
+	}
 	return 0;
 }

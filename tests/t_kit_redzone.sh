@@ -3,8 +3,10 @@
 # into calls to a trampoline, which write below the stack pointer; a probe asm! with
 # options(nostack) would let the compiler keep live data there. A hot loop computing a checksum
 # with probes inside must give the same result untraced, traced (bpftrace on every probe, so
-# every site is hit by the kernel), and in the stock build.
+# every site is hit by the kernel), traced with batched capture (the recorder runs at every hook
+# point and the event_batch sites are hit at every flush), and in the stock build.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
 need_root
 
 for line in "${LINES[@]}"; do
@@ -22,5 +24,15 @@ for line in "${LINES[@]}"; do
     check_eq "tokio $line: untraced checksum equals stock" "$want" "$untraced"
     check_eq "tokio $line: traced checksum equals stock" "$want" "$traced"
     check "tokio $line: the traced run hit probes (${hits:-0} hits)" test "${hits:-0}" -gt 20000
+
+    start_bg "btr.$line" "$TRACER" --binary "$bin" -q -o "$TMPD/b.$line.json"
+    btr=$BG_PID
+    wait_for_line "$TMPD/btr.$line.err" attached 30 || not_ok "tokio $line: batched tracer attached"
+    batched=$("$bin" checksum --iterations 20000 | grep -o 'checksum=[0-9a-fx]*')
+    kill -INT "$btr"; wait_exit "$btr" 30
+    check_eq "tokio $line: checksum under batched capture equals stock" "$want" "$batched"
+    check_eq "tokio $line: that run was a batched capture" batched "$(jq -r .capture.capture "$TMPD/b.$line.json")"
+    check "tokio $line: the batched run recorded the checksum's polls ($(jq .totals.polls "$TMPD/b.$line.json"))" \
+        test "$(jq .totals.polls "$TMPD/b.$line.json")" -gt 80000
 done
 finish

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Intent: on the real thing — per supported Tokio line, the usdt sample service running every
-# pathology under load, traced by PID for a few seconds — each pathology is found at the right
+# Intent: on the real thing — per supported Tokio line and per capture mode (batched, the default,
+# and per-event), the usdt sample service running every pathology under load, traced by PID for a
+# few seconds — each pathology is found at the right
 # file:line:col of the sample-service sources (the SPAWN-SITE marker line, the column of its
 # tokio::spawn call): blocking_call and cpu_hog → long_poll; lost_waker → lost_waker (not
 # stalled); stalled_task → stalled with a live waker (not lost_waker); slow_dependency → stalled
@@ -32,22 +33,25 @@ sel() { echo "select(.location // \"\" | endswith(\"${LOC[$1]}\"))"; }
 
 missing=()
 for line in "${LINES[@]}"; do
-    bin=$(sample_bin "$line" usdt)
-    if [ ! -x "$bin" ]; then missing+=("tokio-$line/usdt"); continue; fi
-    L="tokio $line"
-    rm -f "$TMPD/start.$line"
-    start_bg "svc.$line" "$bin" serve --workers 2 --pathology all --load 50 --duration 20s \
-        --wait-start "$TMPD/start.$line"
+  bin=$(sample_bin "$line" usdt)
+  if [ ! -x "$bin" ]; then missing+=("tokio-$line/usdt"); continue; fi
+  for cap in batched per-event; do
+    L="tokio $line $cap"
+    tk="$line.$cap"
+    rm -f "$TMPD/start.$tk"
+    start_bg "svc.$tk" "$bin" serve --workers 2 --pathology all --load 50 --duration 20s \
+        --wait-start "$TMPD/start.$tk"
     sp=$BG_PID
     sleep 0.3
-    start_bg "tr.$line" "$TRACER" --pid "$sp" --duration 6s --stall-threshold 1.2s -o "$TMPD/$line.json"
+    start_bg "tr.$tk" "$TRACER" --pid "$sp" --capture "$cap" --duration 6s --stall-threshold 1.2s -o "$TMPD/$tk.json"
     tp=$BG_PID
-    wait_for_line "$TMPD/tr.$line.err" attached 20 || { not_ok "$L: attached"; cat "$TMPD/tr.$line.err"; continue; }
-    touch "$TMPD/start.$line"
+    wait_for_line "$TMPD/tr.$tk.err" attached 20 || { not_ok "$L: attached"; cat "$TMPD/tr.$tk.err"; continue; }
+    touch "$TMPD/start.$tk"
     wait_exit "$tp" 40
     check_eq "$L: tracer exit 0 after --duration" 0 "$RC"
     stop_pid "$sp"
-    R="$TMPD/$line.json"
+    R="$TMPD/$tk.json"
+    check_eq "$L: the report says $cap capture" "$cap" "$(jqr "$R" .capture.capture)"
     jq -r '.findings[] | "  \(.kind) \(.location) task \(.task_id)"' "$R" | sort | uniq -c | sort -rn | head -20
     check_eq "$L: no drops" 0 "$(jqr "$R" .totals.drops)"
     check "$L: polls seen" test "$(jqr "$R" .totals.polls)" -gt 100
@@ -74,7 +78,8 @@ for line in "${LINES[@]}"; do
     check "$L: blocking_call type name decodes" \
         test "$(jqr "$R" "[.spawn_sites[] | $(sel blocking_call) | .type_name | contains(\"blocking_call_in_async\")] | any")" = true
     check "$L: workers seen parking" test "$(jqr "$R" '[.workers[].parks] | add // 0')" -gt 0
-    check "$L: terminal summary has findings" grep -q '^Findings ([1-9]' "$TMPD/tr.$line.out"
+    check "$L: terminal summary has findings" grep -q '^Findings ([1-9]' "$TMPD/tr.$tk.out"
+  done
 done
 [ ${#missing[@]} = 0 ] || { [ "$TESTS_FAILED" = 0 ] || finish;
     skip_test "usdt sample-service builds missing: ${missing[*]} (make builds them)"; }

@@ -18,6 +18,11 @@
  * CAP_SYS_PTRACE; without it, batches only, and events wait up to 2 s for ordering). The same
  * callback reads a spawn's strings when the batch that carried them was lost.
  *
+ * Preemption. tet_switch (sched_switch) sends the intervals a thread of the target waited for a
+ * CPU while runnable; the decode stage takes them out of the polls they fall in, so long_poll
+ * judges what the task did, as with per-event capture. Without it (a kernel refusing the BTF
+ * tracepoint), polls are judged on wall time and the report says so.
+ *
  * Clock. TSC stamps are converted through (TSC, CLOCK_MONOTONIC) pairs read here back to back
  * (the narrowest of three tries): two at start, one per drain at most every 10 ms.
  */
@@ -49,6 +54,7 @@ struct tet_bc {
 	struct bpf_link **links;
 	int *fds;
 	size_t nlinks, nfds;
+	struct bpf_link *sched;      /* tet_switch */
 	size_t nrate;                /* how many of them attach sample_rate sites (detached last) */
 	int ncpus;
 	struct tet_counters *percpu;
@@ -197,6 +203,12 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	struct tet_bc *s = ctx;
 	const struct tet_hdr *h = data;
 
+	if (size >= sizeof(struct tet_preempt_rec) && h->type == TET_REC_PREEMPT) {
+		const struct tet_preempt_rec *r = data;
+
+		tb_preempted(s->tb, h->pid, h->tid, r->since, h->ts);
+		return 0;
+	}
 	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
 		uint64_t now = mono_ns();
 		int ret;
@@ -362,6 +374,7 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 
 		bpf_object__for_each_program(p, s->skel->obj)
 			bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
+						  p == s->skel->progs.tet_switch ||
 						  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
 	}
 	if (s->info.multi) {
@@ -443,6 +456,10 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		nanosleep(&ts, NULL);
 		clock_pair(s);
 	}
+	s->sched = bpf_program__attach(s->skel->progs.tet_switch);
+	s->info.preemption = s->sched != NULL;
+	if (!s->sched)
+		s->info.why_no_preemption = "the kernel refused the sched_switch BTF tracepoint: polls are judged on wall time, preempted time included";
 	s->info.start_ns = mono_ns();
 	tb_set_start(s->tb, s->info.start_ns);
 	dump(s, 3, &s->info.start_ns, sizeof(s->info.start_ns));
@@ -480,10 +497,11 @@ struct tb *tet_bc_decoder(struct tet_bc *s)
 
 size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max)
 {
-	struct bpf_program *progs[] = { s->skel->progs.tet_batch, s->skel->progs.tet_nop };
+	struct bpf_program *progs[] = { s->skel->progs.tet_batch, s->skel->progs.tet_nop,
+					 s->skel->progs.tet_switch };
 	size_t n = 0;
 
-	for (size_t i = 0; i < 2 && n < max; i++) {
+	for (size_t i = 0; i < 3 && n < max; i++) {
 		if (!tet_prog_id(progs[i], &ids[n]))
 			continue;
 		names[n++] = bpf_program__name(progs[i]);
@@ -532,6 +550,8 @@ void tet_bc_detach(struct tet_bc *s)
 	tb_sweep_all(s->tb, mono_ns());
 	detach_range(s, false);
 	detach_range(s, true);
+	bpf_link__destroy(s->sched);
+	s->sched = NULL;
 	tet_bc_drain(s);
 	tb_finish(s->tb);
 }
@@ -541,6 +561,7 @@ void tet_bc_close(struct tet_bc *s)
 	if (!s)
 		return;
 	detach_range(s, true);
+	bpf_link__destroy(s->sched);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);
 	tb_free(s->tb);

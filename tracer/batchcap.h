@@ -33,6 +33,8 @@ struct tet_bc_info {
 	size_t sites;            /* event_batch sites attached */
 	size_t rate_sites;       /* sample_rate sites attached (the rate's 1 bits) */
 	size_t links;
+	bool preemption;         /* sched_switch attached: preempted time left out of polls */
+	const char *why_no_preemption;
 	bool sweeps;             /* threads' buffers readable in place (/proc/PID/mem) */
 	const char *why_no_sweeps;
 	uint64_t start_ns;       /* capture start: every site attached from here on */

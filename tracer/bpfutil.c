@@ -47,6 +47,7 @@ int tet_counters_sum(int map_fd, struct tet_counters *percpu, int ncpus, struct 
 		sum->batch_read_errors += percpu[c].batch_read_errors;
 		for (int i = 0; i < TET_EV_COUNT; i++)
 			sum->batch_lost[i] += percpu[c].batch_lost[i];
+		sum->preempt_drops += percpu[c].preempt_drops;
 	}
 	return 0;
 }

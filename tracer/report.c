@@ -854,6 +854,9 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "sample_rate_sites", bt->rate_sites);
 		jw_kstr(w, "attach", bt->multi ? "uprobe_multi" : "uprobe");
 		jw_kstr(w, "why_not_multi", bt->multi ? NULL : bt->why_single);
+		jw_kbool(w, "preemption", bt->preemption);
+		jw_kstr(w, "why_no_preemption", bt->preemption ? NULL : bt->why_no_preemption);
+		jw_ku64(w, "preemptions", bt->stats->preemptions);
 		jw_kbool(w, "sweeps", bt->sweeps);
 		jw_kstr(w, "why_no_sweeps", bt->sweeps ? NULL : bt->why_no_sweeps);
 		jw_kstr(w, "clock", bt->stats->clock == TET_BATCH_CLOCK_TSC ? "tsc" :
@@ -971,6 +974,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "sweeps", st->sweeps);
 		jw_ku64(w, "sweep_failures", st->sweep_failures);
 		jw_ku64(w, "held_max", st->pending_max);
+		jw_ku64(w, "preemptions_lost", m->counters.preempt_drops);
 		jw_key(w, "unflushed_by_probe");
 		jw_obj_begin(w);
 		for (unsigned i = 0; i < TET_EV_COUNT; i++)

@@ -43,8 +43,8 @@ struct report_batch {
 	uint64_t exact[TET_EV_COUNT];     /* per probe: the traced threads' own counts (every task,
 					   * sampled or not): the totals of a sampled capture */
 	size_t sites, rate_sites;
-	bool multi, sweeps;
-	const char *why_single, *why_no_sweeps;
+	bool multi, sweeps, preemption;
+	const char *why_single, *why_no_sweeps, *why_no_preemption;
 };
 
 struct report_meta {

@@ -669,6 +669,8 @@ static const struct report_batch *batch_meta(struct report_batch *rb, struct tet
 	rb->why_single = bi->why_single;
 	rb->sweeps = bi->sweeps;
 	rb->why_no_sweeps = bi->why_no_sweeps;
+	rb->preemption = bi->preemption;
+	rb->why_no_preemption = bi->why_no_preemption;
 	return rb;
 }
 

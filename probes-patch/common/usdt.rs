@@ -501,8 +501,13 @@ mod imp {
         poll_end(polled, result)
     }
 
+    /// At both ends of a poll the per-event probe fires before the batched stamp: with both
+    /// captures attached (a test compares them), each clock brackets the poll the same way.
     #[inline(never)]
     fn poll_end(p: Polled, result: u8) {
+        if p.how & END_EVENT != 0 && task_poll_end::enabled() {
+            task_poll_end::emit(p.id, p.header, result);
+        }
         if p.how & RECORDED != 0 {
             if let Some(b) = buf() {
                 // the end stamp comes first; everything else is outside the measured poll
@@ -526,9 +531,6 @@ mod imp {
                 }
                 b.soft_flush(end, W_POLL);
             }
-        }
-        if p.how & END_EVENT != 0 && task_poll_end::enabled() {
-            task_poll_end::emit(p.id, p.header, result);
         }
     }
 

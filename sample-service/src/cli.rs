@@ -11,6 +11,7 @@ usage: sample-service [serve] [OPTIONS]
        sample-service yield-workload --tasks N --yields M [--workers W] [--current-thread]
        sample-service checksum [--iterations N] [--workers W] [--current-thread]
        sample-service long-poll --ms N [--workers W] [--current-thread]
+       sample-service spin-workload --tasks N --us U [--workers W] [--current-thread]
 
 A Tokio HTTP service with switchable pathologies, and deterministic workloads, for tracing.
 
@@ -58,6 +59,7 @@ pub enum Command {
     YieldWorkload { tasks: u64, yields: u64 },
     Checksum { iterations: u64 },
     LongPoll { ms: u64 },
+    SpinWorkload { tasks: u64, us: u64 },
     Help,
 }
 
@@ -103,7 +105,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut items = argv;
     let mode = match items.first().map(String::as_str) {
         Some("serve") | Some("yield-workload") | Some("checksum") | Some("long-poll")
-        | Some("help") => {
+        | Some("spin-workload") | Some("help") => {
             items.remove(0)
         }
         _ => "serve".to_string(),
@@ -123,6 +125,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut yields: u64 = 10;
     let mut iterations: u64 = 10_000;
     let mut ms: u64 = 5000;
+    let mut us: u64 = 20;
     let mut help = mode == "help";
 
     while let Some((flag, inline)) = args.next_flag() {
@@ -177,7 +180,11 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 }
                 serve.load_paths = paths;
             }
-            "--tasks" if mode == "yield-workload" => {
+            "--us" if mode == "spin-workload" => {
+                let v = args.value(&flag, inline)?;
+                us = parse_num(&flag, &v, 0, 10_000_000)?;
+            }
+            "--tasks" if mode == "yield-workload" || mode == "spin-workload" => {
                 let v = args.value(&flag, inline)?;
                 tasks = parse_num(&flag, &v, 1, 10_000_000)?;
             }
@@ -209,6 +216,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
             }
             "checksum" => Command::Checksum { iterations },
             "long-poll" => Command::LongPoll { ms },
+            "spin-workload" => Command::SpinWorkload { tasks, us },
             _ => Command::Serve(serve),
         }
     };

@@ -65,6 +65,10 @@ fn run(cli: Cli) -> Result<(), String> {
                 println!("{}", workload::checksum(iterations).await);
                 Ok(())
             }
+            Command::SpinWorkload { tasks, us } => {
+                println!("{}", workload::spin_workload(tasks, us).await);
+                Ok(())
+            }
             Command::LongPoll { ms } => {
                 println!("{}", workload::long_poll(ms).await);
                 Ok(())

@@ -9,6 +9,10 @@
 //! for `--ms` milliseconds (a blocking call in async code), then completes; it prints
 //! `blocking N ms` as the block begins.
 //!
+//! `spin-workload`: N tasks, each polled once: it spins `--us` microseconds of CPU and completes.
+//! No probe fires inside these polls (no waker, no yield), so per-event capture times them as
+//! faithfully as batched capture: the two can be compared on them.
+//!
 //! `checksum`: a hot loop whose every iteration runs Tokio's probe sites (spawn, poll, yield,
 //! waker clone/wake/drop, terminate) and folds the tasks' results into a checksum. The result
 //! depends only on `--iterations`, never on scheduling, so a traced run must print the same
@@ -48,6 +52,29 @@ async fn yield_task(task: u64, yields: u64) -> u64 {
         acc = black_box(acc.wrapping_add(1));
     }
     acc
+}
+
+pub async fn spin_workload(tasks: u64, us: u64) -> String {
+    let mut handles = Vec::with_capacity(tasks as usize);
+    for _ in 0..tasks {
+        handles.push(tokio::spawn(spin_task(us))); // SPAWN-SITE: spin_workload
+    }
+    let mut total = 0u64;
+    for handle in handles {
+        total = total.wrapping_add(handle.await.expect("spin task panicked"));
+    }
+    black_box(total);
+    format!("spin_tasks={tasks} spin_us={us}")
+}
+
+/// One poll: `us` microseconds of CPU, then Ready.
+async fn spin_task(us: u64) -> u64 {
+    let until = Instant::now() + std::time::Duration::from_micros(us);
+    let mut n = 0u64;
+    while Instant::now() < until {
+        n = black_box(n.wrapping_add(1));
+    }
+    n
 }
 
 pub async fn long_poll(ms: u64) -> String {
