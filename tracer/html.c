@@ -120,14 +120,18 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 		fputs("every process running ", out);
 	fputs("<code>", out);
 	esc_untrusted(out, exe, strlen(exe), 0);
-	fprintf(out, "</code> · mode %s · started %s · %s", m->mode ? m->mode : "?", iso,
-		fmt_duration(span, b, sizeof(b)));
+	fprintf(out, "</code> · mode %s · %s capture", m->mode ? m->mode : "?",
+		m->capture ? m->capture : "per-event");
+	if (m->sample_rate > 1)
+		fprintf(out, " (1 task in %u: per-site and per-task figures from the sampled tasks)",
+			m->sample_rate);
+	fprintf(out, " · started %s · %s", iso, fmt_duration(span, b, sizeof(b)));
 	fprintf(out, " (ended by %s)</p>\n<div class=\"summary\">", m->ended_by ? m->ended_by : "?");
 #define STAT(v, label) fprintf(out, "<div><b>%llu</b> %s</div>", (unsigned long long)(v), label)
 	STAT(t->events, "events");
-	STAT(t->polls, "polls");
-	STAT(t->wakes, "wakes");
-	STAT(t->spawns, "spawns");
+	STAT(report_total(m, t, TET_EV_POLL_BEGIN), "polls");
+	STAT(report_total(m, t, TET_EV_WAKE), "wakes");
+	STAT(report_total(m, t, TET_EV_SPAWN), "spawns");
 	STAT(t->tasks_seen, "tasks seen");
 	STAT(t->tasks_live, "live at the end");
 	STAT(an_findings(a, &(const struct an_finding *){ NULL }), "findings");

@@ -351,6 +351,13 @@ static int render(FILE *out, const struct analyzer *a, const struct report_meta 
 	head(out, "tokio_trace_events_analyzed_total", "counter",
 	     "Ring-buffer records analyzed.");
 	fprintf(out, "tokio_trace_events_analyzed_total %llu\n", (unsigned long long)t->events);
+	head(out, "tokio_trace_sample_rate", "gauge",
+	     "One task in this many is traced (batched capture, --sample-rate); per-site figures come from them.");
+	fprintf(out, "tokio_trace_sample_rate %u\n", m->sample_rate ? m->sample_rate : 1);
+	head(out, "tokio_trace_tasks_polls_total", "counter",
+	     "Polls begun, every task (exact also when sampled).");
+	fprintf(out, "tokio_trace_tasks_polls_total %llu\n",
+		(unsigned long long)report_total(m, t, TET_EV_POLL_BEGIN));
 
 	per_site(out, L, "tokio_trace_polls_total", "counter", "Polls begun, by spawn site.",
 		 offsetof(struct pgroup, polls), false);

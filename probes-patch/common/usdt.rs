@@ -19,10 +19,10 @@
 //!   task in N, decided from the task id) is set by the tracer through the semaphores of the
 //!   16 `sample_rate` sites, which encode N bit by bit; they go back to 0 when it detaches.
 //!
-//! Gates. The semaphores live in one block (`SEMAPHORES`, section `.probes`), four u16 lanes to
-//! an aligned 8-byte word, each word holding one replica of the `event_batch` semaphore (the
-//! probe has one site per word) and the semaphores of up to three per-event probes. A hook
-//! point tests its whole word with one load and one branch: untraced, it costs what a single
+//! Gates. The semaphores live in four gate words (section `.probes`), four u16 lanes to an
+//! aligned 8-byte word, each word holding one replica of the `event_batch` semaphore (the probe
+//! has one site per word) and the semaphores of up to three per-event probes. A hook point
+//! tests its whole word with one load and one branch: untraced, it costs what a single
 //! semaphore check costs; traced, it checks its lanes one by one.
 //!
 //! Probe names, argument lists, codes and the batch format: probes-patch/PROBES.md (they are
@@ -80,49 +80,74 @@ mod imp {
 
     // ===== semaphores and gates =====
 
-    const LANES: usize = 32;
-
-    /// Every semaphore of the probes, one u16 lane each. Lanes 0-15 form the four gate words;
-    /// lanes 16-31 are the `sample_rate` bits. The kernel writes a lane while a uprobe with
-    /// that lane as ref_ctr_offset is installed; nothing else does.
+    /// A gate word: four u16 semaphores (lane 0 a replica of event_batch's, the others
+    /// per-event probes'), tested at once by a hook point. The kernel writes a lane while a
+    /// uprobe with that lane as ref_ctr_offset is installed; nothing else does.
     #[repr(C, align(8))]
-    pub(crate) struct Semaphores([u16; LANES]);
+    pub(crate) struct Gate([u16; 4]);
 
+    // One static per word: a word referenced only by non-generic hook points stays private to
+    // the crate and is read RIP-relative; the one generic code reads (the poll hooks,
+    // instantiated in the application's crate) is exported and read through the GOT.
     #[link_section = ".probes"]
-    static mut SEMAPHORES: Semaphores = Semaphores([0; LANES]);
+    static mut GATE_POLL: Gate = Gate([0; 4]); // event_batch, task_poll_begin, task_poll_end, task_yielded
+    #[link_section = ".probes"]
+    static mut GATE_WAKER: Gate = Gate([0; 4]); // event_batch, waker_wake, waker_clone, waker_drop
+    #[link_section = ".probes"]
+    static mut GATE_TASK: Gate = Gate([0; 4]); // event_batch, task_spawn, task_terminate, —
+    #[link_section = ".probes"]
+    static mut GATE_WORKER: Gate = Gate([0; 4]); // event_batch, worker_park, worker_unpark, —
+    /// sample_rate bits 0-15
+    #[link_section = ".probes"]
+    static mut SAMPLE_BITS: [u16; 16] = [0; 16];
 
-    // Gate words and their lanes (byte offset = 2 × lane, see the notes below).
-    const W_POLL: usize = 0; // lanes 0 event_batch, 1 task_poll_begin, 2 task_poll_end, 3 task_yielded
-    const W_WAKER: usize = 1; // lanes 4 event_batch, 5 waker_wake, 6 waker_clone, 7 waker_drop
-    const W_TASK: usize = 2; // lanes 8 event_batch, 9 task_spawn, 10 task_terminate
-    const W_WORKER: usize = 3; // lanes 12 event_batch, 13 worker_park, 14 worker_unpark
-    const SAMPLE_LANE: usize = 16; // lanes 16-31: sample_rate bit 0-15
+    const W_POLL: usize = 0;
+    const W_WAKER: usize = 1;
+    const W_TASK: usize = 2;
+    const W_WORKER: usize = 3;
+
+    #[inline(always)]
+    fn gate_ptr(w: usize) -> *const Gate {
+        match w {
+            W_POLL => ptr::addr_of!(GATE_POLL),
+            W_WAKER => ptr::addr_of!(GATE_WAKER),
+            W_TASK => ptr::addr_of!(GATE_TASK),
+            _ => ptr::addr_of!(GATE_WORKER),
+        }
+    }
 
     /// Is anything traced that shares gate word `w`? One 8-byte load.
     #[inline(always)]
     fn gate_word(w: usize) -> bool {
-        // Safety: an aligned read inside SEMAPHORES; only the kernel writes it.
-        unsafe { ptr::read_volatile((ptr::addr_of!(SEMAPHORES) as *const u64).add(w)) != 0 }
+        // Safety: an aligned 8-byte read of a Gate; only the kernel writes it.
+        unsafe { ptr::read_volatile(gate_ptr(w) as *const u64) != 0 }
     }
 
+    /// Lane `l` of gate word `w`.
     #[inline(always)]
-    fn lane(i: usize) -> bool {
-        // Safety: a u16 read inside SEMAPHORES.
-        unsafe { ptr::read_volatile((ptr::addr_of!(SEMAPHORES) as *const u16).add(i)) != 0 }
+    fn lane(w: usize, l: usize) -> bool {
+        // Safety: a u16 read inside a Gate.
+        unsafe { ptr::read_volatile((gate_ptr(w) as *const u16).add(l)) != 0 }
     }
 
     /// Batched capture is on for the hooks of gate word `w`.
     #[inline(always)]
     fn batch_on(w: usize) -> bool {
-        lane(w * 4)
+        lane(w, 0)
+    }
+
+    fn sample_bit(k: usize) -> bool {
+        // Safety: a u16 read inside SAMPLE_BITS.
+        unsafe { ptr::read_volatile((ptr::addr_of!(SAMPLE_BITS) as *const u16).add(k)) != 0 }
     }
 
     // ===== the emitter =====
 
     /// The assembly of one probe site, as `<sys/sdt.h>` (`_SDT_ASM_BODY` + `_SDT_ASM_BASE`)
     /// writes it: the nop, its note, and the `.stapsdt.base` anchor tracers use to detect
-    /// prelink-style relocation. The semaphore is `{semaphores}` (a `sym` operand) plus the
-    /// byte offset of the probe's lane; the argument string holds register operands.
+    /// prelink-style relocation. The semaphore is `{semaphore}` (a `sym` operand: the gate
+    /// word, or the sample-rate bits) plus the byte offset of the lane; the argument string
+    /// holds register operands.
     macro_rules! sdt_asm {
         ($name:expr, $args:expr, $sema_off:expr) => {
             concat!(
@@ -134,7 +159,7 @@ mod imp {
                 "992: .balign 4\n",
                 "993: .8byte 990b\n", // pc
                 ".8byte _.stapsdt.base\n",
-                ".8byte {semaphores}+", $sema_off, "\n",
+                ".8byte {semaphore}+", $sema_off, "\n",
                 ".asciz \"tokio\"\n",
                 ".asciz \"", $name, "\"\n",
                 ".asciz \"", $args, "\"\n",
@@ -158,8 +183,8 @@ mod imp {
     /// (`enabled()`: its lane) and the cold `emit()` holding the probe site. `$args` is the SDT
     /// argument string over the named operands.
     macro_rules! sdt_probe {
-        ($name:ident, word $word:ident, lane $lane:literal, sema $off:literal, $args:literal,
-         $($arg:ident: $ty:ty => $class:ident),* $(,)?) => {
+        ($name:ident, word $word:ident $gate:ident, lane $lane:literal, sema $off:literal,
+         $args:literal, $($arg:ident: $ty:ty => $class:ident),* $(,)?) => {
             pub(crate) mod $name {
                 /// Non-zero while this probe, or anything sharing its gate word, is traced.
                 #[inline(always)]
@@ -170,7 +195,7 @@ mod imp {
                 /// Non-zero while a tracer is attached to this probe.
                 #[inline(always)]
                 pub(crate) fn enabled() -> bool {
-                    super::lane($lane)
+                    super::lane(super::$word, $lane)
                 }
 
                 #[cold]
@@ -181,7 +206,7 @@ mod imp {
                         ::core::arch::asm!(
                             sdt_asm!(stringify!($name), $args, $off),
                             $($arg = in($class) $arg,)*
-                            semaphores = sym super::SEMAPHORES,
+                            semaphore = sym super::$gate,
                             options(att_syntax),
                         );
                     }
@@ -190,28 +215,28 @@ mod imp {
         };
     }
 
-    sdt_probe!(task_spawn, word W_TASK, lane 9, sema "18",
+    sdt_probe!(task_spawn, word W_TASK GATE_TASK, lane 1, sema "2",
         "8@{id} 8@{header} 1@{kind} 8@{file} 8@{file_len} 4@{line:e} 4@{col:e} 8@{type_name} 8@{type_name_len}",
         id: u64 => reg, header: u64 => reg, kind: u8 => reg_byte, file: u64 => reg,
         file_len: u64 => reg, line: u32 => reg, col: u32 => reg, type_name: u64 => reg,
         type_name_len: u64 => reg);
-    sdt_probe!(task_poll_begin, word W_POLL, lane 1, sema "2", "8@{id} 8@{header} -4@{worker:e}",
+    sdt_probe!(task_poll_begin, word W_POLL GATE_POLL, lane 1, sema "2", "8@{id} 8@{header} -4@{worker:e}",
         id: u64 => reg, header: u64 => reg, worker: i32 => reg);
-    sdt_probe!(task_poll_end, word W_POLL, lane 2, sema "4", "8@{id} 8@{header} 1@{result}",
+    sdt_probe!(task_poll_end, word W_POLL GATE_POLL, lane 2, sema "4", "8@{id} 8@{header} 1@{result}",
         id: u64 => reg, header: u64 => reg, result: u8 => reg_byte);
-    sdt_probe!(task_yielded, word W_POLL, lane 3, sema "6", "8@{id} 1@{reason}",
+    sdt_probe!(task_yielded, word W_POLL GATE_POLL, lane 3, sema "6", "8@{id} 1@{reason}",
         id: u64 => reg, reason: u8 => reg_byte);
-    sdt_probe!(waker_wake, word W_WAKER, lane 5, sema "10", "8@{id} 8@{header} 1@{by_ref}",
+    sdt_probe!(waker_wake, word W_WAKER GATE_WAKER, lane 1, sema "2", "8@{id} 8@{header} 1@{by_ref}",
         id: u64 => reg, header: u64 => reg, by_ref: u8 => reg_byte);
-    sdt_probe!(waker_clone, word W_WAKER, lane 6, sema "12", "8@{id} 8@{header}",
+    sdt_probe!(waker_clone, word W_WAKER GATE_WAKER, lane 2, sema "4", "8@{id} 8@{header}",
         id: u64 => reg, header: u64 => reg);
-    sdt_probe!(waker_drop, word W_WAKER, lane 7, sema "14", "8@{id} 8@{header}",
+    sdt_probe!(waker_drop, word W_WAKER GATE_WAKER, lane 3, sema "6", "8@{id} 8@{header}",
         id: u64 => reg, header: u64 => reg);
-    sdt_probe!(task_terminate, word W_TASK, lane 10, sema "20", "8@{id} 8@{header} 1@{reason}",
+    sdt_probe!(task_terminate, word W_TASK GATE_TASK, lane 2, sema "4", "8@{id} 8@{header} 1@{reason}",
         id: u64 => reg, header: u64 => reg, reason: u8 => reg_byte);
-    sdt_probe!(worker_park, word W_WORKER, lane 13, sema "26", "-4@{worker:e} 8@{timeout_ns}",
+    sdt_probe!(worker_park, word W_WORKER GATE_WORKER, lane 1, sema "2", "-4@{worker:e} 8@{timeout_ns}",
         worker: i32 => reg, timeout_ns: u64 => reg);
-    sdt_probe!(worker_unpark, word W_WORKER, lane 14, sema "28", "-4@{worker:e} 8@{timeout_ns}",
+    sdt_probe!(worker_unpark, word W_WORKER GATE_WORKER, lane 2, sema "4", "-4@{worker:e} 8@{timeout_ns}",
         worker: i32 => reg, timeout_ns: u64 => reg);
 
     /// One site of `event_batch`, whose semaphore is the batch lane of gate word `$word`. The
@@ -219,7 +244,7 @@ mod imp {
     /// them without an argument-spec table: buffer address, bytes of records, batch sequence
     /// number, flush time on the batch clock, flush time in CLOCK_MONOTONIC ns.
     macro_rules! batch_site {
-        ($name:ident, $sema_off:literal) => {
+        ($name:ident, $gate:ident) => {
             mod $name {
                 #[cold]
                 #[inline(never)]
@@ -227,10 +252,10 @@ mod imp {
                     // Safety: the template is a nop plus data in other sections.
                     unsafe {
                         ::core::arch::asm!(
-                            sdt_asm!("event_batch", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%r8", $sema_off),
+                            sdt_asm!("event_batch", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%r8", "0"),
                             in("rdi") buf, in("rsi") len, in("rdx") seq, in("rcx") clock,
                             in("r8") mono_ns,
-                            semaphores = sym super::SEMAPHORES,
+                            semaphore = sym super::$gate,
                             options(att_syntax),
                         );
                     }
@@ -239,10 +264,10 @@ mod imp {
         };
     }
 
-    batch_site!(event_batch_0, "0");
-    batch_site!(event_batch_1, "8");
-    batch_site!(event_batch_2, "16");
-    batch_site!(event_batch_3, "24");
+    batch_site!(event_batch_0, GATE_POLL);
+    batch_site!(event_batch_1, GATE_WAKER);
+    batch_site!(event_batch_2, GATE_TASK);
+    batch_site!(event_batch_3, GATE_WORKER);
 
     /// The 16 `sample_rate` sites: never executed; a tracer attaches to the sites of the bits
     /// it sets, so their lanes spell the rate (PROBES.md). Kept alive by a reference from
@@ -253,15 +278,15 @@ mod imp {
         // Safety: nops and notes; never called.
         unsafe {
             ::core::arch::asm!(
-                sdt_asm!("sample_rate", "", "32"), sdt_asm!("sample_rate", "", "34"),
-                sdt_asm!("sample_rate", "", "36"), sdt_asm!("sample_rate", "", "38"),
-                sdt_asm!("sample_rate", "", "40"), sdt_asm!("sample_rate", "", "42"),
-                sdt_asm!("sample_rate", "", "44"), sdt_asm!("sample_rate", "", "46"),
-                sdt_asm!("sample_rate", "", "48"), sdt_asm!("sample_rate", "", "50"),
-                sdt_asm!("sample_rate", "", "52"), sdt_asm!("sample_rate", "", "54"),
-                sdt_asm!("sample_rate", "", "56"), sdt_asm!("sample_rate", "", "58"),
-                sdt_asm!("sample_rate", "", "60"), sdt_asm!("sample_rate", "", "62"),
-                semaphores = sym SEMAPHORES,
+                sdt_asm!("sample_rate", "", "0"), sdt_asm!("sample_rate", "", "2"),
+                sdt_asm!("sample_rate", "", "4"), sdt_asm!("sample_rate", "", "6"),
+                sdt_asm!("sample_rate", "", "8"), sdt_asm!("sample_rate", "", "10"),
+                sdt_asm!("sample_rate", "", "12"), sdt_asm!("sample_rate", "", "14"),
+                sdt_asm!("sample_rate", "", "16"), sdt_asm!("sample_rate", "", "18"),
+                sdt_asm!("sample_rate", "", "20"), sdt_asm!("sample_rate", "", "22"),
+                sdt_asm!("sample_rate", "", "24"), sdt_asm!("sample_rate", "", "26"),
+                sdt_asm!("sample_rate", "", "28"), sdt_asm!("sample_rate", "", "30"),
+                semaphore = sym SAMPLE_BITS,
                 options(att_syntax),
             );
         }
@@ -271,7 +296,8 @@ mod imp {
     pub(crate) mod event_batch {
         #[inline(always)]
         pub(crate) fn gate() -> bool {
-            super::lane(0) || super::lane(4) || super::lane(8) || super::lane(12)
+            super::batch_on(super::W_POLL) || super::batch_on(super::W_WAKER)
+                || super::batch_on(super::W_TASK) || super::batch_on(super::W_WORKER)
         }
     }
 
@@ -318,6 +344,7 @@ mod imp {
     pub(crate) struct WorkerGuard(i32);
 
     impl Drop for WorkerGuard {
+        #[inline(never)]
         fn drop(&mut self) {
             let _ = WORKER.try_with(|w| w.set(self.0));
             // The worker leaves the runtime: what it recorded goes out before the runtime's
@@ -406,7 +433,7 @@ mod imp {
         header.as_ptr() as usize as u64
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn task_spawn<T: ?Sized, S: 'static>(
         task: &Task<S>,
         id: Id,
@@ -439,23 +466,24 @@ mod imp {
         }
     }
 
-    const END_EVENT: u8 = 1; // fire task_poll_end
-    const RECORDED: u8 = 2; // write a poll record at the end
-    const OPENED: u8 = 4; // the poll is on the thread's open-poll stack
+    const END_EVENT: u64 = 1 << 56; // fire task_poll_end
+    const RECORDED: u64 = 2 << 56; // write a poll record at the end (its begin is on the
+                                   // thread's open-poll stack)
+    const ADDR: u64 = (1 << 56) - 1;
 
-    /// What the end of a poll needs once the task may be gone; `how` 0 when it is not traced.
+    /// What the end of a poll needs once the task may be gone: two words, so it travels in
+    /// registers and costs nothing untraced. `tag`: the header address and the flags above,
+    /// 0 when the poll is not traced.
     #[derive(Clone, Copy)]
     pub(crate) struct Polled {
         id: u64,
-        header: u64,
-        begin: u64,
-        how: u8,
+        tag: u64,
     }
 
     impl Polled {
         #[inline(always)]
         pub(crate) fn traced(&self) -> bool {
-            self.how != 0
+            self.tag != 0
         }
     }
 
@@ -465,35 +493,38 @@ mod imp {
         if task_poll_begin::gate() {
             poll_begin(id.as_u64(), addr(header))
         } else {
-            Polled { id: 0, header: 0, begin: 0, how: 0 }
+            Polled { id: 0, tag: 0 }
         }
     }
 
     #[inline(never)]
     fn poll_begin(id: u64, header: u64) -> Polled {
-        let mut p = Polled { id, header, begin: 0, how: 0 };
+        let mut how = 0;
         if task_poll_begin::enabled() {
             task_poll_begin::emit(id, header, worker());
         }
         if task_poll_end::enabled() {
-            p.how |= END_EVENT;
+            how |= END_EVENT;
         }
         if batch_on(W_POLL) {
             count(EV_POLL_BEGIN);
             if sampled(id) {
                 if let Some(b) = buf() {
-                    p.begin = b.stamp(W_POLL);
-                    p.how |= RECORDED;
+                    // a poll nested deeper than OPEN_MAX is counted, not recorded
                     let d = b.head.depth.load(Relaxed) as usize;
                     if d < OPEN_MAX {
-                        b.head.open[d] = Open { id, begin: p.begin, yields: 0 };
+                        let begin = b.stamp(W_POLL);
+                        b.head.open[d] = Open { id, begin, yields: 0 };
                         b.head.depth.store(d as u8 + 1, Release);
-                        p.how |= OPENED;
+                        how |= RECORDED;
                     }
                 }
             }
         }
-        p
+        if how == 0 {
+            return Polled { id: 0, tag: 0 };
+        }
+        Polled { id, tag: header & ADDR | how }
     }
 
     #[inline(always)]
@@ -505,24 +536,22 @@ mod imp {
     /// captures attached (a test compares them), each clock brackets the poll the same way.
     #[inline(never)]
     fn poll_end(p: Polled, result: u8) {
-        if p.how & END_EVENT != 0 && task_poll_end::enabled() {
-            task_poll_end::emit(p.id, p.header, result);
+        if p.tag & END_EVENT != 0 && task_poll_end::enabled() {
+            task_poll_end::emit(p.id, p.tag & ADDR, result);
         }
-        if p.how & RECORDED != 0 {
+        if p.tag & RECORDED != 0 {
             if let Some(b) = buf() {
                 // the end stamp comes first; everything else is outside the measured poll
                 let end = b.stamp_in_place();
-                let mut yields = 0;
-                if p.how & OPENED != 0 {
-                    let d = (b.head.depth.load(Relaxed) as usize).saturating_sub(1);
-                    if b.head.open[d].id == p.id {
-                        yields = b.head.open[d].yields;
-                    }
-                    b.head.depth.store(d as u8, Release);
+                let d = (b.head.depth.load(Relaxed) as usize).saturating_sub(1);
+                let open = b.head.open[d];
+                b.head.depth.store(d as u8, Release);
+                if open.id != p.id {
+                    return; // cannot happen: polls nest
                 }
                 b.put(
-                    [word0(R_POLL, result, p.id), p.begin, end,
-                     u64::from(worker() as u32) | yields << 32],
+                    [word0(R_POLL, result, p.id), open.begin, end,
+                     u64::from(worker() as u32) | open.yields << 32],
                     W_POLL,
                 );
                 count(EV_POLL_END);
@@ -564,7 +593,7 @@ mod imp {
         }
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn task_yielded(id: Option<Id>, reason: u8) {
         if let Some(id) = id {
             if task_yielded::enabled() {
@@ -577,7 +606,7 @@ mod imp {
         }
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn waker_wake(id: Id, header: NonNull<Header>, by_ref: u8) {
         if waker_wake::enabled() {
             waker_wake::emit(id.as_u64(), addr(header), by_ref);
@@ -590,7 +619,7 @@ mod imp {
         }
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn waker_clone(id: Id, header: NonNull<Header>) {
         if waker_clone::enabled() {
             waker_clone::emit(id.as_u64(), addr(header));
@@ -600,7 +629,7 @@ mod imp {
         }
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn waker_drop(id: Id, header: NonNull<Header>) {
         if waker_drop::enabled() {
             waker_drop::emit(id.as_u64(), addr(header));
@@ -610,7 +639,7 @@ mod imp {
         }
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(in crate::runtime::task) fn task_terminate<T: Future, S>(header: NonNull<Header>, core: &Core<T, S>) {
         let reason = outcome(core);
         if task_terminate::enabled() {
@@ -628,7 +657,7 @@ mod imp {
         timeout.map_or(u64::MAX, |d| d.as_nanos().min(u64::MAX as u128 - 1) as u64)
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn worker_park(worker: usize, timeout: Option<Duration>) {
         if worker_park::enabled() {
             worker_park::emit(worker as i32, timeout_ns(timeout));
@@ -638,7 +667,7 @@ mod imp {
         }
     }
 
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn worker_unpark(worker: usize, timeout: Option<Duration>) {
         if worker_unpark::enabled() {
             worker_unpark::emit(worker as i32, timeout_ns(timeout));
@@ -1182,7 +1211,7 @@ mod imp {
     fn refresh_sampling() -> u64 {
         let mut rate = 0u64;
         for bit in 0..16 {
-            if lane(SAMPLE_LANE + bit) {
+            if sample_bit(bit) {
                 rate |= 1 << bit;
             }
         }
