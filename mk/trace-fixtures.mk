@@ -37,7 +37,7 @@ $(FIXTURES)/stock_like: $(FIXTURE_SRC)/stock_like.c
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
 
 UNIT_TRACE_SRCS := $(addprefix tracer/,hist.c analyzer.c units.c report.c json.c batch.c)
-$(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*.h) bpf/events.h
+$(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*.h) bpf/events.h tests/unit/check.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) -lm
@@ -54,7 +54,7 @@ $(BATCH_REPLAY): tests/unit/batch_replay.c tracer/batch.c tracer/analyzer.c trac
 # batch_test: unit tests of the decode stage on synthetic batches (tests/t_batch_unit.sh)
 BATCH_TEST := $(BUILD)/tests/batch_test
 ALL_TARGETS += $(BATCH_TEST)
-$(BATCH_TEST): tests/unit/batch_test.c tracer/batch.c tracer/batch.h bpf/events.h
+$(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h tracer/batch.c tracer/batch.h bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< tracer/batch.c

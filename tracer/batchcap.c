@@ -51,11 +51,9 @@
 struct tet_bc {
 	struct tokio_usdt *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
-	int *fds;
-	size_t nlinks, nfds;
+	struct tet_attachments batch; /* the event_batch sites */
+	struct tet_attachments rate;  /* the sample_rate sites (attached first, detached last) */
 	struct bpf_link *sched;      /* tet_switch */
-	size_t nrate;                /* how many of them attach sample_rate sites (detached last) */
 	int ncpus;
 	struct tet_counters *percpu;
 	struct tet_bc_info info;
@@ -227,31 +225,10 @@ static int ring_cb(void *ctx, void *data, size_t size)
 }
 
 /* ---- attach ---- */
-static int add_link(struct tet_bc *s, struct bpf_link *l)
-{
-	struct bpf_link **v = realloc(s->links, (s->nlinks + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	s->links = v;
-	s->links[s->nlinks++] = l;
-	return 0;
-}
-
-static int add_fd(struct tet_bc *s, int fd)
-{
-	int *v = realloc(s->fds, (s->nfds + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	s->fds = v;
-	s->fds[s->nfds++] = fd;
-	return 0;
-}
-
-/* prog on n sites of one file, each with its semaphore. */
-static int attach_sites(struct tet_bc *s, struct bpf_program *prog, const struct tet_target *f,
-			const uint64_t *offs, const uint64_t *semas, size_t n, char *err, size_t len)
+/* prog on n sites of one file, each with its semaphore, into att. */
+static int attach_sites(struct tet_bc *s, struct tet_attachments *att, struct bpf_program *prog,
+			const struct tet_target *f, const uint64_t *offs, const uint64_t *semas,
+			size_t n, char *err, size_t len)
 {
 	pid_t pid = s->o.pid > 0 ? s->o.pid : 0;
 	int ret = 0;
@@ -268,7 +245,7 @@ static int attach_sites(struct tet_bc *s, struct bpf_program *prog, const struct
 			       f->path, strerror(-fd));
 			return fd;
 		}
-		ret = add_fd(s, fd);
+		ret = tet_att_fd(att, fd);
 	} else {
 		for (size_t i = 0; i < n && !ret; i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)semas[i]);
@@ -284,42 +261,12 @@ static int attach_sites(struct tet_bc *s, struct bpf_program *prog, const struct
 				       tet_libbpf_last_error());
 				return ret;
 			}
-			ret = add_link(s, l);
+			ret = tet_att_link(att, l);
 		}
 	}
 	if (ret)
 		seterr(err, len, "out of memory");
 	return ret;
-}
-
-static void detach_range(struct tet_bc *s, bool rate)
-{
-	/* links and fds of sample_rate sites come first in their arrays (attached first) */
-	size_t nl = 0, nf = 0;
-
-	if (rate) {
-		for (size_t i = 0; i < s->nlinks; i++)
-			bpf_link__destroy(s->links[i]);
-		for (size_t i = 0; i < s->nfds; i++)
-			close(s->fds[i]);
-		free(s->links);
-		free(s->fds);
-		s->links = NULL;
-		s->fds = NULL;
-		s->nlinks = s->nfds = s->nrate = 0;
-		return;
-	}
-	/* batch sites only: everything after the first nrate attachments */
-	if (s->info.multi)
-		nf = s->nrate;
-	else
-		nl = s->nrate;
-	for (size_t i = nl; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
-	for (size_t i = nf; i < s->nfds; i++)
-		close(s->fds[i]);
-	s->nlinks = nl;
-	s->nfds = nf;
 }
 
 int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct tet_targets *t,
@@ -444,12 +391,11 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 				n++;
 			}
 		}
-		ret = attach_sites(s, s->skel->progs.tet_nop, f, offs, semas, n, err, len);
+		ret = attach_sites(s, &s->rate, s->skel->progs.tet_nop, f, offs, semas, n, err, len);
 		if (ret)
 			goto fail;
 		s->info.rate_sites += n;
 	}
-	s->nrate = s->info.multi ? s->nfds : s->nlinks;
 	{ /* two clock pairs a few ms apart before the first stamp can arrive */
 		struct timespec ts = { 0, 3000000 };
 
@@ -466,13 +412,13 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tet_target *f = &t->v[i];
 
-		ret = attach_sites(s, s->skel->progs.tet_batch, f, f->batch_off, f->batch_sema,
-				   f->nbatch, err, len);
+		ret = attach_sites(s, &s->batch, s->skel->progs.tet_batch, f, f->batch_off,
+				   f->batch_sema, f->nbatch, err, len);
 		if (ret)
 			goto fail;
 		s->info.sites += f->nbatch;
 	}
-	s->info.links = s->nlinks + s->nfds;
+	s->info.links = s->batch.nlinks + s->batch.nfds + s->rate.nlinks + s->rate.nfds;
 	*out = s;
 	return 0;
 fail:
@@ -540,7 +486,7 @@ void tet_bc_detach(struct tet_bc *s)
 {
 	uint64_t cutoff;
 
-	if (!s->nlinks && !s->nfds)
+	if (!s->batch.nlinks && !s->batch.nfds)
 		return;
 	cutoff = mono_ns();
 	tb_set_cutoff(s->tb, cutoff);
@@ -548,8 +494,8 @@ void tet_bc_detach(struct tet_bc *s)
 	tet_bc_drain(s);
 	clock_pair(s);
 	tb_sweep_all(s->tb, mono_ns());
-	detach_range(s, false);
-	detach_range(s, true);
+	tet_att_release(&s->batch);
+	tet_att_release(&s->rate);
 	bpf_link__destroy(s->sched);
 	s->sched = NULL;
 	tet_bc_drain(s);
@@ -560,7 +506,8 @@ void tet_bc_close(struct tet_bc *s)
 {
 	if (!s)
 		return;
-	detach_range(s, true);
+	tet_att_release(&s->batch);
+	tet_att_release(&s->rate);
 	bpf_link__destroy(s->sched);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);

@@ -12,6 +12,43 @@
 
 #include "bpfutil.h"
 
+int tet_att_link(struct tet_attachments *a, struct bpf_link *l)
+{
+	struct bpf_link **v = realloc(a->links, (a->nlinks + 1) * sizeof(*v));
+
+	if (!v) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	a->links = v;
+	a->links[a->nlinks++] = l;
+	return 0;
+}
+
+int tet_att_fd(struct tet_attachments *a, int fd)
+{
+	int *v = realloc(a->fds, (a->nfds + 1) * sizeof(*v));
+
+	if (!v) {
+		close(fd);
+		return -ENOMEM;
+	}
+	a->fds = v;
+	a->fds[a->nfds++] = fd;
+	return 0;
+}
+
+void tet_att_release(struct tet_attachments *a)
+{
+	for (size_t i = 0; i < a->nlinks; i++)
+		bpf_link__destroy(a->links[i]);
+	for (size_t i = 0; i < a->nfds; i++)
+		close(a->fds[i]);
+	free(a->links);
+	free(a->fds);
+	memset(a, 0, sizeof(*a));
+}
+
 bool tet_prog_id(const struct bpf_program *p, uint32_t *id)
 {
 	struct bpf_prog_info info;

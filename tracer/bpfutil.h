@@ -11,6 +11,21 @@
 
 struct bpf_program;
 
+struct bpf_link;
+
+/* What a session attached: libbpf links and raw link fds (uprobe_multi), released together
+ * (the kernel detaches on destroy/close). */
+struct tet_attachments {
+	struct bpf_link **links;
+	int *fds;
+	size_t nlinks, nfds;
+};
+/* Keeps a link / a link fd; returns 0, or -ENOMEM after destroying / closing it. */
+int tet_att_link(struct tet_attachments *a, struct bpf_link *l);
+int tet_att_fd(struct tet_attachments *a, int fd);
+/* Destroys every link, closes every fd, frees the arrays. */
+void tet_att_release(struct tet_attachments *a);
+
 /* The kernel's id of a loaded program; false if it is not loaded or the kernel won't say. */
 bool tet_prog_id(const struct bpf_program *p, uint32_t *id);
 /* Reads the per-CPU counters map (map_fd; percpu has room for ncpus entries) and sums it

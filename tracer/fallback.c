@@ -44,9 +44,7 @@ enum fb_prog { P_POLL, P_POLL_RET, P_COMPLETE, P_DEALLOC, P_WAKE_VAL, P_WAKE_REF
 struct tet_fb {
 	struct tokio_uprobe *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
-	int *fds;               /* multi links */
-	size_t nlinks, nfds;
+	struct tet_attachments att;
 	unsigned probes;
 	int ncpus;
 	struct tet_counters *percpu;
@@ -131,28 +129,6 @@ static bool prog_wanted(const struct tsym_table *t, unsigned probes, enum fb_pro
 	default:
 		return false;
 	}
-}
-
-static int add_link(struct tet_fb *s, struct bpf_link *l)
-{
-	struct bpf_link **v = realloc(s->links, (s->nlinks + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	s->links = v;
-	s->links[s->nlinks++] = l;
-	return 0;
-}
-
-static int add_fd(struct tet_fb *s, int fd)
-{
-	int *v = realloc(s->fds, (s->nfds + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	s->fds = v;
-	s->fds[s->nfds++] = fd;
-	return 0;
 }
 
 /* Worker index of a polling thread: order of first appearance. */
@@ -374,7 +350,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 				       bpf_program__name(bp), path, strerror(-fd));
 				goto fail;
 			}
-			ret = add_fd(s, fd);
+			ret = tet_att_fd(&s->att, fd);
 		} else {
 			for (size_t i = 0; i < n && !ret; i++) {
 				LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret_probe,
@@ -389,7 +365,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 					       strerror(-ret));
 					goto fail;
 				}
-				ret = add_link(s, l);
+				ret = tet_att_link(&s->att, l);
 			}
 		}
 		if (ret) {
@@ -398,7 +374,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		}
 	}
 	s->info.attach_ns = mono_ns() - t0;
-	s->info.links = s->nlinks + s->nfds;
+	s->info.links = s->att.nlinks + s->att.nfds;
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
@@ -462,17 +438,9 @@ void tet_fb_detach(struct tet_fb *s)
 {
 	uint64_t t0 = mono_ns();
 
-	if (!s->nlinks && !s->nfds)
+	if (!s->att.nlinks && !s->att.nfds)
 		return;
-	for (size_t i = 0; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
-	for (size_t i = 0; i < s->nfds; i++)
-		close(s->fds[i]);
-	free(s->links);
-	free(s->fds);
-	s->links = NULL;
-	s->fds = NULL;
-	s->nlinks = s->nfds = 0;
+	tet_att_release(&s->att);
 	s->info.detach_ns = mono_ns() - t0;
 }
 
