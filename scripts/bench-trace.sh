@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench-trace.sh — `make bench`: what tracing costs the traced process, as ratios measured side by
-# side in one run (not a test; the machine is shared and noisy, so rounds are interleaved and
-# medians reported).
+# side in one run (not a test; the machine is shared and noisy, so rounds are interleaved; a
+# ratio is the median of the round-by-round ratios to stock, printed with their range).
 #
 # 1. Yield workload, `sample-service yield-workload --tasks 1000 --yields 1000 --workers 2` on
 #    Tokio LINE (every poll a yield_now: the most event-dense workload there is; it prints
@@ -25,7 +25,7 @@
 #    poll's begin and end).
 #
 # Environment: BENCH_LINE (1.53) BENCH_TASKS (1000) BENCH_YIELDS (1000) BENCH_WORKERS (2)
-#              BENCH_REPS (5) BENCH_HTTP_REPS (3) BENCH_HTTP_SECS (5) BENCH_SKIP (space-separated
+#              BENCH_REPS (9) BENCH_HTTP_REPS (5) BENCH_HTTP_SECS (5) BENCH_SKIP (space-separated
 #              parts to skip: yield http replay)
 # Output: the tables on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
 set -uo pipefail
@@ -36,8 +36,8 @@ LINE=${BENCH_LINE:-1.53}
 TASKS=${BENCH_TASKS:-1000}
 YIELDS=${BENCH_YIELDS:-1000}
 WORKERS=${BENCH_WORKERS:-2}
-REPS=${BENCH_REPS:-5}
-HTTP_REPS=${BENCH_HTTP_REPS:-3}
+REPS=${BENCH_REPS:-9}
+HTTP_REPS=${BENCH_HTTP_REPS:-5}
 HTTP_SECS=${BENCH_HTTP_SECS:-5}
 SKIP=" ${BENCH_SKIP:-} "
 STOCK="$BUILD/sample-service/tokio-$LINE/stock/sample-service"
@@ -196,13 +196,19 @@ def mv(part, cfg):
     v = [float(r[3]) for r in runs(part, cfg)]
     return med(v) if v else None
 def verdict(ok): return "met" if ok else "NOT met"
+def paired(part, cfg):  # this configuration over stock, round by round: (median, min, max)
+    st = {r[1]: float(r[3]) for r in runs(part, 'stock')}
+    q = [float(r[3]) / st[r[1]] for r in runs(part, cfg) if st.get(r[1])]
+    return (med(q), min(q), max(q)) if q else None
+def spread(p): return f"(rounds {p[1]:.2f}–{p[2]:.2f})"
 polls = int(tasks) * (int(yields) + 1)
 print(f"tokio-ebpf-trace bench: tokio {line}; {ncpu} CPUs, kernel {kernel}")
 stock = mv('yield', 'stock')
 if stock:
     untraced = mv('yield', 'usdt')
     print(f"\n1. yield workload: yield-workload --tasks {tasks} --yields {yields} --workers {workers} "
-          f"({polls} polls/run), median of {reps} interleaved rounds")
+          f"({polls} polls/run), median of {reps} interleaved rounds; × stock is the median of the "
+          f"round-by-round ratios")
     print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'events/run':>11} {'drops':>7} "
           f"{'tracer ns/event':>16} {'tracer peak RSS':>16}")
     names = {'usdt': 'usdt, untraced'}
@@ -214,19 +220,20 @@ if stock:
         dr = [int(r[5]) for r in v if r[5] != '-']
         cpu = [float(r[6]) / int(r[4]) for r in v if r[6] != '-' and r[4] != '-' and int(r[4])]
         hwm = [int(r[7]) for r in v if r[7] != '-']
-        print(f"{names.get(cfg, cfg):<16} {ns:>9.1f} {ns / stock:>8.2f} "
+        print(f"{names.get(cfg, cfg):<16} {ns:>9.1f} {paired('yield', cfg)[0]:>8.2f} "
               f"{(str(int(med(ev))) if ev else '-'):>11} {(str(sum(dr)) if dr else '-'):>7} "
               f"{(f'{med(cpu):.0f}' if cpu else '-'):>16} {(f'{max(hwm) / 1024:.0f} MiB' if hwm else '-'):>16}")
-    b, s = mv('yield', 'batched'), mv('yield', 'batched-1/100')
+    b, s, u = paired('yield', 'batched'), paired('yield', 'batched-1/100'), paired('yield', 'usdt')
     print("targets (yield workload):")
-    if b: print(f"  batched ≤ 1.5× stock: {b / stock:.2f}× — {verdict(b / stock <= 1.5)}; must not exceed 2×: {verdict(b / stock <= 2)}")
-    if s: print(f"  --sample-rate 100 ≤ 1.05×: {s / stock:.2f}× — {verdict(s / stock <= 1.05)}")
-    if untraced: print(f"  untraced ≤ 1.02×: {untraced / stock:.2f}× — {verdict(untraced / stock <= 1.02)}")
-    pe = mv('yield', 'per-event')
+    if b: print(f"  batched ≤ 1.5× stock: {b[0]:.3f}× {spread(b)} — {verdict(b[0] <= 1.5)}; must not exceed 2×: {verdict(b[0] <= 2)}")
+    if s: print(f"  --sample-rate 100 ≤ 1.05×: {s[0]:.3f}× {spread(s)} — {verdict(s[0] <= 1.05)}")
+    if u: print(f"  untraced ≤ 1.02×: {u[0]:.3f}× {spread(u)} — {verdict(u[0] <= 1.02)}")
+    pe, b = mv('yield', 'per-event'), mv('yield', 'batched')
     if pe and b: print(f"  batched vs per-event: {pe / b:.1f}× cheaper per poll")
 hs = mv('http', 'stock')
 if hs:
-    print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds")
+    print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds; "
+          f"of stock is the median of the round-by-round ratios")
     print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'events':>10} {'drops':>7}")
     for cfg in ['stock', 'usdt', 'batched', 'per-event', 'batched-1/100']:
         v = runs('http', cfg)
@@ -234,12 +241,12 @@ if hs:
         rps = mv('http', cfg)
         ev = [int(r[4]) for r in v if r[4] != '-']
         dr = [int(r[5]) for r in v if r[5] != '-']
-        print(f"{({'usdt': 'usdt, untraced'}).get(cfg, cfg):<16} {rps:>11.0f} {rps / hs:>9.3f} "
+        print(f"{({'usdt': 'usdt, untraced'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
               f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7}")
-    b, s = mv('http', 'batched'), mv('http', 'batched-1/100')
+    b, s = paired('http', 'batched'), paired('http', 'batched-1/100')
     print("targets (HTTP):")
-    if b: print(f"  batched ≥ 95 % of stock: {100 * b / hs:.1f} % — {verdict(b / hs >= 0.95)}")
-    if s: print(f"  sampled 1/100 ≥ 99.7 % of stock: {100 * s / hs:.1f} % — {verdict(s / hs >= 0.997)}")
+    if b: print(f"  batched ≥ 95 % of stock: {100 * b[0]:.1f} % {spread(b)} — {verdict(b[0] >= 0.95)}")
+    if s: print(f"  sampled 1/100 ≥ 99.7 % of stock: {100 * s[0]:.1f} % {spread(s)} — {verdict(s[0] >= 0.997)}")
 if replay:
     parts = replay.split(' ', 1)
     r = json.loads(parts[0]); live = json.loads(parts[1]) if len(parts) > 1 else {}
