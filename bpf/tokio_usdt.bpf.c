@@ -265,7 +265,9 @@ int tet_batch(struct pt_regs *ctx)
 	if (!c)
 		return 0;
 	__sync_fetch_and_add(&c->batches, 1);
-	if (!target_tgid) { /* every process of a binary: sched_switch learns which they are */
+	/* every process of a binary: sched_switch learns which they are (a lookup, lock-free,
+	 * before the update that takes the bucket lock) */
+	if (!target_tgid && !bpf_map_lookup_elem(&batch_tgids, &tgid)) {
 		__u8 one = 1;
 
 		bpf_map_update_elem(&batch_tgids, &tgid, &one, BPF_NOEXIST);

@@ -379,8 +379,6 @@ struct tet_session {
 	struct bpf_link **links;
 	size_t nlinks;
 	unsigned probes;
-	int ncpus;
-	struct tet_counters *percpu;
 	bool sleepable_spawn;        /* task_spawn through tet_spawn_s (bpf_copy_from_user) */
 	struct tet_session_opts o;
 	uint64_t cutoff_ns;          /* set at detach: later events are not analyzed */
@@ -488,6 +486,36 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	return s->o.on_event(s->o.ctx, data, size);
 }
 
+int tet_usdt_open(struct tokio_usdt **out, pid_t pid, char *err, size_t len)
+{
+	struct tokio_usdt *skel = tokio_usdt__open();
+
+	if (!skel) {
+		int ret = -errno;
+
+		seterr(err, len, "cannot open the BPF object: %s", strerror(-ret));
+		return ret;
+	}
+	skel->rodata->target_tgid = (uint32_t)(pid > 0 ? pid : 0);
+	*out = skel;
+	return 0;
+}
+
+int tet_usdt_load(struct tokio_usdt *skel, size_t ringbuf_bytes, char *err, size_t len)
+{
+	int ret = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ringbuf_bytes);
+
+	if (ret) {
+		seterr(err, len, "ring buffer size %zu refused: %s", ringbuf_bytes, strerror(-ret));
+		return ret;
+	}
+	ret = tokio_usdt__load(skel);
+	if (ret)
+		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
+		       *libbpf_last ? " — libbpf: " : "", libbpf_last);
+	return ret;
+}
+
 int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		     const struct tet_targets *t, char *err, size_t len)
 {
@@ -533,13 +561,9 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		free(s);
 		return -ENODATA;
 	}
-	s->skel = tokio_usdt__open();
-	if (!s->skel) {
-		ret = -errno;
-		seterr(err, len, "cannot open the BPF object: %s", strerror(-ret));
+	ret = tet_usdt_open(&s->skel, o->pid, err, len);
+	if (ret)
 		goto fail;
-	}
-	s->skel->rodata->target_tgid = (uint32_t)(o->pid > 0 ? o->pid : 0);
 	s->sleepable_spawn = sleepable_uprobes();
 	bpf_program__set_autoload(s->skel->progs.tet_spawn, false);
 	bpf_program__set_autoload(s->skel->progs.tet_spawn_s, false);
@@ -547,17 +571,9 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		bpf_program__set_flags(s->skel->progs.tet_spawn_s, BPF_F_SLEEPABLE);
 	for (int ev = 0; ev < TET_EV_COUNT; ev++)
 		bpf_program__set_autoload(prog_of(s, ev), !!(s->probes & (1u << ev)));
-	ret = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)o->ringbuf_bytes);
-	if (ret) {
-		seterr(err, len, "ring buffer size %zu refused: %s", o->ringbuf_bytes, strerror(-ret));
+	ret = tet_usdt_load(s->skel, o->ringbuf_bytes, err, len);
+	if (ret)
 		goto fail;
-	}
-	ret = tokio_usdt__load(s->skel);
-	if (ret) {
-		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
-		       *libbpf_last ? " — libbpf: " : "", libbpf_last);
-		goto fail;
-	}
 	for (size_t i = 0; i < t->n; i++) {
 		for (int ev = 0; ev < TET_EV_COUNT; ev++) {
 			struct bpf_link *l, **v;
@@ -590,18 +606,6 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	if (!s->rb) {
 		ret = -errno;
 		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
-		goto fail;
-	}
-	s->ncpus = libbpf_num_possible_cpus();
-	if (s->ncpus <= 0) {
-		ret = s->ncpus ? s->ncpus : -EINVAL;
-		seterr(err, len, "cannot count CPUs: %s", strerror(-ret));
-		goto fail;
-	}
-	s->percpu = calloc((size_t)s->ncpus, sizeof(*s->percpu));
-	if (!s->percpu) {
-		ret = -ENOMEM;
-		seterr(err, len, "out of memory");
 		goto fail;
 	}
 	*out = s;
@@ -680,7 +684,7 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 		return tet_fb_counters(s->fb, sum);
 	if (s->bc)
 		return tet_bc_counters(s->bc, sum);
-	ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), s->percpu, s->ncpus, sum);
+	ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 	if (ret)
 		return ret;
 	/* probe hits of the capture: those after its end were not analyzed */
@@ -723,6 +727,5 @@ void tet_session_close(struct tet_session *s)
 	tet_session_detach(s);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);
-	free(s->percpu);
 	free(s);
 }

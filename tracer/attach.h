@@ -129,6 +129,13 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum);
 void tet_session_detach(struct tet_session *s);
 void tet_session_close(struct tet_session *s);
 
+/* The tokio_usdt BPF object, opened for pid (0: every process of the binary); the caller
+ * picks what to load, then tet_usdt_load sizes the ring buffer and loads it. Both return 0 or
+ * -errno with err set. */
+struct tokio_usdt;
+int tet_usdt_open(struct tokio_usdt **out, pid_t pid, char *err, size_t len);
+int tet_usdt_load(struct tokio_usdt *skel, size_t ringbuf_bytes, char *err, size_t len);
+
 /* The last warning libbpf printed (for error messages), "" if none. */
 const char *tet_libbpf_last_error(void);
 void tet_libbpf_setup(bool verbose);

@@ -54,8 +54,6 @@ struct tet_bc {
 	struct tet_attachments batch; /* the event_batch sites */
 	struct tet_attachments rate;  /* the sample_rate sites (attached first, detached last) */
 	struct bpf_link *sched;      /* tet_switch */
-	int ncpus;
-	struct tet_counters *percpu;
 	struct tet_bc_info info;
 	struct tb *tb;
 	struct tet_bc_opts o;
@@ -307,13 +305,9 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 			return -ERANGE;
 		}
 	}
-	s->skel = tokio_usdt__open();
-	if (!s->skel) {
-		ret = -errno;
-		seterr(err, len, "cannot open the BPF object: %s", strerror(-ret));
+	ret = tet_usdt_open(&s->skel, o->pid, err, len);
+	if (ret)
 		goto fail;
-	}
-	s->skel->rodata->target_tgid = (uint32_t)(o->pid > 0 ? o->pid : 0);
 	s->info.multi = tet_uprobe_multi_works(first->attach_path, first->batch_off[0], o->pid,
 					       &s->info.why_single);
 	{
@@ -328,24 +322,9 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		bpf_program__set_expected_attach_type(s->skel->progs.tet_batch, TET_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.tet_nop, TET_TRACE_UPROBE_MULTI);
 	}
-	ret = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)o->ringbuf_bytes);
-	if (ret) {
-		seterr(err, len, "ring buffer size %zu refused: %s", o->ringbuf_bytes, strerror(-ret));
+	ret = tet_usdt_load(s->skel, o->ringbuf_bytes, err, len);
+	if (ret)
 		goto fail;
-	}
-	ret = tokio_usdt__load(s->skel);
-	if (ret) {
-		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
-		       *tet_libbpf_last_error() ? " — libbpf: " : "", tet_libbpf_last_error());
-		goto fail;
-	}
-	s->ncpus = libbpf_num_possible_cpus();
-	s->percpu = s->ncpus > 0 ? calloc((size_t)s->ncpus, sizeof(*s->percpu)) : NULL;
-	if (!s->percpu) {
-		ret = -ENOMEM;
-		seterr(err, len, "out of memory");
-		goto fail;
-	}
 	/* in-place reads: allowed for this process? (--binary: checked per process later) */
 	s->info.sweeps = true;
 	if (o->pid > 0) {
@@ -470,7 +449,7 @@ int tet_bc_drain(struct tet_bc *s)
 int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum)
 {
 	const struct tb_stats *st = tb_stats(s->tb);
-	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), s->percpu, s->ncpus, sum);
+	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 
 	if (ret)
 		return ret;
@@ -516,6 +495,5 @@ void tet_bc_close(struct tet_bc *s)
 		fclose(s->dump);
 	for (size_t i = 0; i < s->nmem; i++)
 		close(s->mem[i].fd);
-	free(s->percpu);
 	free(s);
 }

@@ -64,13 +64,24 @@ bool tet_prog_id(const struct bpf_program *p, uint32_t *id)
 	return true;
 }
 
-int tet_counters_sum(int map_fd, struct tet_counters *percpu, int ncpus, struct tet_counters *sum)
+int tet_counters_sum(int map_fd, struct tet_counters *sum)
 {
+	int ncpus = libbpf_num_possible_cpus();
+	struct tet_counters *percpu;
 	uint32_t zero = 0;
 
 	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(map_fd, &zero, percpu))
-		return -errno;
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	percpu = calloc((size_t)ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, &zero, percpu)) {
+		int ret = -errno;
+
+		free(percpu);
+		return ret;
+	}
 	for (int c = 0; c < ncpus; c++) {
 		for (int i = 0; i < TET_EV_COUNT; i++) {
 			sum->seen[i] += percpu[c].seen[i];
@@ -86,6 +97,7 @@ int tet_counters_sum(int map_fd, struct tet_counters *percpu, int ncpus, struct 
 			sum->batch_lost[i] += percpu[c].batch_lost[i];
 		sum->preempt_drops += percpu[c].preempt_drops;
 	}
+	free(percpu);
 	return 0;
 }
 

@@ -28,9 +28,9 @@ void tet_att_release(struct tet_attachments *a);
 
 /* The kernel's id of a loaded program; false if it is not loaded or the kernel won't say. */
 bool tet_prog_id(const struct bpf_program *p, uint32_t *id);
-/* Reads the per-CPU counters map (map_fd; percpu has room for ncpus entries) and sums it
- * into *sum. Returns 0 or -errno of the lookup (sum then zeroed). */
-int tet_counters_sum(int map_fd, struct tet_counters *percpu, int ncpus, struct tet_counters *sum);
+/* Reads the per-CPU counters map (map_fd) and sums it into *sum. Returns 0 or -errno (sum
+ * then zeroed). */
+int tet_counters_sum(int map_fd, struct tet_counters *sum);
 
 #define TET_TRACE_UPROBE_MULTI 48  /* enum bpf_attach_type, Linux 6.6 */
 

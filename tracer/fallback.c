@@ -46,8 +46,6 @@ struct tet_fb {
 	struct ring_buffer *rb;
 	struct tet_attachments att;
 	unsigned probes;
-	int ncpus;
-	struct tet_counters *percpu;
 	struct tet_fb_info info;
 	tet_fb_event_fn on_event;
 	void *ctx;
@@ -381,13 +379,6 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
 		goto fail;
 	}
-	s->ncpus = libbpf_num_possible_cpus();
-	s->percpu = s->ncpus > 0 ? calloc((size_t)s->ncpus, sizeof(*s->percpu)) : NULL;
-	if (!s->percpu) {
-		ret = -ENOMEM;
-		seterr(err, len, "out of memory");
-		goto fail;
-	}
 	free(offs);
 	free(cookies);
 	*out = s;
@@ -431,7 +422,7 @@ int tet_fb_drain(struct tet_fb *s)
 
 int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
 {
-	return tet_counters_sum(bpf_map__fd(s->skel->maps.counters), s->percpu, s->ncpus, sum);
+	return tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 }
 
 void tet_fb_detach(struct tet_fb *s)
@@ -451,7 +442,6 @@ void tet_fb_close(struct tet_fb *s)
 	tet_fb_detach(s);
 	ring_buffer__free(s->rb);
 	tokio_uprobe__destroy(s->skel);
-	free(s->percpu);
 	free(s->tids);
 	free(s->tid_idx);
 	free(s);
