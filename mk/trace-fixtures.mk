@@ -3,13 +3,15 @@
 #   fake_tokio_so  the same scenario with the probes in a shared library (libfake_rt.so)
 #   fake_tokio_nop5  the scenario with 5-byte nop sites (as the Rust patch emits them)
 #   stock_like     Tokio symbols, no probes (what a stock Tokio binary looks like)
+#   batch_badrate  tokio:event_batch, but 3 tokio:sample_rate sites instead of 16
 #   unit_trace     unit tests of the analyzer, histograms, durations, report (no BPF)
 FIXTURES := $(BUILD)/fixtures
 FIXTURE_CFLAGS := -O2 -g -pthread $(WARN) -Itests/fixtures/trace
 FIXTURE_SRC := tests/fixtures/trace
 
 ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so \
-               $(FIXTURES)/stock_like $(FIXTURES)/unit_trace $(FIXTURES)/fake_tokio_nop5
+               $(FIXTURES)/stock_like $(FIXTURES)/unit_trace $(FIXTURES)/fake_tokio_nop5 \
+               $(FIXTURES)/batch_badrate
 
 $(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
 	$(call msg,CC,$@)
@@ -32,6 +34,11 @@ $(FIXTURES)/fake_tokio_so: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURES)/libfake_rt.so
 	    -Wl,-rpath,'$$ORIGIN'
 
 $(FIXTURES)/stock_like: $(FIXTURE_SRC)/stock_like.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
+
+$(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<

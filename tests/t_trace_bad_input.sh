@@ -7,12 +7,16 @@
 # no permission (run as nobody: refused before loading anything), kernel without uprobes or BTF
 # (TET_SYSFS_ROOT points the kernel-feature checks at a fake sysfs), unknown flags, missing
 # values, malformed and absurd durations and numbers, two targets or none, an unwritable
-# --output (refused before attaching).
+# --output (refused before attaching); batched capture and sampling: bad --capture,
+# --sample-rate and --nice values, --sample-rate or --capture batched with per-event capture or
+# the uprobe fallback, on a target without tokio:event_batch, on stock Tokio, and on a target
+# whose tokio:sample_rate probe has the wrong number of sites (batch_badrate).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
 need_file "$FIX/stock_like" "fixture stock_like"
+need_file "$FIX/batch_badrate" "fixture batch_badrate"
 
 # expect_fail LABEL STATUS REGEX CMD…: exit STATUS, one stderr line matching REGEX, no stdout
 expect_fail() {
@@ -35,6 +39,8 @@ start_bg stock "$FIX/stock_like"
 SP=$BG_PID
 sleep 0.3
 sleep 60 & SLEEP=$!; track_pid $SLEEP
+start_bg badrate "$FIX/batch_badrate"
+BP=$BG_PID
 
 # ---- targets ----
 expect_fail "PID not found" 4 "no process with PID 2147483000" "$TRACER" --pid 2147483000
@@ -95,6 +101,27 @@ expect_fail "ring size too big" 3 "power of two between 64K and 1G" "$TRACER" --
 expect_fail "self-wake ratio above 1" 3 "expected a number in \(0, 1\]" "$TRACER" --pid $FP --self-wake-ratio 2
 expect_fail "top 0" 3 "must be between 1 and 1000" "$TRACER" --pid $FP --top 0
 expect_fail "min polls negative" 3 "expected a whole number" "$TRACER" --pid $FP --self-wake-min-polls -3
+
+# ---- batched capture and sampling ----
+expect_fail "--capture unknown" 3 "--capture 'bogus': expected batched, per-event or auto" "$TRACER" --pid $FP --capture bogus
+expect_fail "--sample-rate 0" 3 "--sample-rate '0': must be between 1 and 65535" "$TRACER" --pid $FP --sample-rate 0
+expect_fail "--sample-rate 65536" 3 "--sample-rate '65536': must be between 1 and 65535" "$TRACER" --pid $FP --sample-rate 65536
+expect_fail "--sample-rate not a number" 3 "--sample-rate '1x': expected a whole number" "$TRACER" --pid $FP --sample-rate 1x
+expect_fail "--nice 20" 3 "--nice '20': must be between 0 and 19" "$TRACER" --pid $FP --nice 20
+expect_fail "--sample-rate with --capture per-event" 3 "--sample-rate needs batched capture .*drop --capture per-event" \
+    "$TRACER" --pid $FP --sample-rate 10 --capture per-event
+expect_fail "--sample-rate with --mode uprobe" 3 "--sample-rate needs batched capture, which the uprobe fallback does not have" \
+    "$TRACER" --pid $SP --sample-rate 10 --mode uprobe
+expect_fail "--capture batched with --mode uprobe" 3 "--capture batched needs the tokio USDT probes" \
+    "$TRACER" --pid $SP --capture batched --mode uprobe
+expect_fail "--capture batched, no tokio:event_batch" 2 "no tokio:event_batch probe \\(built by an older kit\\?\\)" \
+    "$TRACER" --pid $FP --capture batched
+expect_fail "--sample-rate, no tokio:event_batch" 2 "no tokio:event_batch probe" "$TRACER" --pid $FP --sample-rate 10
+expect_fail "--sample-rate on stock Tokio" 2 "stock Tokio \\(traced through uprobes\\) has no batched capture" \
+    "$TRACER" --pid $SP --sample-rate 10
+expect_fail "--sample-rate, tokio:sample_rate with 3 sites" 2 "tokio:sample_rate has 3 sites, 16 expected: cannot set a sampling rate" \
+    "$TRACER" --pid $BP --sample-rate 10
+check_eq "batch_badrate: nothing left attached (semaphores 0)" 0 "$(sem_total $BP)"
 
 # ---- durations ----
 while IFS='|' read -r flag value re; do

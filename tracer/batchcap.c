@@ -298,12 +298,6 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 				return -ENODATA;
 			}
 		}
-		if (o->sample_rate >= 1u << TET_RATE_BITS) {
-			seterr(err, len, "sampling rate %u too large for the probes (at most %u)",
-			       o->sample_rate, (1u << TET_RATE_BITS) - 1);
-			free(s);
-			return -ERANGE;
-		}
 	}
 	ret = tet_usdt_open(&s->skel, o->pid, err, len);
 	if (ret)
