@@ -153,14 +153,33 @@ enum {
 	TET_BREC_STRING = 9,    /* 2 + ceil(n / 8) words: n (≤ 256); address; n bytes */
 };
 
-/* Batched capture: a thread of the target got its CPU back at h.ts after waiting for it since
- * `since` (it was switched out while still runnable: preempted). The decode stage takes these
- * intervals out of the polls they fall in, as per-event capture does with cpu_wait. */
-#define TET_REC_PREEMPT 65
-struct tet_preempt_rec {
-	struct tet_hdr h;   /* type TET_REC_PREEMPT; tid: the thread; ts: when it ran again */
+/* Why a poll was slow (bpf/sched.bpf.h). An off-CPU period of a target thread that began
+ * inside a poll: switched out at `since`, back on a CPU at h.ts. Preempted (flags
+ * TET_OFFCPU_PREEMPTED): runnable all along. Otherwise blocked: asleep until `woken` (0 = the
+ * wakeup was not seen: asleep until h.ts), then runnable until h.ts; `syscall` is the system call
+ * it slept in (-1 = none known), ustack/kstack its stacks at the switch (ids in the stack map,
+ * negative = not captured). */
+#define TET_REC_OFFCPU 65
+#define TET_OFFCPU_PREEMPTED 1u
+struct tet_offcpu_rec {
+	struct tet_hdr h;   /* type TET_REC_OFFCPU; tid: the thread; ts: when it ran again */
 	__u64 since;
+	__u64 woken;
+	__s64 syscall;
+	__s32 ustack, kstack;
+	__u32 flags;
+	__u32 pad;
 };
+
+/* A CPU sample (cpu-clock perf event) of a target thread at h.ts, with its stacks. */
+#define TET_REC_SAMPLE 66
+struct tet_sample_rec {
+	struct tet_hdr h;
+	__s32 ustack, kstack;
+};
+
+/* Frames per stack in the stack map (the kernel's default sysctl kernel.perf_event_max_stack). */
+#define TET_STACK_DEPTH 127
 
 /* The ring record of one batch. */
 struct tet_batch_rec {
@@ -186,7 +205,12 @@ struct tet_counters {
 	__u64 batch_bad;            /* batches refused: length beyond TET_BATCH_DATA_MAX */
 	__u64 batch_read_errors;    /* batches whose buffer could not be read */
 	__u64 batch_lost[TET_EV_COUNT]; /* events in the batches lost above (their head counts) */
-	__u64 preempt_drops;        /* preemption intervals the ring had no room for */
+	/* why a poll was slow (bpf/sched.bpf.h) */
+	__u64 offcpu;               /* off-CPU periods inside polls sent */
+	__u64 offcpu_drops;         /* … the ring had no room for */
+	__u64 samples;              /* CPU samples of target threads sent */
+	__u64 sample_drops;         /* … the ring had no room for */
+	__u64 stack_errors;         /* stacks not captured (stack map full or a walk that failed) */
 };
 
 #ifndef __VMLINUX_H__
@@ -196,7 +220,8 @@ _Static_assert(sizeof(struct tet_spawn_rec) == 24 + 48 + 16 + TET_FILE_MAX + TET
 	       "tet_spawn_rec layout");
 _Static_assert(sizeof(struct tet_batch_head) == 344, "tet_batch_head layout (usdt.rs Head)");
 _Static_assert(sizeof(struct tet_batch_rec) == 64, "tet_batch_rec layout");
-_Static_assert(sizeof(struct tet_preempt_rec) == 32, "tet_preempt_rec layout");
+_Static_assert(sizeof(struct tet_offcpu_rec) == 64, "tet_offcpu_rec layout");
+_Static_assert(sizeof(struct tet_sample_rec) == 32, "tet_sample_rec layout");
 #endif
 
 #endif

@@ -27,6 +27,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "events.h"
 #include "common.bpf.h"
 
@@ -52,6 +53,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct poll_stack);
 } polls SEC(".maps");
+
+/* Why a poll was slow (sched.bpf.h, at the end): set by user space when the sched programs are
+ * loaded; each polling thread then gets task storage at its first poll. */
+const volatile bool track_polls = false;
+
+static void poll_seen(__u32 tgid);
 
 static __always_inline int emit(struct tet_counters *c, __u32 tgid, __u32 type, __u64 hdr,
 				__u64 a, __u64 b)
@@ -115,6 +122,8 @@ int tet_fb_poll(struct pt_regs *ctx)
 		st->done &= ~(1u << d);
 	}
 	st->depth++;
+	if (track_polls)
+		poll_seen(tgid);
 	/* a = -1: the worker index is not known here (user space numbers polling threads) */
 	return emit(c, tgid, TET_EV_POLL_BEGIN, hdr, (__u64)-1, bpf_get_attach_cookie(ctx));
 }
@@ -210,4 +219,22 @@ SEC("uprobe")
 int tet_fb_calib(struct pt_regs *ctx)
 {
 	return 0;
+}
+
+/* ---- why a poll was slow ---- */
+#include "sched.bpf.h"
+
+static __always_inline bool in_poll(struct task_struct *t)
+{
+	__u32 tid = (__u32)BPF_CORE_READ(t, pid);
+	struct poll_stack *st = bpf_map_lookup_elem(&polls, &tid);
+
+	return st && st->depth > 0;
+}
+
+
+static __noinline void poll_seen(__u32 tgid)
+{
+	tgid_learn(tgid);
+	bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }

@@ -49,6 +49,14 @@ static __always_inline __u64 run_delay(void)
 	return BPF_CORE_READ(task, sched_info.run_delay);
 }
 
+/* Why a poll was slow (sched.bpf.h, below): per-event capture counts the polls open on each
+ * thread in its task storage, so that sched_switch knows a thread is inside one. Set by user
+ * space when the sched programs are loaded. */
+const volatile bool track_polls = false;
+
+struct offcpu_state;
+static void poll_depth(__u32 tgid, bool begin);
+
 /* The common path of the nine small probes: up to four arguments, mapped onto the record's
  * task_id/header_ptr/a/b by the caller's argument numbers (-1 = absent). */
 static __always_inline int emit(struct pt_regs *ctx, __u32 type,
@@ -74,6 +82,8 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 	r->b = n_b >= 0 ? arg(ctx, n_b, c) : 0;
 	r->cpu_wait = type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END ? run_delay() : 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	if (track_polls && (type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END))
+		poll_depth(tgid, type == TET_EV_POLL_BEGIN);
 	return 0;
 }
 
@@ -205,15 +215,6 @@ int tet_spawn(struct pt_regs *ctx)
 	return do_spawn(ctx, false);
 }
 
-/* Batched capture of every process of a binary: the processes seen flushing batches (the
- * sched_switch program below follows their threads). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);   /* tgid */
-	__type(value, __u8);
-} batch_tgids SEC(".maps");
-
 /* ---- batched capture: tokio:event_batch (PROBES.md "Batch format") ----
  *
  * One hit per batch: copy the thread's buffer head and its records into the ring, nothing per
@@ -228,6 +229,8 @@ struct {
 
 /* Reserves a batch record with room for `tier` bytes of data (a constant once inlined) and
  * copies n bytes of the thread's buffer into it. NULL when the ring is full. */
+static void batch_buf(__u32 tgid, __u64 buf);
+
 static __always_inline struct tet_batch_rec *batch_reserve(__u64 tier, __u64 buf, __u64 n,
 							   __u32 tgid, struct tet_counters *c)
 {
@@ -265,13 +268,8 @@ int tet_batch(struct pt_regs *ctx)
 	if (!c)
 		return 0;
 	__sync_fetch_and_add(&c->batches, 1);
-	/* every process of a binary: sched_switch learns which they are (a lookup, lock-free,
-	 * before the update that takes the bucket lock) */
-	if (!target_tgid && !bpf_map_lookup_elem(&batch_tgids, &tgid)) {
-		__u8 one = 1;
-
-		bpf_map_update_elem(&batch_tgids, &tgid, &one, BPF_NOEXIST);
-	}
+	if (track_polls)
+		batch_buf(tgid, buf);
 	if (len > TET_BATCH_DATA_MAX) {
 		__sync_fetch_and_add(&c->batch_bad, 1);
 		return 0;
@@ -314,73 +312,61 @@ int tet_nop(struct pt_regs *ctx)
 	return 0;
 }
 
-/* ---- batched capture: preemption intervals of the target's threads ----
+/* ---- why a poll was slow (sched.bpf.h) ----
  *
- * Per-event capture reads a thread's run-queue wait (sched_info.run_delay) at every poll begin
- * and end; batched capture has no probe hit there. Instead, sched_switch (BTF tracepoint,
- * Linux 5.5) notes when a thread of the target is switched out while still runnable (state
- * TASK_RUNNING: preempted, not sleeping) and, when it runs again, sends the interval. A thread
- * is of the target when its process is target_tgid, or (every process of a binary) one that
- * flushed a batch. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);   /* tid */
-	__type(value, __u64); /* preempted since */
-} preempted SEC(".maps");
+ * A thread is inside a poll when, in per-event capture, its poll_begin hits outnumber its
+ * poll_end hits (counted in its task storage by the two programs above), or, in batched
+ * capture, its batch buffer's head has polls open (the `depth` byte the process keeps; the
+ * buffer is known from the thread's first flush on). Every process of a binary: one is known
+ * (tgids) from its first poll or batch. */
+#include "sched.bpf.h"
 
-/* task_struct.state before Linux 5.14 (2f064a59a11f "sched: Change task_struct::state") */
-struct task_struct___pre514 {
-	long state;
-} __attribute__((preserve_access_index));
+/* the head's bytes up to `depth` (events.h struct tet_batch_head) */
+struct batch_head_start {
+	__u32 magic;
+	__u8 skip[26];
+	__u8 depth;
+	__u8 open_max;
+};
 
-static __always_inline bool runnable(struct task_struct *t)
+static __always_inline bool in_poll(struct task_struct *t)
 {
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state) == 0;
-	return BPF_CORE_READ((struct task_struct___pre514 *)t, state) == 0;
+	struct offcpu_state *st = bpf_task_storage_get(&offcpu, t, 0, 0);
+	struct batch_head_start h;
+
+	if (!st)
+		return false;
+	if (!st->buf)
+		return st->depth > 0;
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)st->buf) < 0 ||
+	    h.magic != TET_BATCH_MAGIC)
+		return false;
+	return h.depth > 0;
 }
 
-static __always_inline bool of_target(__u32 tgid)
+
+static __noinline void poll_depth(__u32 tgid, bool begin)
 {
-	if (target_tgid)
-		return tgid == target_tgid;
-	return bpf_map_lookup_elem(&batch_tgids, &tgid) != NULL;
+	struct offcpu_state *st;
+
+	tgid_learn(tgid);
+	st = bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0,
+				  begin ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!st)
+		return;
+	if (begin)
+		st->depth++;
+	else if (st->depth)
+		st->depth--;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+static __noinline void batch_buf(__u32 tgid, __u64 buf)
 {
-	__u32 ptgid = BPF_CORE_READ(prev, tgid), ntgid = BPF_CORE_READ(next, tgid);
-	__u64 now;
+	struct offcpu_state *st;
 
-	if (ptgid && of_target((__u32)ptgid) && runnable(prev)) {
-		__u32 tid = BPF_CORE_READ(prev, pid);
-
-		now = bpf_ktime_get_ns();
-		bpf_map_update_elem(&preempted, &tid, &now, BPF_ANY);
-	}
-	if (ntgid && of_target((__u32)ntgid)) {
-		__u32 tid = BPF_CORE_READ(next, pid);
-		__u64 *since = bpf_map_lookup_elem(&preempted, &tid);
-		struct tet_preempt_rec *r;
-		struct tet_counters *c;
-
-		if (!since)
-			return 0;
-		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-		if (r) {
-			r->since = *since;
-			r->h.ts = bpf_ktime_get_ns();
-			r->h.type = TET_REC_PREEMPT;
-			r->h.pid = (__u32)ntgid;
-			r->h.tid = tid;
-			r->h.cpu = bpf_get_smp_processor_id();
-			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-		} else if ((c = counters_get())) {
-			__sync_fetch_and_add(&c->preempt_drops, 1);
-		}
-		bpf_map_delete_elem(&preempted, &tid);
-	}
-	return 0;
+	tgid_learn(tgid);
+	st = bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st)
+		st->buf = buf;
 }

@@ -152,3 +152,23 @@ fuzz-notes: $(FUZZ_BIN) $(FUZZ_SEEDS)/.done
 	    -max_len=65536 -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
 	    $(BUILD)/fuzz/corpus $(FUZZ_SEEDS)
 	@echo "crashes (copy each into tests/fixtures/notes/crashers/): $$(ls $(BUILD)/fuzz/artifacts | wc -l)"
+
+# ---- stack symbolizer unit test (tests/t_why_symbols.sh) -----------------------------------
+# It symbolizes its own code, so -O1 -g -fno-omit-frame-pointer whatever CFLAGS say; the two
+# helper libraries (the same source, -DSTACKSYM_FP_LIB) are a C module with and without frame
+# pointers: the test binary itself links libiberty.a, built without them.
+SS_TEST    := $(BUILD)/tests/stacksym_test
+SS_TEST_CC := $(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf
+ALL_TARGETS += $(SS_TEST) $(BUILD)/tests/libstacksym_fp.so $(BUILD)/tests/libstacksym_nofp.so
+
+$(SS_TEST): tests/unit/stacksym_test.c tests/unit/check.h tracer/stacksym.c tracer/stacksym.h \
+    tracer/symbols.c tracer/symbols.h tracer/seterr.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(SS_TEST_CC) -fno-omit-frame-pointer -o $@ tests/unit/stacksym_test.c \
+	    tracer/stacksym.c tracer/symbols.c -ldw -lelf -lz -liberty
+$(BUILD)/tests/libstacksym_fp.so: tests/unit/stacksym_test.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(SS_TEST_CC) -fno-omit-frame-pointer -DSTACKSYM_FP_LIB -shared -fPIC -o $@ $<
+$(BUILD)/tests/libstacksym_nofp.so: tests/unit/stacksym_test.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(SS_TEST_CC) -fomit-frame-pointer -DSTACKSYM_FP_LIB -shared -fPIC -o $@ $<

@@ -11,14 +11,17 @@
 #                         console_subscriber::init(), no client attached)
 #      usdt, untraced     the probe-patched build, no tracer
 #      per-event          traced with --capture per-event --probes all (one probe hit per event)
-#      batched            traced with batched capture (the default), every task
+#      batched            traced with batched capture (the default), every task; the kernel
+#                         side on (sched_switch/sched_wakeup, CPU profile at 99 Hz: the defaults)
+#      batched, no sched  the same with --no-sched (what the kernel side costs)
 #      batched 1/100      batched, --sample-rate 100
 #      fallback           the stock build through uprobes (--mode uprobe)
 #    Traced runs attach by path before the process starts (--binary), with the tracer's defaults
 #    (nice 10, 64M ring for batched). Also per traced run: events, drops, the tracer's CPU per
 #    event and its peak memory (VmHWM).
 # 2. HTTP at saturation: `sample-service serve --workers 1`, wrk (2 threads, 16 connections, 5 s)
-#    on GET /, requests/s for stock, untraced, batched, per-event and batched 1/100.
+#    on GET /, requests/s for stock, untraced, batched, batched --no-sched, batched with the CPU
+#    profile at 999 Hz, per-event and batched 1/100.
 # 3. The consumer on one core: a batched capture of the yield workload dumped (TET_BATCH_DUMP),
 #    replayed through the decode stage and the analyzer (build/tests/batch_replay).
 # 4. The clock: ns per rdtsc and per clock_gettime on this machine (batched capture stamps each
@@ -102,6 +105,7 @@ yield_one() {  # yield_one REP CONFIG
     usdt) ;;
     per-event) tracer_start --binary "$USDT" --capture per-event --probes all ;;
     batched) tracer_start --binary "$USDT" ;;
+    batched-nosched) tracer_start --binary "$USDT" --no-sched ;;
     batched-1/100) tracer_start --binary "$USDT" --sample-rate 100 ;;
     fallback) bin=$STOCK; tracer_start --binary "$STOCK" --mode uprobe ;;
     esac
@@ -115,7 +119,7 @@ yield_one() {  # yield_one REP CONFIG
     printf 'yield\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" >> "$RAW"
 }
 if [[ "$SKIP" != *" yield "* ]]; then
-    YCONF=(stock tokio-console usdt per-event batched batched-1/100 fallback)
+    YCONF=(stock tokio-console usdt per-event batched batched-nosched batched-1/100 fallback)
     echo "bench-trace: yield workload, tokio $LINE, ${WL[*]}, $REPS rounds of ${#YCONF[@]} configurations…" >&2
     "$USDT" "${WL[@]}" > /dev/null; "$STOCK" "${WL[@]}" > /dev/null   # warm-up
     for rep in $(seq "$REPS"); do
@@ -136,6 +140,8 @@ http_one() {  # http_one REP CONFIG
     case "$cfg" in
     per-event) tracer_start --pid "$SVC_PID" --capture per-event --probes all ;;
     batched) tracer_start --pid "$SVC_PID" ;;
+    batched-nosched) tracer_start --pid "$SVC_PID" --no-sched ;;
+    batched-999hz) tracer_start --pid "$SVC_PID" --profile-hz 999 ;;
     batched-1/100) tracer_start --pid "$SVC_PID" --sample-rate 100 ;;
     esac
     wrk -t2 -c16 -d1s "http://$addr/" > /dev/null 2>&1   # warm-up
@@ -146,7 +152,7 @@ http_one() {  # http_one REP CONFIG
     printf 'http\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\n' "$rep" "$cfg" "$rps" "$ev" "$dr" "$cpu" "$hwm" >> "$RAW"
 }
 if [[ "$SKIP" != *" http "* ]]; then
-    HCONF=(stock usdt batched per-event batched-1/100)
+    HCONF=(stock usdt batched batched-nosched batched-999hz per-event batched-1/100)
     echo "bench-trace: HTTP at saturation (wrk -t2 -c16 -d${HTTP_SECS}s, serve --workers 1), $HTTP_REPS rounds…" >&2
     for rep in $(seq "$HTTP_REPS"); do
         for cfg in "${HCONF[@]}"; do http_one "$rep" "$cfg"; done
@@ -211,8 +217,8 @@ if stock:
           f"round-by-round ratios")
     print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'events/run':>11} {'drops':>7} "
           f"{'tracer ns/event':>16} {'tracer peak RSS':>16}")
-    names = {'usdt': 'usdt, untraced'}
-    for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-1/100', 'fallback']:
+    names = {'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched'}
+    for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-nosched', 'batched-1/100', 'fallback']:
         v = runs('yield', cfg)
         if not v: continue
         ns = mv('yield', cfg)
@@ -230,23 +236,29 @@ if stock:
     if u: print(f"  untraced ≤ 1.02×: {u[0]:.3f}× {spread(u)} — {verdict(u[0] <= 1.02)}")
     pe, b = mv('yield', 'per-event'), mv('yield', 'batched')
     if pe and b: print(f"  batched vs per-event: {pe / b:.1f}× cheaper per poll")
+    n = paired('yield', 'batched-nosched')
+    if b and n: print(f"  the kernel side (sched + 99 Hz profile): batched {paired('yield', 'batched')[0]:.3f}× vs no-sched {n[0]:.3f}× {spread(n)}")
 hs = mv('http', 'stock')
 if hs:
     print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds; "
           f"of stock is the median of the round-by-round ratios")
     print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'events':>10} {'drops':>7}")
-    for cfg in ['stock', 'usdt', 'batched', 'per-event', 'batched-1/100']:
+    for cfg in ['stock', 'usdt', 'batched', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100']:
         v = runs('http', cfg)
         if not v: continue
         rps = mv('http', cfg)
         ev = [int(r[4]) for r in v if r[4] != '-']
         dr = [int(r[5]) for r in v if r[5] != '-']
-        print(f"{({'usdt': 'usdt, untraced'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
+        print(f"{({'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
               f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7}")
     b, s = paired('http', 'batched'), paired('http', 'batched-1/100')
     print("targets (HTTP):")
     if b: print(f"  batched ≥ 95 % of stock: {100 * b[0]:.1f} % {spread(b)} — {verdict(b[0] >= 0.95)}")
     if s: print(f"  sampled 1/100 ≥ 99.7 % of stock: {100 * s[0]:.1f} % {spread(s)} — {verdict(s[0] >= 0.997)}")
+    n, h = paired('http', 'batched-nosched'), paired('http', 'batched-999hz')
+    if b and n: print(f"  the kernel side (defaults: sched + 99 Hz) costs {100 * (n[0] - b[0]):.1f} points of stock "
+                      f"(batched {100 * b[0]:.1f} % vs no-sched {100 * n[0]:.1f} %); at 999 Hz: "
+                      f"{100 * h[0]:.1f} % {spread(h) if h else ''}")
 if replay:
     parts = replay.split(' ', 1)
     r = json.loads(parts[0]); live = json.loads(parts[1]) if len(parts) > 1 else {}

@@ -115,7 +115,7 @@ cat "$B" | head -c 3000; echo
 no_page_errors report-sample
 check_eq "no network request" "[]" "$(jq -c .requests "$B")"
 check_eq "the script ran to the end" yes "$(jq -r .eval.rendered "$B")"
-check_eq "sections" "findings distributions timeline heatmap stalled sites tasks" "$(jq -r '.eval.sections | join(" ")' "$B")"
+check_eq "sections" "findings why distributions timeline heatmap stalled sites tasks" "$(jq -r '.eval.sections | join(" ")' "$B")"
 check_eq "the findings come first" findings "$(jq -r .eval.first_section "$B")"
 nf=$(jq '.findings | length' "$R.json")
 check "the sample's pathologies gave findings" test "$nf" -gt 0

@@ -18,20 +18,6 @@ need_tracer
 need_file "$FIX/stock_like" "fixture stock_like"
 need_file "$FIX/batch_badrate" "fixture batch_badrate"
 
-# expect_fail LABEL STATUS REGEX CMD…: exit STATUS, one stderr line matching REGEX, no stdout
-expect_fail() {
-    local label=$1 want=$2 re=$3 rc lines; shift 3
-    timeout -k 5 30 "$@" > "$TMPD/ef.out" 2> "$TMPD/ef.err" < /dev/null
-    rc=$?
-    lines=$(wc -l < "$TMPD/ef.err")
-    if [ "$rc" = "$want" ] && [ "$lines" = 1 ] && [ ! -s "$TMPD/ef.out" ] &&
-       grep -qE "^tokio-ebpf-trace: .*($re)" "$TMPD/ef.err"; then
-        ok "$label → exit $rc: $(cat "$TMPD/ef.err")"
-    else
-        not_ok "$label (want exit $want and one line matching /$re/; got exit $rc, $lines lines: $(head -c 400 "$TMPD/ef.err"); stdout $(head -c 200 "$TMPD/ef.out"))"
-    fi
-}
-
 start_bg fix "$FAKE" --go "$TMPD/never" --hold
 FP=$BG_PID
 wait_for_line "$TMPD/fix.out" '^pid ' 10 || die_test "fixture started"

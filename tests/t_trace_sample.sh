@@ -14,15 +14,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-SRC="$ROOT/sample-service/src"
 
-# loc_of NAME: "src/FILE.rs:LINE:COL" of a SPAWN-SITE marker (COL: the column of tokio::spawn)
-loc_of() {
-    grep -rn "// SPAWN-SITE: $1\$" "$SRC" --include='*.rs' | head -1 | python3 -c '
-import sys
-path, line, text = sys.stdin.read().split(":", 2)
-print("src/" + path.split("/src/", 1)[1] + ":" + line + ":" + str(text.index("tokio::spawn(") + 1))'
-}
 PATHO=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm storm_burst)
 HEALTHY=(connection load_client work_subtask pathology_driver)
 declare -A LOC

@@ -83,3 +83,27 @@ site_of() {
 
 # jqr FILE EXPR: raw jq output
 jqr() { jq -r "$2" "$1"; }
+
+# expect_fail LABEL STATUS REGEX CMD…: exit STATUS, one stderr line matching REGEX (after the
+# "tokio-ebpf-trace: " prefix), nothing on stdout
+expect_fail() {
+    local label=$1 want=$2 re=$3 rc lines; shift 3
+    timeout -k 5 30 "$@" > "$TMPD/ef.out" 2> "$TMPD/ef.err" < /dev/null
+    rc=$?
+    lines=$(wc -l < "$TMPD/ef.err")
+    if [ "$rc" = "$want" ] && [ "$lines" = 1 ] && [ ! -s "$TMPD/ef.out" ] &&
+       grep -qE "^tokio-ebpf-trace: .*($re)" "$TMPD/ef.err"; then
+        ok "$label → exit $rc: $(cat "$TMPD/ef.err")"
+    else
+        not_ok "$label (want exit $want and one line matching /$re/; got exit $rc, $lines lines: $(head -c 400 "$TMPD/ef.err"); stdout $(head -c 200 "$TMPD/ef.out"))"
+    fi
+}
+
+# loc_of NAME: "src/FILE.rs:LINE:COL" of the sample service's "// SPAWN-SITE: NAME" marker (COL:
+# the column of its tokio::spawn call)
+loc_of() {
+    grep -rn "// SPAWN-SITE: $1\$" "$ROOT/sample-service/src" --include='*.rs' | head -1 | python3 -c '
+import sys
+path, line, text = sys.stdin.read().split(":", 2)
+print("src/" + path.split("/src/", 1)[1] + ":" + line + ":" + str(text.index("tokio::spawn(") + 1))'
+}

@@ -155,6 +155,39 @@ static void htab_del(struct htab *t, uint64_t k1, uint64_t k2)
 }
 
 /* ---- state ---- */
+/* A record of the kernel side (off-CPU period or CPU sample) waiting for its poll. */
+enum { KQ_PREEMPTED, KQ_BLOCKED, KQ_SAMPLE };
+struct kq_ent {
+	uint64_t since, until, woken;  /* a sample: since = until = its time */
+	struct an_stack_key k;
+	uint8_t kind;
+};
+/* A poll open on the thread: polls nest (the multi-thread runtime's workers are blocking tasks
+ * whose one poll encloses every poll they run), so what is charged to an inner poll, and what
+ * falls between inner polls, is credited to each enclosing one too. */
+struct kopen {
+	uint64_t key;                   /* task_key() of its task */
+	uint64_t begin;
+	struct an_site *site;
+	uint64_t preempted, blocked, samples; /* credited by what ended inside it */
+	uint64_t own_samples;           /* samples between its nested polls */
+};
+#define KOPEN_MAX 8
+struct kthread {
+	struct kq_ent *v;
+	size_t head, len, cap;          /* FIFO: v[head .. head + len) */
+	struct kopen open[KOPEN_MAX];   /* bottom first */
+	uint32_t nopen;
+};
+#define KQ_MAX 16384                   /* records kept per thread (older ones: unmatched) */
+#define KQ_MAX_AGE_NS (5ull * 1000000000) /* … and for this long (batches come later) */
+#define STACKS_MAX 65536                /* stack aggregates per kind */
+#define FSTACKS_MAX 256                 /* … per finding */
+struct fstacks {
+	struct an_stack *v;
+	size_t n, cap;
+};
+
 struct task {
 	struct an_task_summary s;  /* hist summaries filled on demand */
 	struct hist poll, sched, pending;
@@ -197,6 +230,15 @@ struct analyzer {
 	/* the task of the previous lookup: a poll's begin, yields and end come back to back */
 	struct { uint32_t pid; uint64_t key; struct task *t; } memo;
 	uint32_t last_runtime_pid, last_runtime_tid; /* the last thread runtime_tid_add saw */
+	/* why a poll was slow (opts.sched): per thread, the kernel side's records not yet
+	 * charged to a poll; stacks charged, per site and per finding */
+	struct htab kthreads, cpu_idx, blk_idx;
+	struct an_stack *cpu_stacks, *blk_stacks;
+	size_t ncpu, cpu_cap, nblk, blk_cap;
+	struct fstacks *fst;
+	size_t fst_cap;
+	struct kq_ent *ents;       /* the entries charged to the poll that just ended */
+	size_t nents, ents_cap;
 };
 
 void an_opts_default(struct an_opts *o)
@@ -288,6 +330,20 @@ void an_free(struct analyzer *a)
 	free(a->top_polls);
 	free(a->top_sched);
 	free(a->tl);
+	for (size_t i = 0; i < a->kthreads.cap; i++)
+		if (a->kthreads.e[i].v) {
+			free(((struct kthread *)a->kthreads.e[i].v)->v);
+			free(a->kthreads.e[i].v);
+		}
+	free(a->kthreads.e);
+	free(a->cpu_idx.e);
+	free(a->blk_idx.e);
+	free(a->cpu_stacks);
+	free(a->blk_stacks);
+	for (size_t i = 0; i < a->fst_cap; i++)
+		free(a->fst[i].v);
+	free(a->fst);
+	free(a->ents);
 	free(a);
 }
 
@@ -674,6 +730,357 @@ static int on_spawn(struct analyzer *a, const struct tet_spawn_rec *r)
 	return 0;
 }
 
+/* ---- why a poll was slow (opts.sched) ----
+ *
+ * Off-CPU periods (TET_REC_OFFCPU) and CPU samples (TET_REC_SAMPLE) of a thread wait in its
+ * FIFO, in time order, until a poll of that thread ends: entries up to the poll's end are then
+ * taken off, those overlapping the poll charged to it. In per-event capture the records of a
+ * poll come before its poll_end (ring order); in batched capture the poll comes later, in its
+ * thread's batch, and the entries wait (bounded: KQ_MAX, KQ_MAX_AGE_NS). */
+static struct kthread *kthread_get(struct analyzer *a, uint32_t pid, uint32_t tid, bool create)
+{
+	struct kthread *kt = htab_get(&a->kthreads, pid, tid);
+
+	if (kt || !create)
+		return kt;
+	kt = calloc(1, sizeof(*kt));
+	if (kt && htab_put(&a->kthreads, pid, tid, kt)) {
+		free(kt);
+		kt = NULL;
+	}
+	return kt;
+}
+
+static uint64_t overlap(uint64_t lo, uint64_t hi, uint64_t begin, uint64_t end)
+{
+	if (lo < begin)
+		lo = begin;
+	if (hi > end)
+		hi = end;
+	return hi > lo ? hi - lo : 0;
+}
+
+/* Credits entry e to the open polls below `below` (enclosing the poll that takes it, or all of
+ * them when below = nopen), each over [its begin, end]. */
+static void kq_credit(struct kthread *kt, uint32_t below, const struct kq_ent *e, uint64_t end)
+{
+	for (uint32_t j = 0; j < below && j < kt->nopen; j++) {
+		struct kopen *o = &kt->open[j];
+		uint64_t asleep = e->woken ? e->woken : e->until, b;
+
+		if (e->kind == KQ_SAMPLE) {
+			o->samples += e->since >= o->begin && e->since <= end;
+			continue;
+		}
+		b = e->kind == KQ_BLOCKED ? overlap(e->since, asleep, o->begin, end) : 0;
+		o->blocked += b;
+		o->preempted += overlap(e->since, e->until, o->begin, end) - b;
+	}
+}
+
+static struct an_stack *stack_add(struct analyzer *a, struct htab *idx, struct an_stack **v,
+				  size_t *n, size_t *cap, const struct an_site *site,
+				  const struct an_stack_key *k);
+
+/* Entry e fell in the innermost open poll o but in none of its nested polls: o's own. */
+static void kq_own(struct analyzer *a, struct kopen *o, const struct kq_ent *e)
+{
+	struct an_stack *st = NULL;
+	uint64_t asleep = e->woken ? e->woken : e->until;
+
+	if (e->kind == KQ_SAMPLE) {
+		o->own_samples++;
+		a->t.samples_in_polls++;
+		st = stack_add(a, &a->cpu_idx, &a->cpu_stacks, &a->ncpu, &a->cpu_cap, o->site, &e->k);
+	} else {
+		a->t.offcpu_in_polls++;
+		if (e->kind == KQ_BLOCKED && asleep > e->since)
+			st = stack_add(a, &a->blk_idx, &a->blk_stacks, &a->nblk, &a->blk_cap, o->site,
+				       &e->k);
+	}
+	if (st) {
+		st->count++;
+		st->ns += e->kind == KQ_BLOCKED ? asleep - e->since : 0;
+	}
+}
+
+/* Takes the oldest entry off: charged to a poll already, or credited to the polls open around
+ * it (the innermost one's own when it began inside it), or unmatched. */
+static void kq_pop(struct analyzer *a, struct kthread *kt, bool charged)
+{
+	const struct kq_ent *e = &kt->v[kt->head];
+
+	if (!charged) {
+		struct kopen *top = kt->nopen ? &kt->open[kt->nopen - 1] : NULL;
+
+		kq_credit(kt, kt->nopen, e, UINT64_MAX);
+		if (top && e->since >= top->begin && top->site)
+			kq_own(a, top, e);
+		else
+			a->t.kernel_unmatched++;
+	}
+	kt->head++;
+	if (--kt->len == 0)
+		kt->head = 0;
+}
+
+/* A poll begins on the thread (opts.sched / .profile). */
+static void kq_open(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t key, uint64_t begin,
+		    struct an_site *site)
+{
+	struct kthread *kt = kthread_get(a, pid, tid, true);
+
+	if (!kt)
+		return;
+	if (kt->nopen == KOPEN_MAX) { /* ends were lost: forget the oldest */
+		memmove(kt->open, kt->open + 1, (KOPEN_MAX - 1) * sizeof(*kt->open));
+		kt->nopen--;
+	}
+	kt->open[kt->nopen++] = (struct kopen){ .key = key, .begin = begin, .site = site };
+}
+
+static int kq_push(struct analyzer *a, uint32_t pid, uint32_t tid, const struct kq_ent *e)
+{
+	struct kthread *kt = kthread_get(a, pid, tid, true);
+
+	if (!kt)
+		return -ENOMEM;
+	if (kt->len == KQ_MAX)
+		kq_pop(a, kt, false);
+	if (kt->head + kt->len == kt->cap) {
+		if (kt->head) { /* compact */
+			memmove(kt->v, kt->v + kt->head, kt->len * sizeof(*kt->v));
+			kt->head = 0;
+		} else if (grow((void **)&kt->v, &kt->cap, kt->cap + 1, sizeof(*kt->v))) {
+			return -ENOMEM;
+		}
+	}
+	kt->v[kt->head + kt->len++] = *e;
+	return 0;
+}
+
+static int on_kernel(struct analyzer *a, const void *rec, size_t size)
+{
+	const struct tet_hdr *h = rec;
+	struct kq_ent e = { 0 };
+
+	if (h->type == TET_REC_SAMPLE) {
+		const struct tet_sample_rec *r = rec;
+
+		if (size < sizeof(*r))
+			return -EINVAL;
+		a->t.samples++;
+		e.since = e.until = h->ts;
+		e.kind = KQ_SAMPLE;
+		e.k = (struct an_stack_key){ h->pid, r->ustack, r->kstack, -1 };
+	} else {
+		const struct tet_offcpu_rec *r = rec;
+
+		if (size < sizeof(*r) || r->since > h->ts)
+			return -EINVAL;
+		a->t.offcpu++;
+		e.since = r->since;
+		e.until = h->ts;
+		e.woken = r->woken >= r->since && r->woken <= h->ts ? r->woken : 0;
+		e.kind = r->flags & TET_OFFCPU_PREEMPTED ? KQ_PREEMPTED : KQ_BLOCKED;
+		e.k = (struct an_stack_key){ h->pid, r->ustack, r->kstack, r->syscall };
+	}
+	return a->o.sched || a->o.profile ? kq_push(a, h->pid, h->tid, &e) : 0;
+}
+
+struct charge {
+	uint64_t preempted, blocked, samples;
+	uint64_t own_samples;          /* samples taken in this poll and not in a nested one */
+	const struct kq_ent *longest;  /* the longest blocked period */
+};
+
+/* Takes the thread's entries up to `end` off its FIFO and charges those in [begin, end] to the
+ * poll of task `key` (kept in a->ents for the poll's stacks), plus what its nested polls and
+ * the gaps between them were credited; everything also goes to the polls enclosing it. */
+static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t key,
+			uint64_t begin, uint64_t end, struct charge *c)
+{
+	struct kthread *kt = kthread_get(a, pid, tid, false);
+	uint32_t at = UINT32_MAX;
+
+	memset(c, 0, sizeof(*c));
+	a->nents = 0;
+	for (uint32_t j = kt ? kt->nopen : 0; j-- > 0;)
+		if (kt->open[j].key == key) {
+			at = j;
+			break;
+		}
+	if (at != UINT32_MAX) { /* its nested polls' share; then it is no longer open */
+		c->preempted = kt->open[at].preempted;
+		c->blocked = kt->open[at].blocked;
+		c->samples = kt->open[at].samples;
+		c->own_samples = kt->open[at].own_samples;
+		kt->nopen = at;
+	}
+	while (kt && kt->len && kt->v[kt->head].since <= end) {
+		const struct kq_ent *e = &kt->v[kt->head];
+		uint64_t asleep_until = e->woken ? e->woken : e->until, b = 0, p;
+		bool in = e->kind == KQ_SAMPLE ? e->since >= begin : e->until > begin;
+
+		if (!in || grow((void **)&a->ents, &a->ents_cap, a->nents + 1, sizeof(*a->ents))) {
+			kq_pop(a, kt, false);
+			continue;
+		}
+		if (e->kind == KQ_SAMPLE) {
+			c->samples++;
+			c->own_samples++;
+			a->t.samples_in_polls++;
+		} else {
+			if (e->kind == KQ_BLOCKED)
+				b = overlap(e->since, asleep_until, begin, end);
+			p = overlap(e->since, e->until, begin, end) - b;
+			c->blocked += b;
+			c->preempted += p;
+			a->t.offcpu_in_polls++;
+		}
+		a->ents[a->nents++] = *e;
+		a->ents[a->nents - 1].until = b; /* from here on: its blocked time in this poll */
+		kq_pop(a, kt, true);
+	}
+	if (kt) /* what this poll holds, its enclosing polls hold too */
+		for (uint32_t j = 0; j < kt->nopen; j++) {
+			kt->open[j].preempted += c->preempted;
+			kt->open[j].blocked += c->blocked;
+			kt->open[j].samples += c->samples;
+		}
+	for (size_t i = 0; i < a->nents; i++)
+		if (a->ents[i].kind == KQ_BLOCKED && a->ents[i].until &&
+		    (!c->longest || a->ents[i].until > c->longest->until))
+			c->longest = &a->ents[i];
+}
+
+/* Drops entries no poll will claim: older than KQ_MAX_AGE_NS. */
+static void kq_expire(struct analyzer *a, uint64_t now)
+{
+	for (size_t i = 0; i < a->kthreads.cap; i++) {
+		struct kthread *kt = a->kthreads.e[i].v;
+
+		while (kt && kt->len && kt->v[kt->head].until + KQ_MAX_AGE_NS < now)
+			kq_pop(a, kt, false);
+	}
+}
+
+static struct an_stack *stack_add(struct analyzer *a, struct htab *idx, struct an_stack **v,
+				  size_t *n, size_t *cap, const struct an_site *site,
+				  const struct an_stack_key *k)
+{
+	uint64_t k1 = (uint64_t)site->index << 32 | k->pid;
+	uint64_t k2 = (uint64_t)(uint32_t)k->ustack << 32 | (uint32_t)k->kstack;
+	uintptr_t i = (uintptr_t)htab_get(idx, k1, k2);
+
+	if (i)
+		return &(*v)[i - 1];
+	if (*n >= STACKS_MAX || grow((void **)v, cap, *n + 1, sizeof(**v)) ||
+	    htab_put(idx, k1, k2, (void *)(uintptr_t)(*n + 1))) {
+		a->t.stacks_omitted++;
+		return NULL;
+	}
+	(*v)[*n] = (struct an_stack){ .k = *k, .site = site };
+	return &(*v)[(*n)++];
+}
+
+/* The poll's entries (a->ents) into its site's stacks. */
+static void stacks_of_poll(struct analyzer *a, const struct an_site *site)
+{
+	for (size_t i = 0; i < a->nents; i++) {
+		const struct kq_ent *e = &a->ents[i];
+		struct an_stack *st;
+
+		if (e->kind == KQ_SAMPLE)
+			st = stack_add(a, &a->cpu_idx, &a->cpu_stacks, &a->ncpu, &a->cpu_cap, site, &e->k);
+		else if (e->kind == KQ_BLOCKED && e->until)
+			st = stack_add(a, &a->blk_idx, &a->blk_stacks, &a->nblk, &a->blk_cap, site, &e->k);
+		else
+			continue;
+		if (st) {
+			st->count++;
+			st->ns += e->kind == KQ_BLOCKED ? e->until : 0;
+		}
+	}
+}
+
+/* The poll's CPU samples into finding f's stacks. */
+static void stacks_of_finding(struct analyzer *a, const struct an_finding *f)
+{
+	size_t fi = (size_t)(f - a->findings), old = a->fst_cap;
+	struct fstacks *fs;
+
+	if (grow((void **)&a->fst, &a->fst_cap, fi + 1, sizeof(*a->fst)))
+		return;
+	memset(a->fst + old, 0, (a->fst_cap - old) * sizeof(*a->fst));
+	fs = &a->fst[fi];
+	for (size_t i = 0; i < a->nents; i++) {
+		const struct kq_ent *e = &a->ents[i];
+		size_t j;
+
+		if (e->kind != KQ_SAMPLE)
+			continue;
+		for (j = 0; j < fs->n; j++)
+			if (!memcmp(&fs->v[j].k, &e->k, sizeof(e->k)))
+				break;
+		if (j == fs->n) {
+			if (fs->n >= FSTACKS_MAX ||
+			    grow((void **)&fs->v, &fs->cap, fs->n + 1, sizeof(*fs->v))) {
+				a->t.stacks_omitted++;
+				continue;
+			}
+			fs->v[fs->n++] = (struct an_stack){ .k = e->k, .site = f->site };
+		}
+		fs->v[j].count++;
+	}
+}
+
+/* Finding f's worst occurrence is this poll (d ns, split by c). */
+static void finding_split(struct an_finding *f, uint64_t d, uint64_t wait, uint64_t blocked,
+			  const struct charge *c)
+{
+	f->split = true;
+	f->cpu_wait_ns = wait;
+	f->blocked_ns = blocked;
+	f->on_cpu_ns = d - wait - blocked;
+	f->blocked_at = (struct an_stack_key){ 0, -1, -1, -1 };
+	f->blocked_at_ns = 0;
+	if (c->longest) {
+		f->blocked_at = c->longest->k;
+		f->blocked_at_ns = c->longest->until;
+	}
+}
+
+/* The poll of t that is still running at the end (never_yields): charged as of now. */
+static void charge_open_poll(struct analyzer *a, struct task *t, uint64_t now)
+{
+	struct an_finding *f;
+	struct charge c;
+	uint64_t d, wait, blocked;
+
+	if (!(a->o.sched || a->o.profile) || !t->finding[AN_NEVER_YIELDS] || now <= t->poll_begin)
+		return;
+	f = &a->findings[t->finding[AN_NEVER_YIELDS] - 1];
+	charge_poll(a, t->s.pid, t->poll_tid, task_key(a, t->s.task_id, t->s.header_ptr),
+		    t->poll_begin, now, &c);
+	d = now - t->poll_begin;
+	t->s.samples += c.own_samples;
+	t->site->samples += c.own_samples;
+	stacks_of_poll(a, t->site);
+	stacks_of_finding(a, f);
+	if (!a->o.sched)
+		return;
+	wait = c.preempted < d ? c.preempted : d;
+	blocked = c.blocked < d - wait ? c.blocked : d - wait;
+	finding_split(f, d, wait, blocked, &c);
+}
+
+void an_set_kernel(struct analyzer *a, bool sched, bool profile)
+{
+	a->o.sched = sched;
+	a->o.profile = profile;
+}
+
 static void on_poll_begin(struct analyzer *a, const struct tet_event_rec *r)
 {
 	int32_t worker = (int32_t)(uint32_t)r->a;
@@ -731,6 +1138,9 @@ again:
 	t->poll_run_delay = r->cpu_wait;
 	t->poll_tid = r->h.tid;
 	t->poll_worker = worker;
+	if (a->o.sched || a->o.profile)
+		kq_open(a, r->h.pid, r->h.tid, task_key(a, t->s.task_id, t->s.header_ptr), r->h.ts,
+			t->site);
 	t->woke_in_poll = t->self_woke_in_poll = t->yielded_in_poll = false;
 	t->ready_since = 0;
 }
@@ -759,16 +1169,32 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 {
 	unsigned result = r->a < 256 ? (unsigned)r->a : 255;
 	struct task *t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
-	uint64_t d, wait = 0;
+	uint64_t d, wait = 0, blocked = 0;
+	struct charge c = { 0 };
 
 	if (!t || t->s.state != AN_POLLING) {
 		a->t.unmatched_poll_ends++;
 		return;
 	}
 	d = r->h.ts >= t->poll_begin ? r->h.ts - t->poll_begin : 0;
-	/* time this poll's thread sat preempted on a run queue: the poll lasted longer, but not
-	 * because the task blocked its worker (long_poll judges the rest) */
-	if (t->poll_run_delay && r->cpu_wait > t->poll_run_delay && r->h.tid == t->poll_tid) {
+	if (a->o.sched || a->o.profile) {
+		charge_poll(a, r->h.pid, t->poll_tid, task_key(a, t->s.task_id, t->s.header_ptr),
+			    t->poll_begin, r->h.ts, &c);
+		t->s.samples += c.own_samples;
+		t->site->samples += c.own_samples;
+		stacks_of_poll(a, t->site);
+	}
+	if (a->o.sched) {
+		/* the kernel side says how the poll's time went: on CPU, preempted, asleep */
+		wait = c.preempted < d ? c.preempted : d;
+		blocked = c.blocked < d - wait ? c.blocked : d - wait;
+		t->s.cpu_wait_ns += wait;
+		t->site->cpu_wait_ns += wait;
+		t->s.blocked_ns += blocked;
+		t->site->blocked_ns += blocked;
+	} else if (t->poll_run_delay && r->cpu_wait > t->poll_run_delay && r->h.tid == t->poll_tid) {
+		/* time this poll's thread sat preempted on a run queue: the poll lasted longer, but
+		 * not because the task blocked its worker (long_poll judges the rest) */
 		wait = r->cpu_wait - t->poll_run_delay;
 		if (wait > d)
 			wait = d;
@@ -819,8 +1245,12 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 			if (d - wait > f->value_ns) {
 				f->value_ns = d - wait;
 				f->cpu_wait_ns = wait;
+				if (a->o.sched)
+					finding_split(f, d, wait, blocked, &c);
 			}
 			f->polls = t->s.polls;
+			if (a->o.profile)
+				stacks_of_finding(a, f);
 		}
 	}
 	if (t->finding[AN_NEVER_YIELDS]) {
@@ -830,6 +1260,10 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 			f->ongoing = false;
 			if (d > f->value_ns)
 				f->value_ns = d;
+			if (a->o.profile)
+				stacks_of_finding(a, f);
+			if (a->o.sched)
+				finding_split(f, d, wait, blocked, &c);
 		}
 	}
 	t->s.last_ts = r->h.ts;
@@ -1050,6 +1484,8 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
 	const struct tet_hdr *h = rec;
 	const struct tet_event_rec *r = rec;
 
+	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
+		return on_kernel(a, rec, size);
 	if (size < sizeof(*h) || h->type >= TET_EV_COUNT ||
 	    (h->type == TET_EV_SPAWN ? size < sizeof(struct tet_spawn_rec) : size < sizeof(*r)))
 		return -EINVAL;
@@ -1098,6 +1534,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 	if (now > a->now)
 		a->now = now;
 	now = a->now;
+	kq_expire(a, now);
 	for (size_t i = 0; i < a->tasks.cap; i++) {
 		struct task *t = a->tasks.e[i].v;
 		struct an_finding *f = NULL;
@@ -1160,9 +1597,40 @@ bool an_wakers_unreliable(const struct analyzer *a)
 void an_finish(struct analyzer *a, uint64_t now)
 {
 	an_tick(a, now);
-	for (size_t i = 0; i < a->tasks.cap; i++)
-		if (a->tasks.e[i].v)
-			check_self_wake(a, a->tasks.e[i].v, a->now);
+	for (size_t i = 0; i < a->tasks.cap; i++) {
+		struct task *t = a->tasks.e[i].v;
+
+		if (!t)
+			continue;
+		check_self_wake(a, t, a->now);
+		if (t->s.state == AN_POLLING)
+			charge_open_poll(a, t, a->now);
+	}
+	/* what no poll claimed: in a poll still open (its own), or unmatched */
+	for (size_t i = 0; i < a->kthreads.cap; i++) {
+		struct kthread *kt = a->kthreads.e[i].v;
+
+		while (kt && kt->len)
+			kq_pop(a, kt, false);
+	}
+}
+
+size_t an_cpu_stacks(const struct analyzer *a, const struct an_stack **v)
+{
+	*v = a->cpu_stacks;
+	return a->ncpu;
+}
+
+size_t an_blocked_stacks(const struct analyzer *a, const struct an_stack **v)
+{
+	*v = a->blk_stacks;
+	return a->nblk;
+}
+
+size_t an_finding_stacks(const struct analyzer *a, size_t i, const struct an_stack **v)
+{
+	*v = i < a->fst_cap ? a->fst[i].v : NULL;
+	return i < a->fst_cap ? a->fst[i].n : 0;
 }
 
 const struct an_opts *an_get_opts(const struct analyzer *a)

@@ -56,6 +56,11 @@ struct an_opts {
 	size_t max_sites;
 	size_t timeline_cap;        /* bounded event log for timeline reporters, 0 = off */
 	size_t top_n;               /* slowest polls / worst scheduling delays kept */
+	bool sched;                 /* off-CPU periods and CPU samples come in (TET_REC_OFFCPU,
+				     * TET_REC_SAMPLE): they split each poll into on-CPU, preempted
+				     * and blocked time (the preempted figure then comes from them,
+				     * not from the records' cpu_wait) */
+	bool profile;               /* CPU samples come in (TET_REC_SAMPLE) */
 };
 void an_opts_default(struct an_opts *o);
 
@@ -79,6 +84,8 @@ struct an_site {
 	uint64_t tasks, tasks_terminated, tasks_untracked;
 	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
 	uint64_t cpu_wait_ns;       /* part of busy_ns the polling threads spent preempted */
+	uint64_t blocked_ns;        /* part of busy_ns they spent asleep (opts.sched) */
+	uint64_t samples;           /* CPU samples taken inside its polls (opts.sched) */
 	uint64_t yields[AN_YIELD_REASONS], results[AN_POLL_RESULTS], terms[AN_TERM_REASONS];
 	struct hist poll_ns, sched_ns, pending_ns, lifetime_ns;
 	uint64_t findings[AN_FINDING_KINDS];
@@ -96,12 +103,28 @@ struct an_task_summary {
 	uint64_t spawn_ts, first_ts, last_ts, end_ts;  /* end_ts 0 while alive */
 	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
 	uint64_t cpu_wait_ns;       /* part of busy_ns spent preempted (run-queue wait) */
+	uint64_t blocked_ns;        /* part of busy_ns spent asleep (opts.sched) */
+	uint64_t samples;           /* CPU samples inside its polls */
 	uint64_t yields[AN_YIELD_REASONS];
 	struct hist_summary poll_ns, sched_ns, pending_ns;
 	uint64_t pending_now_ns;    /* at the end of capture, while pending */
 	int64_t live_wakers;        /* clones - drops - wakes by value; valid if wakers_known */
 	bool wakers_known;
 	uint64_t waker_clones, waker_drops;
+};
+
+/* A stack of the kernel side (ids in the BPF stack map, negative = not captured) and what it
+ * was charged with. */
+struct an_stack_key {
+	uint32_t pid;
+	int32_t ustack, kstack;
+	int64_t syscall;            /* blocked stacks: the system call (-1 = none known) */
+};
+struct an_stack {
+	struct an_stack_key k;
+	const struct an_site *site;
+	uint64_t count;             /* CPU samples, or blocked periods */
+	uint64_t ns;                /* blocked time */
 };
 
 struct an_finding {
@@ -115,6 +138,12 @@ struct an_finding {
 	uint64_t value_ns;          /* the worst: poll time (long_poll: without the time the thread
 				     * sat preempted, cpu_wait_ns), pending time, … */
 	uint64_t cpu_wait_ns;       /* long_poll: preempted time of that poll, not in value_ns */
+	/* opts.sched: the worst occurrence's poll (long_poll; never_yields: the poll so far), split
+	 * (on_cpu_ns + cpu_wait_ns + blocked_ns = its wall time), and where it slept longest */
+	bool split;
+	uint64_t on_cpu_ns, blocked_ns;
+	struct an_stack_key blocked_at;   /* ustack/kstack < 0: none */
+	uint64_t blocked_at_ns;
 	uint64_t threshold_ns;
 	double ratio;               /* self_wake: the ratio */
 	uint64_t polls;             /* self_wake: over this many polls */
@@ -167,6 +196,11 @@ struct an_totals {
 	uint64_t waker_count_inconsistent; /* tasks whose live waker count went below zero */
 	uint64_t timeline_events;          /* records pushed to the timeline ring (kept: an_timeline) */
 	uint64_t first_ts, last_ts;
+	/* opts.sched */
+	uint64_t offcpu, samples;          /* records received */
+	uint64_t offcpu_in_polls, samples_in_polls; /* … charged to a poll */
+	uint64_t kernel_unmatched;         /* … that fell in no poll seen (or came too late) */
+	uint64_t stacks_omitted;           /* stack aggregates beyond the bound (counted only) */
 };
 
 struct analyzer;
@@ -206,6 +240,14 @@ void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx);
 /* Timeline records, oldest first: two spans (ring buffer). */
 size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, size_t *nfirst,
 		   const struct an_tl_rec **second, size_t *nsecond);
+
+/* What the kernel side delivers, known once the capture is attached (opts.sched, .profile). */
+void an_set_kernel(struct analyzer *a, bool sched, bool profile);
+/* Stacks charged, per site: CPU samples and blocked periods (opts.sched). */
+size_t an_cpu_stacks(const struct analyzer *a, const struct an_stack **v);
+size_t an_blocked_stacks(const struct analyzer *a, const struct an_stack **v);
+/* The CPU samples of finding i's polls, by stack (site = the finding's). */
+size_t an_finding_stacks(const struct analyzer *a, size_t i, const struct an_stack **v);
 
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
 const char *an_state_name(enum an_task_state s);

@@ -382,6 +382,8 @@ struct tet_session {
 	bool sleepable_spawn;        /* task_spawn through tet_spawn_s (bpf_copy_from_user) */
 	struct tet_session_opts o;
 	uint64_t cutoff_ns;          /* set at detach: later events are not analyzed */
+	struct tet_sched *sched;
+	struct tet_sched_info sched_info;
 	uint64_t late[TET_EV_COUNT]; /* events after the cutoff, by type */
 };
 
@@ -528,8 +530,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		return -ENOMEM;
 	if (t->fallback) {
 		struct tet_fb_opts fo = { .pid = o->pid, .probes = o->probes,
-					  .ringbuf_bytes = o->ringbuf_bytes, .on_event = o->on_event,
-					  .ctx = o->ctx };
+					  .ringbuf_bytes = o->ringbuf_bytes, .sched = o->sched,
+					  .on_event = o->on_event, .ctx = o->ctx };
 
 		ret = tet_fb_open(&s->fb, &fo, t->fb_attach, t->syms, err, len);
 		if (ret) {
@@ -543,7 +545,7 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	if (o->batched) {
 		struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
 					  .sample_rate = o->sample_rate ? o->sample_rate : 1,
-					  .on_event = o->on_event, .ctx = o->ctx };
+					  .sched = o->sched, .on_event = o->on_event, .ctx = o->ctx };
 
 		ret = tet_bc_open(&s->bc, &bo, t, err, len);
 		if (ret) {
@@ -571,6 +573,14 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		bpf_program__set_flags(s->skel->progs.tet_spawn_s, BPF_F_SLEEPABLE);
 	for (int ev = 0; ev < TET_EV_COUNT; ev++)
 		bpf_program__set_autoload(prog_of(s, ev), !!(s->probes & (1u << ev)));
+	bpf_program__set_autoload(s->skel->progs.tet_batch, false);
+	bpf_program__set_autoload(s->skel->progs.tet_nop, false);
+	/* polls open per thread: only with both poll probes */
+	s->skel->rodata->track_polls =
+		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
+				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				  &o->sched, &s->sched_info) &&
+		(s->probes & TET_CLASS_POLL) == TET_CLASS_POLL;
 	ret = tet_usdt_load(s->skel, o->ringbuf_bytes, err, len);
 	if (ret)
 		goto fail;
@@ -602,6 +612,9 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		}
 	}
 	s->o = *o;
+	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
+				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				    &o->sched, &s->sched_info);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
@@ -667,6 +680,24 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 	return n;
 }
 
+const struct tet_sched_info *tet_session_sched(const struct tet_session *s)
+{
+	if (s->fb)
+		return tet_fb_sched(s->fb);
+	if (s->bc)
+		return &tet_bc_info(s->bc)->sched;
+	return &s->sched_info;
+}
+
+int tet_session_stacks_fd(const struct tet_session *s)
+{
+	if (s->fb)
+		return tet_fb_stacks_fd(s->fb);
+	if (s->bc)
+		return tet_bc_stacks_fd(s->bc);
+	return s->skel ? bpf_map__fd(s->skel->maps.stacks) : -1;
+}
+
 int tet_session_drain(struct tet_session *s)
 {
 	if (s->fb)
@@ -709,6 +740,8 @@ void tet_session_detach(struct tet_session *s)
 		clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
 		s->cutoff_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
+	tet_sched_detach(s->sched);
+	s->sched = NULL;
 	for (size_t i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "events.h"
+#include "ksched.h"
 
 #define TET_ERR_LEN 640
 
@@ -101,6 +102,7 @@ struct tet_session_opts {
 	size_t ringbuf_bytes;    /* power of two ≥ page size */
 	bool batched;            /* batched capture (tokio:event_batch) instead of per-event */
 	uint32_t sample_rate;    /* batched: one task in N */
+	struct tet_sched_opts sched; /* why a poll was slow: sched tracepoints, CPU profile */
 	bool verbose;
 	tet_event_fn on_event;
 	void *ctx;
@@ -120,6 +122,10 @@ struct tb *tet_session_decoder(struct tet_session *s);
 /* IDs of the loaded BPF programs, for `bpftool prog show id N` (verbose output, tests). */
 size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
 			    size_t max);
+/* What the kernel side of "why a poll was slow" runs with, and the BPF stack map's fd (stack
+ * ids of TET_REC_OFFCPU / TET_REC_SAMPLE records; readable until tet_session_close). */
+const struct tet_sched_info *tet_session_sched(const struct tet_session *s);
+int tet_session_stacks_fd(const struct tet_session *s);
 /* Consumes every record in the ring buffer; returns the count or a negative errno. */
 int tet_session_drain(struct tet_session *s);
 /* Sums the per-CPU counters. */

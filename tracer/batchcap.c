@@ -18,10 +18,12 @@
  * CAP_SYS_PTRACE; without it, batches only, and events wait up to 2 s for ordering). The same
  * callback reads a spawn's strings when the batch that carried them was lost.
  *
- * Preemption. tet_switch (sched_switch) sends the intervals a thread of the target waited for a
- * CPU while runnable; the decode stage takes them out of the polls they fall in, so long_poll
- * judges what the task did, as with per-event capture. Without it (a kernel refusing the BTF
- * tracepoint), polls are judged on wall time and the report says so.
+ * Preemption. tet_switch (sched_switch, bpf/sched.bpf.h) sends the off-CPU periods of a thread
+ * of the target inside its polls; their runnable part (preempted, or woken and waiting for a CPU)
+ * the decode stage takes out of the polls they fall in, so long_poll judges what the task did,
+ * as with per-event capture; the analyzer gets them all (and the CPU samples) to split polls
+ * into on-CPU, preempted and blocked time. Without them (a kernel refusing the BTF
+ * tracepoints), polls are judged on wall time and the report says so.
  *
  * Clock. TSC stamps are converted through (TSC, CLOCK_MONOTONIC) pairs read here back to back
  * (the narrowest of three tries): two at start, one per drain at most every 10 ms.
@@ -53,7 +55,8 @@ struct tet_bc {
 	struct ring_buffer *rb;
 	struct tet_attachments batch; /* the event_batch sites */
 	struct tet_attachments rate;  /* the sample_rate sites (attached first, detached last) */
-	struct bpf_link *sched;      /* tet_switch */
+	struct tet_sched *sched;     /* tet_switch, tet_wakeup, tet_sample */
+	uint64_t cutoff_ns;          /* the capture's end (0: running) */
 	struct tet_bc_info info;
 	struct tb *tb;
 	struct tet_bc_opts o;
@@ -199,11 +202,17 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	struct tet_bc *s = ctx;
 	const struct tet_hdr *h = data;
 
-	if (size >= sizeof(struct tet_preempt_rec) && h->type == TET_REC_PREEMPT) {
-		const struct tet_preempt_rec *r = data;
+	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE)) {
+		const struct tet_offcpu_rec *r = data;
 
-		tb_preempted(s->tb, h->pid, h->tid, r->since, h->ts);
-		return 0;
+		if (s->cutoff_ns && h->ts > s->cutoff_ns)
+			return 0;
+		/* the decode stage takes the runnable part out of the polls (cpu_wait) */
+		if (h->type == TET_REC_OFFCPU && size >= sizeof(*r))
+			tb_preempted(s->tb, h->pid, h->tid,
+				     r->flags & TET_OFFCPU_PREEMPTED ? r->since :
+				     r->woken ? r->woken : h->ts, h->ts);
+		return s->o.on_event(s->o.ctx, data, size);
 	}
 	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
 		uint64_t now = mono_ns();
@@ -309,8 +318,11 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 
 		bpf_object__for_each_program(p, s->skel->obj)
 			bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
-						  p == s->skel->progs.tet_switch ||
 						  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
+		s->skel->rodata->track_polls =
+			tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
+					  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+					  &o->sched, &s->info.sched);
 	}
 	if (s->info.multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.tet_batch, TET_TRACE_UPROBE_MULTI);
@@ -375,10 +387,12 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		nanosleep(&ts, NULL);
 		clock_pair(s);
 	}
-	s->sched = bpf_program__attach(s->skel->progs.tet_switch);
-	s->info.preemption = s->sched != NULL;
-	if (!s->sched)
-		s->info.why_no_preemption = "the kernel refused the sched_switch BTF tracepoint: polls are judged on wall time, preempted time included";
+	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
+				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				    &o->sched, &s->info.sched);
+	s->info.preemption = s->info.sched.on;
+	if (!s->info.preemption)
+		s->info.why_no_preemption = s->info.sched.why_no_sched;
 	s->info.start_ns = mono_ns();
 	tb_set_start(s->tb, s->info.start_ns);
 	dump(s, 3, &s->info.start_ns, sizeof(s->info.start_ns));
@@ -417,10 +431,11 @@ struct tb *tet_bc_decoder(struct tet_bc *s)
 size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max)
 {
 	struct bpf_program *progs[] = { s->skel->progs.tet_batch, s->skel->progs.tet_nop,
-					 s->skel->progs.tet_switch };
+					 s->skel->progs.tet_switch, s->skel->progs.tet_wakeup,
+					 s->skel->progs.tet_sample };
 	size_t n = 0;
 
-	for (size_t i = 0; i < 3 && n < max; i++) {
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]) && n < max; i++) {
 		if (!tet_prog_id(progs[i], &ids[n]))
 			continue;
 		names[n++] = bpf_program__name(progs[i]);
@@ -462,6 +477,7 @@ void tet_bc_detach(struct tet_bc *s)
 	if (!s->batch.nlinks && !s->batch.nfds)
 		return;
 	cutoff = mono_ns();
+	s->cutoff_ns = cutoff;
 	tb_set_cutoff(s->tb, cutoff);
 	/* what is in the ring, then what the threads still hold, then stop them */
 	tet_bc_drain(s);
@@ -469,7 +485,7 @@ void tet_bc_detach(struct tet_bc *s)
 	tb_sweep_all(s->tb, mono_ns());
 	tet_att_release(&s->batch);
 	tet_att_release(&s->rate);
-	bpf_link__destroy(s->sched);
+	tet_sched_detach(s->sched);
 	s->sched = NULL;
 	tet_bc_drain(s);
 	tb_finish(s->tb);
@@ -481,7 +497,7 @@ void tet_bc_close(struct tet_bc *s)
 		return;
 	tet_att_release(&s->batch);
 	tet_att_release(&s->rate);
-	bpf_link__destroy(s->sched);
+	tet_sched_detach(s->sched);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);
 	tb_free(s->tb);
@@ -490,4 +506,9 @@ void tet_bc_close(struct tet_bc *s)
 	for (size_t i = 0; i < s->nmem; i++)
 		close(s->mem[i].fd);
 	free(s);
+}
+
+int tet_bc_stacks_fd(const struct tet_bc *s)
+{
+	return bpf_map__fd(s->skel->maps.stacks);
 }

@@ -14,6 +14,7 @@
 
 #include "batch.h"
 #include "events.h"
+#include "ksched.h"
 
 struct tet_targets;
 
@@ -23,6 +24,7 @@ struct tet_bc_opts {
 	pid_t pid;               /* > 0: only this process; 0: every process running the file */
 	size_t ringbuf_bytes;
 	uint32_t sample_rate;    /* one task in N (1: every task) */
+	struct tet_sched_opts sched;
 	tet_bc_event_fn on_event;
 	void *ctx;
 };
@@ -35,6 +37,7 @@ struct tet_bc_info {
 	size_t links;
 	bool preemption;         /* sched_switch attached: preempted time left out of polls */
 	const char *why_no_preemption;
+	struct tet_sched_info sched;
 	bool sweeps;             /* threads' buffers readable in place (/proc/PID/mem) */
 	const char *why_no_sweeps;
 	uint64_t start_ns;       /* capture start: every site attached from here on */
@@ -57,5 +60,6 @@ int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum);
  * hold, detaches (the kernel resets the semaphores), drains and delivers everything. */
 void tet_bc_detach(struct tet_bc *s);
 void tet_bc_close(struct tet_bc *s);
+int tet_bc_stacks_fd(const struct tet_bc *s);
 
 #endif

@@ -95,7 +95,11 @@ int tet_counters_sum(int map_fd, struct tet_counters *sum)
 		sum->batch_read_errors += percpu[c].batch_read_errors;
 		for (int i = 0; i < TET_EV_COUNT; i++)
 			sum->batch_lost[i] += percpu[c].batch_lost[i];
-		sum->preempt_drops += percpu[c].preempt_drops;
+		sum->offcpu += percpu[c].offcpu;
+		sum->offcpu_drops += percpu[c].offcpu_drops;
+		sum->samples += percpu[c].samples;
+		sum->sample_drops += percpu[c].sample_drops;
+		sum->stack_errors += percpu[c].stack_errors;
 	}
 	free(percpu);
 	return 0;

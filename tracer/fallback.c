@@ -52,6 +52,10 @@ struct tet_fb {
 	uint32_t *tids;         /* open addressing: tid → worker index (index = slot order) */
 	int32_t *tid_idx;
 	size_t tids_cap, ntids;
+	struct tet_sched_opts sched_opts;
+	struct tet_sched *sched;
+	struct tet_sched_info sched_info;
+	uint64_t cutoff_ns;     /* the capture's end (0: running) */
 };
 
 static uint64_t mono_ns(void)
@@ -170,7 +174,10 @@ static int ring_cb(void *ctx, void *data, size_t size)
 {
 	struct tet_fb *s = ctx;
 	struct tet_event_rec r;
+	const struct tet_hdr *h = data;
 
+	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
+		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->on_event(s->ctx, data, size);
 	if (size < sizeof(r))
 		return s->on_event(s->ctx, data, size);
 	memcpy(&r, data, sizeof(r));
@@ -316,6 +323,11 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 			bpf_program__set_expected_attach_type(prog(s->skel, (enum fb_prog)p),
 							      TET_TRACE_UPROBE_MULTI);
 	}
+	s->sched_opts = o->sched;
+	s->skel->rodata->track_polls =
+		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
+				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				  &o->sched, &s->sched_info);
 	ret = tokio_uprobe__load(s->skel);
 	if (ret) {
 		seterr(err, len, "cannot load the BPF programs: %s", strerror(-ret));
@@ -373,6 +385,9 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 	}
 	s->info.attach_ns = mono_ns() - t0;
 	s->info.links = s->att.nlinks + s->att.nfds;
+	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
+				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				    &s->sched_opts, &s->sched_info);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
@@ -431,8 +446,21 @@ void tet_fb_detach(struct tet_fb *s)
 
 	if (!s->att.nlinks && !s->att.nfds)
 		return;
+	s->cutoff_ns = t0;
+	tet_sched_detach(s->sched);
+	s->sched = NULL;
 	tet_att_release(&s->att);
 	s->info.detach_ns = mono_ns() - t0;
+}
+
+const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s)
+{
+	return &s->sched_info;
+}
+
+int tet_fb_stacks_fd(const struct tet_fb *s)
+{
+	return bpf_map__fd(s->skel->maps.stacks);
 }
 
 void tet_fb_close(struct tet_fb *s)
@@ -440,6 +468,7 @@ void tet_fb_close(struct tet_fb *s)
 	if (!s)
 		return;
 	tet_fb_detach(s);
+	tet_sched_detach(s->sched);
 	ring_buffer__free(s->rb);
 	tokio_uprobe__destroy(s->skel);
 	free(s->tids);

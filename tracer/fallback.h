@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "events.h"
+#include "ksched.h"
 #include "symbols.h"
 
 typedef int (*tet_fb_event_fn)(void *ctx, void *data, size_t size);
@@ -20,6 +21,7 @@ struct tet_fb_opts {
 	pid_t pid;               /* > 0: only this process; 0: every process running the file */
 	unsigned probes;         /* bits of enum tet_event to attach (limited to what exists) */
 	size_t ringbuf_bytes;
+	struct tet_sched_opts sched;
 	tet_fb_event_fn on_event;
 	void *ctx;
 };
@@ -49,6 +51,8 @@ int tet_fb_drain(struct tet_fb *s);
 int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum);
 void tet_fb_detach(struct tet_fb *s);
 void tet_fb_close(struct tet_fb *s);
+const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s);
+int tet_fb_stacks_fd(const struct tet_fb *s);
 
 /* TET_NO_UPROBE_MULTI=1 in the environment forces one uprobe per function (tests, bench). */
 #endif

@@ -15,6 +15,15 @@
  * Sizes are bounded: sites (histograms for the busiest), tasks (the busiest and every one with
  * a finding), findings, and the timeline (the busiest tasks over the kept part of the
  * analyzer's timeline ring, a fixed event budget).
+ *
+ * Why polls were slow (m->why, why.h; absent when not tracked): each finding's split of its
+ * worst poll (on CPU, preempted, blocked), where it blocked and its hottest frames, as HTML under
+ * the finding. In DATA "why": per spawn site (the busiest 30) its CPU samples by stack (the 200
+ * biggest, ROOT FIRST, for the page's flame graph; 150000 frames in all, shared equally by the
+ * sites, a share one does not use going to the next; the samples of the stacks left out counted
+ * in "cpu_other") and its blocked stacks (the 10 longest, LEAF FIRST, as the page lists them),
+ * each frame an index into one table of frame strings (a frame recurs in most stacks of a site);
+ * per finding (in "findings") its split, blocked_top and hot.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +44,12 @@
 #define HTML_TL_BUDGET    40000  /* polls + wakes in the timeline */
 #define HTML_HEAT_BINS    120
 #define HTML_HEAT_ROWS    64
+#define HTML_WHY_SITES    30     /* sites with their stacks (why.h: busiest first) */
+#define HTML_WHY_CPU      200    /* CPU stacks per site (the most samples) */
+#define HTML_WHY_BLOCKED  10     /* blocked stacks per site (the most time) */
+#define HTML_WHY_REFS     150000 /* frames in the CPU stacks of all sites together (~1 MB) */
+#define HTML_WHY_FRAMES   8      /* frames of a finding's blocking stack */
+#define HTML_FRAME_BYTES  300    /* a frame quoted in a finding, cut beyond (HTML part only) */
 #define BINS_PER_DECADE   5
 #define NBINS             70     /* 10^0 … 10^14 ns */
 
@@ -67,9 +82,9 @@ static const char *const kind_title[AN_FINDING_KINDS] = {
 };
 
 /* ---- HTML text ---- */
-static void esc(FILE *out, const char *s)
+static void escn(FILE *out, const char *s, size_t n)
 {
-	for (; *s; s++) {
+	for (const char *e = s + n; s < e && *s; s++) {
 		switch (*s) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
@@ -79,6 +94,11 @@ static void esc(FILE *out, const char *s)
 		default: fputc(*s, out);
 		}
 	}
+}
+
+static void esc(FILE *out, const char *s)
+{
+	escn(out, s, strlen(s));
 }
 
 /* Untrusted bytes: printable UTF-8 first (control and invalid bytes as \xNN), then escaped. */
@@ -100,6 +120,70 @@ static void esc_site(FILE *out, const struct an_site *s)
 		esc_untrusted(out, s->type_name, s->type_len, 400);
 	} else
 		esc_untrusted(out, s->location, s->location_len, 400);
+}
+
+/* ---- why polls were slow (why.h): a finding's lines ---- */
+static const struct why_finding *why_finding_at(const struct why_report *why, size_t i)
+{
+	if (!why || !why->findings || i >= why->nfindings || !why->findings[i].known)
+		return NULL;
+	return &why->findings[i];
+}
+
+/* A frame (printable UTF-8 already: why.c sanitized it), escaped, cut at a character boundary. */
+static void esc_frame(FILE *out, const char *f)
+{
+	size_t n = f ? strlen(f) : 0;
+
+	if (!f) {
+		fputs("?", out);
+		return;
+	}
+	if (n <= HTML_FRAME_BYTES) {
+		escn(out, f, n);
+		return;
+	}
+	for (n = HTML_FRAME_BYTES; n && ((unsigned char)f[n] & 0xc0) == 0x80; n--)
+		;
+	escn(out, f, n);
+	fputs("…", out);
+}
+
+/* Worded as why_finding_line (why.c) words it for the terminal and the JSON, one line each,
+ * frames as code:
+ * "on CPU 2.1ms · preempted 0ns · blocked 49.9ms", "blocked 49.9ms in clock_nanosleep ←
+ * std::thread::sleep ← …" (the innermost frames first), "hottest of 120 CPU samples: f (62 %)" */
+static void why_finding_html(FILE *out, const struct why_finding *wf)
+{
+	const struct why_stack *b = wf ? wf->blocked_top : NULL;
+	char x[32], y[32], z[32];
+
+	if (!wf)
+		return;
+	if (wf->on_cpu_ns || wf->preempted_ns || wf->blocked_ns)
+		fprintf(out, "<div class=\"why\">on CPU %s · preempted %s · blocked %s</div>",
+			fmt_duration(wf->on_cpu_ns, x, sizeof(x)),
+			fmt_duration(wf->preempted_ns, y, sizeof(y)),
+			fmt_duration(wf->blocked_ns, z, sizeof(z)));
+	if (b && (b->syscall || b->nframes)) {
+		fprintf(out, "<div class=\"why\">blocked %s in <code>", fmt_duration(b->ns, x, sizeof(x)));
+		esc(out, b->syscall ? b->syscall : "the kernel");
+		for (uint32_t k = 0; k < b->nframes && k < HTML_WHY_FRAMES; k++) {
+			fputs(" ← ", out);
+			esc_frame(out, b->frames[k]);
+		}
+		fputs(b->nframes > HTML_WHY_FRAMES ? " ← …</code></div>" : "</code></div>", out);
+	}
+	for (size_t k = 0; k < wf->nhot && k < WHY_HOT_MAX; k++) {
+		if (!k)
+			fprintf(out, "<div class=\"why\">hottest of %llu CPU samples: ",
+				(unsigned long long)wf->samples);
+		fputs(k ? ", <code>" : "<code>", out);
+		esc_frame(out, wf->hot[k].frame);
+		fprintf(out, "</code> (%.0f %%)", wf->hot[k].share * 100);
+	}
+	if (wf->nhot)
+		fputs("</div>", out);
 }
 
 static void summary(FILE *out, const struct analyzer *a, const struct report_meta *m)
@@ -190,7 +274,7 @@ static int cmp_uptr(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static void findings_html(FILE *out, const struct analyzer *a)
+static void findings_html(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_finding *f;
 	size_t n = an_findings(a, &f), *ix, groups = 0, shown = 0, sites = 0;
@@ -266,6 +350,7 @@ static void findings_html(FILE *out, const struct analyzer *a)
 		fputs("</span><div class=\"detail\">", out);
 		esc(out, detail);
 		fputs("</div>", out);
+		why_finding_html(out, why_finding_at(m->why, ix[i]));
 		if (j - i > 1) {
 			fprintf(out, "<div class=\"more\">The same at this site in %zu more task%s:", j - i - 1,
 				j - i - 1 == 1 ? "" : "s");
@@ -633,6 +718,283 @@ static void j_tasks(struct jw *w, const struct analyzer *a, struct tasks_ctx *tc
 	jw_arr_end(w);
 }
 
+/* ---- data: why polls were slow (why.h) ---- */
+/* "why" of a finding: its worst poll split, where it blocked longest (the innermost frames
+ * first), its hottest frames. */
+static void j_finding_why(struct jw *w, const struct why_finding *wf)
+{
+	const struct why_stack *b = wf ? wf->blocked_top : NULL;
+
+	if (!wf)
+		return;
+	jw_key(w, "why");
+	jw_obj_begin(w);
+	jw_ku64(w, "on_cpu_ns", wf->on_cpu_ns);
+	jw_ku64(w, "preempted_ns", wf->preempted_ns);
+	jw_ku64(w, "blocked_ns", wf->blocked_ns);
+	jw_ku64(w, "samples", wf->samples);
+	jw_key(w, "blocked_top");
+	if (b) {
+		jw_obj_begin(w);
+		jw_kstr(w, "syscall", b->syscall);
+		jw_ku64(w, "ns", b->ns);
+		jw_ku64(w, "count", b->count);
+		jw_ku64(w, "frames_total", b->nframes);
+		jw_key(w, "frames");
+		jw_arr_begin(w);
+		for (uint32_t k = 0; k < b->nframes && k < HTML_WHY_FRAMES; k++)
+			jw_str(w, b->frames[k] ? b->frames[k] : "?");
+		jw_arr_end(w);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
+	jw_key(w, "hot");
+	jw_arr_begin(w);
+	for (size_t k = 0; k < wf->nhot && k < WHY_HOT_MAX; k++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "frame", wf->hot[k].frame ? wf->hot[k].frame : "?");
+		jw_ku64(w, "samples", wf->hot[k].samples);
+		jw_kdouble(w, "share", wf->hot[k].share);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+/* Frame strings, each written once ("why.frames") and named by index in the stacks. */
+struct ftab {
+	const char **v;           /* in first-seen order */
+	size_t n;
+	uint32_t *slot;           /* open addressing: index + 1, 0 = empty */
+	size_t nslot;             /* a power of two, at least 2 n */
+};
+
+static size_t fhash(const char *s, size_t mask)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h & mask;
+}
+
+static int ftab_grow(struct ftab *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 1024;
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+	const char **v = realloc(t->v, nslot / 2 * sizeof(*v));
+
+	if (v)
+		t->v = v;
+	if (!slot || !v) {
+		free(slot);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		size_t h = fhash(t->v[i], nslot - 1);
+
+		while (slot[h])
+			h = (h + 1) & (nslot - 1);
+		slot[h] = (uint32_t)i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = nslot;
+	return 0;
+}
+
+/* The index of frame f, added when new. Returns it, or -ENOMEM. */
+static int64_t ftab_index(struct ftab *t, const char *f)
+{
+	size_t h;
+
+	if (!f)
+		f = "?";
+	if (2 * (t->n + 1) > t->nslot && ftab_grow(t))
+		return -ENOMEM;
+	for (h = fhash(f, t->nslot - 1); t->slot[h]; h = (h + 1) & (t->nslot - 1))
+		if (!strcmp(t->v[t->slot[h] - 1], f))
+			return t->slot[h] - 1;
+	t->v[t->n] = f;
+	t->slot[h] = (uint32_t)++t->n;
+	return (int64_t)t->n - 1;
+}
+
+/* What a site's entry lists: its stacks sorted, the first ncpu / nblocked of them. */
+struct why_sel {
+	const struct why_stack **cpu, **blocked;
+	size_t ncpu, nblocked;
+	uint64_t cpu_other;       /* samples of the CPU stacks not listed */
+};
+
+static int cmp_stack_samples(const void *x, const void *y)
+{
+	const struct why_stack *a = *(const struct why_stack *const *)x;
+	const struct why_stack *b = *(const struct why_stack *const *)y;
+
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_stack_time(const void *x, const void *y)
+{
+	const struct why_stack *a = *(const struct why_stack *const *)x;
+	const struct why_stack *b = *(const struct why_stack *const *)y;
+
+	if (a->ns != b->ns)
+		return a->ns < b->ns ? 1 : -1;
+	return cmp_stack_samples(x, y);
+}
+
+static const struct why_stack **why_sorted(const struct why_stack *v, size_t n, size_t max,
+					   int (*cmp)(const void *, const void *), size_t *shown)
+{
+	const struct why_stack **p = malloc((n ? n : 1) * sizeof(*p));
+
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		p[i] = &v[i];
+	qsort(p, n, sizeof(*p), cmp);
+	*shown = n < max ? n : max;
+	return p;
+}
+
+/* The stacks a site lists, their frames added to ft; the CPU stacks spend at most `share` of
+ * the frame budget *refs. */
+static int why_select(struct why_sel *sel, const struct why_site *s, struct ftab *ft,
+		      size_t *refs, size_t share)
+{
+	sel->cpu = why_sorted(s->cpu, s->ncpu, HTML_WHY_CPU, cmp_stack_samples, &sel->ncpu);
+	sel->blocked = why_sorted(s->blocked, s->nblocked, HTML_WHY_BLOCKED, cmp_stack_time,
+				  &sel->nblocked);
+	if (!sel->cpu || !sel->blocked)
+		return -ENOMEM;
+	for (size_t i = 0; i < sel->ncpu; i++) {
+		if (sel->cpu[i]->nframes > share) {
+			sel->ncpu = i;
+			break;
+		}
+		share -= sel->cpu[i]->nframes;
+		*refs -= sel->cpu[i]->nframes;
+	}
+	for (size_t i = sel->ncpu; i < s->ncpu; i++)
+		sel->cpu_other += sel->cpu[i]->count;
+	for (size_t i = 0; i < sel->ncpu; i++)
+		for (uint32_t k = 0; k < sel->cpu[i]->nframes; k++)
+			if (ftab_index(ft, sel->cpu[i]->frames[k]) < 0)
+				return -ENOMEM;
+	for (size_t i = 0; i < sel->nblocked; i++)
+		for (uint32_t k = 0; k < sel->blocked[i]->nframes; k++)
+			if (ftab_index(ft, sel->blocked[i]->frames[k]) < 0)
+				return -ENOMEM;
+	return 0;
+}
+
+/* A stack's frames as indices into "why.frames" (every frame is in it: why_select). */
+static void j_stack_frames(struct jw *w, struct ftab *ft, const struct why_stack *s,
+			   bool root_first)
+{
+	jw_arr_begin(w);
+	for (uint32_t k = 0; k < s->nframes; k++)
+		jw_u64(w, (uint64_t)ftab_index(ft, s->frames[root_first ? s->nframes - 1 - k : k]));
+	jw_arr_end(w);
+}
+
+static void j_why_site(struct jw *w, const struct why_site *s, const struct why_sel *sel,
+		       struct ftab *ft)
+{
+	jw_obj_begin(w);
+	jw_key(w, "site");
+	if (s->site)
+		jw_u64(w, s->site->index);
+	else
+		jw_null(w);
+	j_site_strings(w, s->site);
+	jw_ku64(w, "samples", s->samples);
+	jw_ku64(w, "on_cpu_ns", s->on_cpu_ns);
+	jw_ku64(w, "preempted_ns", s->preempted_ns);
+	jw_ku64(w, "blocked_ns", s->blocked_ns);
+	jw_ku64(w, "cpu_stacks", s->ncpu);
+	jw_ku64(w, "cpu_other", sel->cpu_other);
+	jw_key(w, "cpu"); /* [samples, [frame, … ROOT FIRST]] */
+	jw_arr_begin(w);
+	for (size_t i = 0; i < sel->ncpu; i++) {
+		jw_arr_begin(w);
+		jw_u64(w, sel->cpu[i]->count);
+		j_stack_frames(w, ft, sel->cpu[i], true);
+		jw_arr_end(w);
+	}
+	jw_arr_end(w);
+	jw_ku64(w, "blocked_stacks", s->nblocked);
+	jw_key(w, "blocked");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < sel->nblocked; i++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "syscall", sel->blocked[i]->syscall);
+		jw_ku64(w, "ns", sel->blocked[i]->ns);
+		jw_ku64(w, "count", sel->blocked[i]->count);
+		jw_key(w, "frames"); /* LEAF FIRST */
+		j_stack_frames(w, ft, sel->blocked[i], false);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static void j_why_head(struct jw *w, const struct why_report *why)
+{
+	report_json_why_head(w, why);
+	jw_ku64(w, "sites_total", why->nsites);
+}
+
+static int j_why(struct jw *w, const struct why_report *why)
+{
+	size_t n = why->sites ? why->nsites : 0;
+	struct why_sel sel[HTML_WHY_SITES];
+	struct ftab ft = { 0 };
+	size_t refs = HTML_WHY_REFS, profiled = 0;
+	int ret = 0;
+
+	if (n > HTML_WHY_SITES)
+		n = HTML_WHY_SITES;
+	memset(sel, 0, sizeof(sel));
+	for (size_t i = 0; i < n; i++)
+		profiled += why->sites[i].ncpu > 0;
+	/* each site with CPU stacks gets an equal share of the frames left (what a site does not
+	 * use goes to the next ones) */
+	for (size_t i = 0; i < n && !ret; i++) {
+		size_t share = why->sites[i].ncpu ? refs / profiled-- : 0;
+
+		ret = why_select(&sel[i], &why->sites[i], &ft, &refs, share);
+	}
+	if (!ret) {
+		jw_key(w, "why");
+		jw_obj_begin(w);
+		j_why_head(w, why);
+		jw_key(w, "frames");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < ft.n; i++)
+			jw_str(w, ft.v[i]);
+		jw_arr_end(w);
+		jw_key(w, "sites");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < n; i++)
+			j_why_site(w, &why->sites[i], &sel[i], &ft);
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(sel[i].cpu);
+		free(sel[i].blocked);
+	}
+	free(ft.v);
+	free(ft.slot);
+	return ret;
+}
+
 /* ---- data: findings, workers ---- */
 static void j_findings(struct jw *w, const struct analyzer *a, const struct report_meta *m)
 {
@@ -666,6 +1028,7 @@ static void j_findings(struct jw *w, const struct analyzer *a, const struct repo
 		else
 			jw_null(w);
 		jw_kbool(w, "contradicted", f[i].contradicted);
+		j_finding_why(w, why_finding_at(m->why, i));
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -1146,6 +1509,8 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	jw_arr_end(w);
 	if (!ret)
 		ret = j_timeline(w, a, m, workers, nw, &fx, &tc, npend);
+	if (!ret && m->why)
+		ret = j_why(w, m->why);
 	jw_obj_end(w);
 	free(workers);
 	free(fx.v);
@@ -1165,7 +1530,7 @@ int report_html(FILE *out, const struct analyzer *a, const struct report_meta *m
 	fputs(html_parts[0], out);
 	summary(out, a, m);
 	fputs(html_parts[1], out);
-	findings_html(out, a);
+	findings_html(out, a, m);
 	fputs(html_parts[2], out);
 	ret = data_json(out, a, m);
 	fputs(html_parts[3], out);

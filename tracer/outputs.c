@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "reporters.h"
 #include "units.h"
+#include "why.h"
 
 enum out_format out_format_of(const char *path)
 {
@@ -34,6 +35,8 @@ const char *out_format_name(enum out_format f)
 		return "HTML report";
 	case OUT_TRACE:
 		return "trace";
+	case OUT_STACKS:
+		return "folded stacks";
 	default:
 		return "report";
 	}
@@ -41,7 +44,7 @@ const char *out_format_name(enum out_format f)
 
 int outputs_add(struct outputs *o, const char *path, enum out_format fmt)
 {
-	const char *flag = fmt == OUT_TRACE ? "--trace" : "--output";
+	const char *flag = fmt == OUT_TRACE ? "--trace" : fmt == OUT_STACKS ? "--stacks" : "--output";
 
 	if (!*path) {
 		p_err("%s: empty file name", flag);
@@ -187,6 +190,9 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 			break;
 		case OUT_TRACE:
 			ret = report_trace(f->fp, a, m, &st);
+			break;
+		case OUT_STACKS:
+			ret = report_folded(f->fp, m);
 			break;
 		default:
 			ret = report_json(f->fp, a, m);

@@ -6,6 +6,7 @@
  * writer escapes it (and replaces invalid UTF-8), the terminal gets report_sanitize()d text.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,8 +343,106 @@ static int cmp_group(const void *x, const void *y)
 	return a->count < b->count ? 1 : a->count > b->count ? -1 : 0;
 }
 
+/* ---- one line per finding (terminal, JSON, HTML) ---- */
+static size_t wadd(char *buf, size_t len, size_t o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static size_t wadd(char *buf, size_t len, size_t o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o >= len)
+		return o;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + o, len - o, fmt, ap);
+	va_end(ap);
+	return n < 0 ? o : o + (size_t)n;
+}
+
+/* "where it slept": the user frames from the leaf to the program's own, at most 6 */
+static size_t blocked_chain(char *buf, size_t len, size_t o, const struct why_stack *st)
+{
+	uint32_t first = 0, shown = 0;
+
+	while (first < st->nframes && !strncmp(st->frames[first], "[kernel] ", 9))
+		first++;
+	for (uint32_t i = first; i < st->nframes && shown < 6; i++) {
+		if (shown == 4 && st->user_leaf != UINT32_MAX && st->user_leaf > i) {
+			o = wadd(buf, len, o, " ← …");
+			i = st->user_leaf;
+		}
+		o = wadd(buf, len, o, " ← %s", st->frames[i]);
+		shown++;
+		if (i == st->user_leaf)
+			break;
+	}
+	return o;
+}
+
+const char *why_finding_line(const struct why_finding *wf, char *buf, size_t len)
+{
+	char a[32], b[32], c[32];
+	size_t o = 0;
+
+	buf[0] = 0;
+	if (wf->known)
+		o = wadd(buf, len, o, "on CPU %s · preempted %s · blocked %s",
+			fmt_duration(wf->on_cpu_ns, a, sizeof(a)),
+			fmt_duration(wf->preempted_ns, b, sizeof(b)),
+			fmt_duration(wf->blocked_ns, c, sizeof(c)));
+	if (wf->blocked_top) {
+		o = wadd(buf, len, o, "%sblocked %s in %s", o ? "; " : "",
+			fmt_duration(wf->blocked_top->ns, a, sizeof(a)),
+			wf->blocked_top->syscall ? wf->blocked_top->syscall : "the kernel");
+		o = blocked_chain(buf, len, o, wf->blocked_top);
+	}
+	if (wf->nhot) {
+		o = wadd(buf, len, o, "%shottest of %llu CPU samples:", o ? "; " : "",
+			(unsigned long long)wf->samples);
+		for (size_t i = 0; i < wf->nhot && i < 3; i++)
+			o = wadd(buf, len, o, "%s %s (%.0f %%)", i ? "," : "", wf->hot[i].frame,
+				wf->hot[i].share * 100);
+	}
+	return buf;
+}
+
+/* Where the polls' time went, per site (kernel side), and what could not be had. */
+static void print_why(FILE *out, const struct report_meta *m)
+{
+	const struct why_report *w = m->why;
+	char loc[400], a[32], b[32], c[32];
+	size_t shown = 0;
+
+	if (!w)
+		return;
+	if (w->why_no_sched)
+		fprintf(out, "\nno poll time split: %s\n", w->why_no_sched);
+	if (w->why_no_profile && w->sched)
+		fprintf(out, "no CPU profile: %s\n", w->why_no_profile);
+	for (size_t i = 0; i < w->nnotes; i++)
+		fprintf(out, "note: %s\n", w->notes[i]);
+	if (!w->nsites)
+		return;
+	fprintf(out, "\nWhere the polls' time went (%llu CPU samples at %u Hz, %llu in polls; %llu off-CPU periods in polls)\n",
+		(unsigned long long)w->samples, w->profile_hz,
+		(unsigned long long)w->samples_in_polls, (unsigned long long)w->offcpu_periods);
+	fprintf(out, "  %9s %9s %9s %8s  %-40s %s\n", "ON CPU", "PREEMPTED", "BLOCKED", "SAMPLES",
+		"LOCATION", "HOTTEST FRAME / BLOCKED IN");
+	for (size_t i = 0; i < w->nsites && shown < m->top; i++, shown++) {
+		const struct why_site *ws = &w->sites[i];
+		const struct why_stack *st = ws->ncpu ? &ws->cpu[0] : NULL;
+
+		fprintf(out, "  %9s %9s %9s %8llu  %-40s %s\n", d(ws->on_cpu_ns, a), d(ws->preempted_ns, b),
+			d(ws->blocked_ns, c), (unsigned long long)ws->samples,
+			site_loc(ws->site, loc, sizeof(loc)),
+			st ? st->frames[st->user_leaf != UINT32_MAX ? st->user_leaf : 0] :
+			ws->nblocked && ws->blocked[0].syscall ? ws->blocked[0].syscall : "");
+	}
+}
+
 /* One line per (kind, spawn site): how many tasks, and the worst one's sentence. */
-static void print_findings(FILE *out, const struct analyzer *a, size_t top)
+static void print_findings(FILE *out, const struct analyzer *a, const struct report_meta *m,
+			   size_t top)
 {
 	const struct an_finding *f;
 	size_t n = an_findings(a, &f), ng = 0;
@@ -376,6 +475,9 @@ static void print_findings(FILE *out, const struct analyzer *a, size_t top)
 		report_finding_detail(g[i].worst, detail, sizeof(detail));
 		fprintf(out, "  %-12s ×%-4zu %s\n", an_finding_name(g[i].worst->kind), g[i].count,
 			detail);
+		if (m->why && (size_t)(g[i].worst - f) < m->why->nfindings &&
+		    *why_finding_line(&m->why->findings[g[i].worst - f], detail, sizeof(detail)))
+			fprintf(out, "  %-12s       %s\n", "", detail);
 	}
 	if (ng > top * 2)
 		fprintf(out, "  … %zu more groups in the JSON report\n", ng - top * 2);
@@ -498,7 +600,9 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 		print_tops(out, "Worst scheduling delays (runnable → polled)", tops, ntops, m->top);
 		print_workers(out, a, span);
 	}
-	print_findings(out, a, final ? m->top : 2);
+	if (final)
+		print_why(out, m);
+	print_findings(out, a, m, final ? m->top : 2);
 	fflush(out);
 }
 
@@ -605,6 +709,124 @@ static uint64_t rel(const struct report_meta *m, uint64_t ts)
 	return ts > m->start_ns ? ts - m->start_ns : 0;
 }
 
+/* ---- why a poll was slow (why.h) ---- */
+static void j_frames(struct jw *w, const struct why_stack *st, uint32_t max)
+{
+	jw_key(w, "frames");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < st->nframes && i < max; i++)
+		jw_str(w, st->frames[i]);
+	jw_arr_end(w);
+	jw_key(w, "user_frame");
+	if (st->user_leaf != UINT32_MAX)
+		jw_str(w, st->frames[st->user_leaf]);
+	else
+		jw_null(w);
+}
+
+static void j_why_finding(struct jw *w, const struct why_finding *wf)
+{
+	char line[2048];
+
+	jw_key(w, "why");
+	if (!wf->known && !wf->nhot) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_kstr(w, "summary", why_finding_line(wf, line, sizeof(line)));
+	if (wf->known) {
+		jw_ku64(w, "on_cpu_ns", wf->on_cpu_ns);
+		jw_ku64(w, "preempted_ns", wf->preempted_ns);
+		jw_ku64(w, "blocked_ns", wf->blocked_ns);
+	}
+	jw_key(w, "blocked_in");
+	if (wf->blocked_top) {
+		jw_obj_begin(w);
+		jw_kstr(w, "syscall", wf->blocked_top->syscall);
+		jw_ku64(w, "ns", wf->blocked_top->ns);
+		j_frames(w, wf->blocked_top, 64);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
+	jw_ku64(w, "cpu_samples", wf->samples);
+	jw_key(w, "hottest");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < wf->nhot; i++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "frame", wf->hot[i].frame);
+		jw_ku64(w, "samples", wf->hot[i].samples);
+		jw_kdouble(w, "share", wf->hot[i].share);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static void j_why_stacks(struct jw *w, const char *key, const struct why_stack *v, size_t n,
+			 size_t max, bool blocked)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n && i < max; i++) {
+		jw_obj_begin(w);
+		jw_ku64(w, blocked ? "periods" : "samples", v[i].count);
+		if (blocked) {
+			jw_ku64(w, "ns", v[i].ns);
+			jw_kstr(w, "syscall", v[i].syscall);
+		}
+		j_frames(w, &v[i], 64);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+void report_json_why_head(struct jw *w, const struct why_report *r)
+{
+	jw_kbool(w, "sched", r->sched);
+	jw_kstr(w, "why_no_sched", r->why_no_sched);
+	jw_ku64(w, "profile_hz", r->profile_hz);
+	jw_kstr(w, "why_no_profile", r->why_no_profile);
+	jw_ku64(w, "cpu_samples", r->samples);
+	jw_ku64(w, "cpu_samples_in_polls", r->samples_in_polls);
+	jw_ku64(w, "offcpu_periods_in_polls", r->offcpu_periods);
+	jw_ku64(w, "stack_errors", r->stack_errors);
+	jw_key(w, "notes");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->nnotes; i++)
+		jw_str(w, r->notes[i]);
+	jw_arr_end(w);
+}
+
+static void j_why(struct jw *w, const struct why_report *r)
+{
+	jw_key(w, "why");
+	if (!r) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	report_json_why_head(w, r);
+	jw_key(w, "sites");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct why_site *ws = &r->sites[i];
+
+		jw_obj_begin(w);
+		j_site_ref(w, ws->site);
+		jw_ku64(w, "cpu_samples", ws->samples);
+		jw_ku64(w, "on_cpu_ns", ws->on_cpu_ns);
+		jw_ku64(w, "preempted_ns", ws->preempted_ns);
+		jw_ku64(w, "blocked_ns", ws->blocked_ns);
+		j_why_stacks(w, "cpu_stacks", ws->cpu, ws->ncpu, 20, false);
+		j_why_stacks(w, "blocked_stacks", ws->blocked, ws->nblocked, 10, true);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
 static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
 {
 	static const char *const yields[] = { "yield_now", "coop_budget", "notified" };
@@ -633,6 +855,10 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
 	jw_ku64(w, "polls", s->polls);
 	jw_ku64(w, "busy_ns", s->busy_ns);
 	jw_ku64(w, "preempted_ns", s->cpu_wait_ns);
+	jw_ku64(w, "blocked_ns", s->blocked_ns);
+	jw_ku64(w, "on_cpu_ns", s->busy_ns > s->cpu_wait_ns + s->blocked_ns ?
+		s->busy_ns - s->cpu_wait_ns - s->blocked_ns : 0);
+	jw_ku64(w, "cpu_samples", s->samples);
 	jw_ku64(w, "wakes", s->wakes);
 	jw_ku64(w, "self_wakes", s->self_wakes);
 	jw_ku64(w, "self_wake_polls", s->self_wake_polls);
@@ -697,6 +923,10 @@ static void j_task(const struct an_task_summary *t, void *p)
 	jw_ku64(w, "polls", t->polls);
 	jw_ku64(w, "busy_ns", t->busy_ns);
 	jw_ku64(w, "preempted_ns", t->cpu_wait_ns);
+	jw_ku64(w, "blocked_ns", t->blocked_ns);
+	jw_ku64(w, "on_cpu_ns", t->busy_ns > t->cpu_wait_ns + t->blocked_ns ?
+		t->busy_ns - t->cpu_wait_ns - t->blocked_ns : 0);
+	jw_ku64(w, "cpu_samples", t->samples);
 	jw_ku64(w, "wakes", t->wakes);
 	jw_ku64(w, "self_wakes", t->self_wakes);
 	jw_ku64(w, "self_wake_polls", t->self_wake_polls);
@@ -974,7 +1204,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "sweeps", st->sweeps);
 		jw_ku64(w, "sweep_failures", st->sweep_failures);
 		jw_ku64(w, "held_max", st->pending_max);
-		jw_ku64(w, "preemptions_lost", m->counters.preempt_drops);
+		jw_ku64(w, "preemptions_lost", m->counters.offcpu_drops);
 		jw_key(w, "unflushed_by_probe");
 		jw_obj_begin(w);
 		for (unsigned i = 0; i < TET_EV_COUNT; i++)
@@ -1050,9 +1280,12 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		}
 		if (f[i].kind == AN_LOST_WAKER)
 			jw_kbool(w, "contradicted", f[i].contradicted);
+		if (m->why && i < m->why->nfindings)
+			j_why_finding(w, &m->why->findings[i]);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	j_why(w, m->why);
 	jw_obj_end(w);
 	if (jw_finish(w))
 		return -EIO;

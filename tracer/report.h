@@ -11,6 +11,7 @@
 
 #include "analyzer.h"
 #include "events.h"
+#include "why.h"
 
 #define REPORT_SCHEMA_VERSION 1
 
@@ -66,6 +67,7 @@ struct report_meta {
 	bool counters_valid;
 	size_t top;               /* rows per terminal table */
 	const struct report_fallback *fallback; /* NULL in usdt mode */
+	const struct why_report *why;     /* why polls were slow (why.h); NULL = not tracked */
 };
 
 /* Full summary (final) or the short one printed every -i interval. */
@@ -98,6 +100,9 @@ void report_json_started(struct jw *w, const struct report_meta *m);
 void report_json_thresholds_ns(struct jw *w, const struct an_opts *o);
 /* "events", "drops", "polls", "wakes", "spawns" */
 void report_json_totals_head(struct jw *w, const struct an_totals *t, const struct report_meta *m);
+/* "sched", "why_no_sched", "profile_hz", "why_no_profile", "cpu_samples",
+ * "cpu_samples_in_polls", "offcpu_periods_in_polls", "stack_errors", "notes" */
+void report_json_why_head(struct jw *w, const struct why_report *r);
 /* "pid", "worker", "tid", "polls", "busy_ns", "parks", "parked_ns" */
 void report_json_worker_counts(struct jw *w, const struct an_worker *wk);
 

@@ -53,7 +53,7 @@ int prom_render(FILE *out, const struct analyzer *a, const struct report_meta *m
 		size_t max_sites);
 
 /* ---- outputs.c ---- */
-enum out_format { OUT_JSON, OUT_HTML, OUT_TRACE };
+enum out_format { OUT_JSON, OUT_HTML, OUT_TRACE, OUT_STACKS };
 #define OUT_MAX 8
 
 struct out_file {

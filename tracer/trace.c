@@ -31,7 +31,10 @@
 #include "report.h"
 #include "symbols.h"
 #include "reporters.h"
+#include "ksched.h"
+#include "stacksym.h"
 #include "units.h"
+#include "why.h"
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
 #define DETECT_TICK_NS (100 * NSEC_PER_MSEC)
@@ -56,6 +59,7 @@ struct trace_opts {
 	enum tet_mode mode;
 	enum { CAPTURE_AUTO, CAPTURE_BATCHED, CAPTURE_PER_EVENT } capture;
 	uint32_t sample_rate;
+	struct tet_sched_opts sched;
 	int nice;
 	size_t ringbuf;
 	bool verbose, quiet;
@@ -97,6 +101,13 @@ static void trace_usage(FILE *out)
 "                           event (the only way for targets without event_batch)\n"
 "      --sample-rate N      batched capture: trace one task in N, chosen at its spawn (its whole\n"
 "                           life is traced); totals stay exact (default 1: every task)\n"
+"Why polls were slow (kernel side, no change to the program):\n"
+"      --profile-hz N       sample the target's CPU stacks N times a second per CPU and charge\n"
+"                           each sample to the task being polled (default %d; 0: off)\n"
+"      --stacks FILE        write the CPU samples as folded stacks (site;frame;...;frame count:\n"
+"                           flamegraph.pl, inferno, speedscope)\n"
+"      --no-sched           no sched_switch/sched_wakeup tracking (polls are not split into\n"
+"                           on-CPU, preempted and blocked time) and no CPU profile\n"
 "      --probes LIST        per-event capture: probe classes spawn,poll,yield,wake,waker,\n"
 "                           terminate,worker or all (default: what the detectors need; waker\n"
 "                           only with lost_waker); batched capture records every class\n"
@@ -130,7 +141,7 @@ static void trace_usage(FILE *out)
 "  %s --binary ./target/release/server -i 5s\n"
 "Exit status: 0 done (also when the traced process exited), 2 cannot trace, 3 usage, 4 no\n"
 "such PID or file.\n",
-		TET_PROG, TET_PROG, TET_PROG, TET_PROG, TET_PROG);
+		TET_PROG, TET_PROFILE_HZ_DEFAULT, TET_PROG, TET_PROG, TET_PROG, TET_PROG);
 }
 
 static int parse_count(const char *flag, const char *s, uint64_t min, uint64_t max,
@@ -276,7 +287,7 @@ enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
 	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
-	OPT_NICE,
+	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED,
 };
 
 static const struct option long_opts[] = {
@@ -290,6 +301,9 @@ static const struct option long_opts[] = {
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ "sample-rate", required_argument, NULL, OPT_SAMPLE_RATE },
 	{ "nice", required_argument, NULL, OPT_NICE },
+	{ "profile-hz", required_argument, NULL, OPT_PROFILE_HZ },
+	{ "stacks", required_argument, NULL, OPT_STACKS },
+	{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 	{ "detect", required_argument, NULL, OPT_DETECT },
 	{ "long-poll-threshold", required_argument, NULL, OPT_LONG_POLL },
 	{ "stall-threshold", required_argument, NULL, OPT_STALL },
@@ -325,6 +339,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 	o->top = 10;
 	o->timeline_events = 500000;
 	o->metrics_sites = PROM_DEFAULT_SITES;
+	o->sched.profile_hz = TET_PROFILE_HZ_DEFAULT;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:b:d:i:o:qvh", long_opts, NULL)) != -1) {
@@ -362,6 +377,17 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_TRACE:
 			if (outputs_add(&o->outs, optarg, OUT_TRACE))
 				return -EINVAL;
+			break;
+		case OPT_STACKS:
+			if (outputs_add(&o->outs, optarg, OUT_STACKS))
+				return -EINVAL;
+			break;
+		case OPT_PROFILE_HZ:
+			ret = parse_count("--profile-hz", optarg, 0, TET_PROFILE_HZ_MAX, &v);
+			o->sched.profile_hz = (unsigned)v;
+			break;
+		case OPT_NO_SCHED:
+			o->sched.off = true;
 			break;
 		case OPT_TIMELINE:
 			ret = parse_count("--timeline-events", optarg, 1000, 50000000, &v);
@@ -510,6 +536,14 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 	}
 	if (!o->sample_rate)
 		o->sample_rate = 1;
+	if (o->sched.off && outputs_want(&o->outs, OUT_STACKS)) {
+		p_err("--stacks needs the CPU profile, which --no-sched turns off");
+		return -EINVAL;
+	}
+	if (!o->sched.profile_hz && outputs_want(&o->outs, OUT_STACKS)) {
+		p_err("--stacks needs the CPU profile: drop --profile-hz 0");
+		return -EINVAL;
+	}
 	if (o->interval_ns && o->interval_ns < o->drain_ns) {
 		p_err("--interval must not be shorter than --drain-interval");
 		return -EINVAL;
@@ -564,10 +598,50 @@ static bool process_gone(int pid)
 	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
+/* The ring's records go to the analyzer; the first kernel-side record of a process has the
+ * symbolizer learn its mappings while it runs (every process of a binary). */
+struct event_ctx {
+	struct analyzer *an;
+	struct ss *ss;
+	uint32_t pids[64];
+	size_t npids;
+};
+
 static int on_event(void *ctx, void *data, size_t size)
 {
-	an_event(ctx, data, size);
+	struct event_ctx *e = ctx;
+	const struct tet_hdr *h = data;
+
+	if (e->ss && size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE)) {
+		size_t i;
+
+		for (i = 0; i < e->npids && e->pids[i] != h->pid; i++)
+			;
+		if (i == e->npids && e->npids < sizeof(e->pids) / sizeof(e->pids[0])) {
+			char err[256];
+
+			e->pids[e->npids++] = h->pid;
+			if (ss_add_pid(e->ss, h->pid, err, sizeof(err)))
+				p_warn("stacks of %s: %s", "the process", err);
+		}
+	}
+	an_event(e->an, data, size);
 	return 0;
+}
+
+/* The kernel side's answer for the reports (before the BPF objects are closed). */
+static void why_meta(struct why_report *w, struct tet_session *sess, const struct analyzer *an,
+		     struct ss *ss, const struct tet_counters *c)
+{
+	const struct tet_sched_info *si = tet_session_sched(sess);
+
+	w->sched = si->on;
+	w->why_no_sched = si->why_no_sched;
+	w->profile_hz = si->profile_hz;
+	w->why_no_profile = si->why_no_profile;
+	if ((si->on || si->profile_hz) &&
+	    why_build(w, an, tet_session_stacks_fd(sess), ss, c))
+		p_warn("out of memory: the stacks of the report are incomplete");
 }
 
 static const char *class_list(unsigned mask, char *buf, size_t len)
@@ -684,6 +758,8 @@ int cmd_trace(int argc, char **argv)
 	struct report_file *rfiles = NULL;
 	struct report_meta meta = { 0 };
 	struct analyzer *an = NULL;
+	struct event_ctx ectx = { 0 };
+	struct why_report why = { 0 };
 	struct prom_server *metrics = NULL;
 	struct trace_opts o;
 	struct sigaction sa;
@@ -806,12 +882,33 @@ int cmd_trace(int argc, char **argv)
 	so.batched = batched;
 	so.sample_rate = o.sample_rate;
 	so.verbose = o.verbose;
+	so.sched = o.sched;
 	so.on_event = on_event;
-	so.ctx = an;
+	ectx.an = an;
+	ectx.ss = ss_new();
+	if (!ectx.ss) {
+		p_err("out of memory");
+		goto out;
+	}
+	so.ctx = &ectx;
 	ret = tet_session_open(&sess, &so, &targets, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		goto out;
+	}
+	{
+		const struct tet_sched_info *si = tet_session_sched(sess);
+
+		an_set_kernel(an, si->on, si->profile_hz > 0);
+		if (!o.sched.off && !si->on)
+			p_warn("%s", si->why_no_sched);
+		if (!o.sched.off && o.sched.profile_hz && !si->profile_hz)
+			p_warn("%s", si->why_no_profile);
+		if (o.pid && (si->on || si->profile_hz)) {
+			ectx.pids[ectx.npids++] = (uint32_t)o.pid;
+			if (ss_add_pid(ectx.ss, (uint32_t)o.pid, err, sizeof(err)))
+				p_warn("stacks of PID %d: %s", o.pid, err);
+		}
 	}
 	/* the capture (and --duration) starts once every probe is attached */
 	clock_gettime(CLOCK_REALTIME, &meta.wall_start);
@@ -954,6 +1051,8 @@ int cmd_trace(int argc, char **argv)
 		an_note_drops(an, meta.counters.drops);
 	meta.batch = batch_meta(&rbatch, sess);
 	an_finish(an, now);
+	why_meta(&why, sess, an, ectx.ss, meta.counters_valid ? &meta.counters : NULL);
+	meta.why = &why;
 	meta.end_ns = now;
 	meta.ended_by = stop_signal ? "signal" : gone ? "process_exit" : "duration";
 	if (gone)
@@ -973,6 +1072,8 @@ out:
 	prom_stop(metrics);
 	tet_session_close(sess);
 	an_free(an);
+	why_free(&why);
+	ss_free(ectx.ss);
 	free(rfiles);
 	tet_targets_free(&targets);
 	return status;

@@ -515,6 +515,210 @@
       note: D.tasks_total > rows.length ? '(the ' + num(rows.length) + ' busiest of ' + num(D.tasks_total) + ' tasks, and every task with a finding; all in the JSON report)' : '' });
   }
 
+  /* ---- where the time went (D.why: CPU samples and blocked stacks inside polls) ---- */
+  /* A frame's kind, from its display string (tracer/why.h), first rule that matches:
+   * "[kernel] …" is the kernel; "module+0xoff" or "[unknown]" was not symbolized; a file under
+   * /rustc/, a …/registry/ or .cargo/git/ checkout, a std/core/alloc/tokio path (also inside
+   * "<…>") or a name without "::" (C: libc, the allocator) is a library; any other Rust path is
+   * the program's own code. */
+  var FRAME_KINDS = [['own', 'program code'], ['lib', 'libraries (std, Tokio, crates, libc)'],
+    ['kernel', 'kernel'], ['addr', 'not symbolized']];
+  function frameKind(f) {
+    if (f.lastIndexOf('[kernel]', 0) === 0) return 'kernel';
+    if (f === '[unknown]' || /^\S+\+0x[0-9a-f]+$/i.test(f)) return 'addr';
+    var m = / \(([^()]*)\)$/.exec(f), fn = m ? f.slice(0, m.index) : f, file = m ? m[1] : '';
+    if (/(^|\/)(rustc|registry|\.cargo\/git)\//.test(file)) return 'lib';
+    if (/^[<&*\s]*((mut|dyn|const)\s+)*(std|core|alloc|tokio)::/.test(fn) || fn.indexOf('::') < 0) return 'lib';
+    return 'own';
+  }
+  /* stacks: [[samples, [frame index, … root first]]]; other: samples of the stacks not listed */
+  function flameTree(stacks, frames, other) {
+    var root = { name: 'all', n: 0, kids: [], by: {}, parent: null };
+    stacks.forEach(function (s) {
+      var node = root;
+      root.n += s[0];
+      s[1].forEach(function (fi) {
+        var k = node.by[fi];
+        if (!k) {
+          k = { name: frames[fi] === undefined || frames[fi] === null ? '?' : String(frames[fi]), n: 0, kids: [], by: {}, parent: node };
+          node.by[fi] = k;
+          node.kids.push(k);
+        }
+        k.n += s[0];
+        node = k;
+      });
+    });
+    if (other > 0) {
+      root.n += other;
+      root.kids.push({ name: '(smaller stacks, not listed)', n: other, kids: [], by: {}, parent: root, other: true });
+    }
+    (function sort(n) { n.kids.sort(function (a, b) { return b.n - a.n; }); n.kids.forEach(sort); })(root);
+    return root;
+  }
+  /* an icicle: the root on top, children below, widths relative to the zoomed frame (view);
+   * its ancestors stay above it, full width, to click back out */
+  var FG_ROW = 18, FG_MIN = 0.001;
+  function flameGraph(root) {
+    var wrap = el('div', 'fg-wrap'), bar = el('div', 'controls'), box = el('div', 'fg');
+    var reset = el('button', '', 'Zoom out'), info = el('span', 'fg-info muted', 'Hover a block for its samples; click to zoom in.');
+    var nodes = [], view = root;
+    reset.type = 'button';
+    bar.appendChild(reset); bar.appendChild(info);
+    wrap.appendChild(bar); wrap.appendChild(box);
+    function block(n, depth, x, w, ancestor) {
+      var kind = n === root || n.other ? 'all' : frameKind(n.name);
+      var b = el('div', 'fg-b fg-' + kind + (ancestor ? ' fg-anc' : ''), n === root ? 'all (' + num(root.n) + ' samples)' : n.name);
+      b.style.left = (x * 100) + '%';
+      b.style.width = (w * 100) + '%';
+      b.style.top = (depth * FG_ROW) + 'px';
+      b.setAttribute('data-i', String(nodes.length));
+      nodes.push(n);
+      box.appendChild(b);
+    }
+    function lay(n, x, depth) {
+      var deepest = depth;
+      n.kids.forEach(function (k) {
+        var w = k.n / view.n;
+        if (w >= FG_MIN) {
+          block(k, depth + 1, x, w, false);
+          deepest = Math.max(deepest, lay(k, x, depth + 1));
+        }
+        x += w;
+      });
+      return deepest;
+    }
+    function draw() {
+      var path = [];
+      for (var p = view; p; p = p.parent) path.unshift(p);
+      box.textContent = '';
+      nodes = [];
+      path.forEach(function (a, i) { block(a, i, 0, 1, a !== view); });
+      box.style.height = ((lay(view, 0, path.length - 1) + 1) * FG_ROW + 2) + 'px';
+      reset.disabled = view === root;
+    }
+    function nodeAt(ev) {
+      var b = ev.target && ev.target.closest ? ev.target.closest('.fg-b') : null;
+      return b && box.contains(b) ? nodes[Number(b.getAttribute('data-i'))] : null;
+    }
+    function describe(n) {
+      return (n === root ? 'all samples' : n.name) + '\n' + num(n.n) + (n.n === 1 ? ' sample' : ' samples') +
+        ' · ' + pct(n.n / root.n) + ' of the site' + (view !== root ? ' · ' + pct(n.n / view.n) + ' of the zoomed frame' : '');
+    }
+    box.addEventListener('mousemove', function (ev) {
+      var n = nodeAt(ev);
+      if (!n) { hideTip(); return; }
+      info.textContent = describe(n).replace('\n', ' — ');
+      showTip(ev, describe(n));
+    });
+    box.addEventListener('mouseleave', hideTip);
+    box.addEventListener('click', function (ev) {
+      var n = nodeAt(ev);
+      if (!n) return;
+      view = n === view && n.parent ? n.parent : n;
+      draw();
+    });
+    reset.addEventListener('click', function () { view = root; draw(); });
+    draw();
+    return wrap;
+  }
+  function whySplit(s) {
+    var parts = [['on CPU', s.on_cpu_ns, 'oncpu'], ['preempted', s.preempted_ns, 'preempted'], ['blocked', s.blocked_ns, 'blocked']];
+    var total = parts.reduce(function (a, p) { return a + (p[1] || 0); }, 0);
+    var box = el('div', 'why-split-wrap'), line = el('div', 'why-figs');
+    parts.forEach(function (p, i) {
+      var sw = el('span', 'swatch seg-' + p[2]);
+      if (i) line.appendChild(document.createTextNode(' · '));
+      line.appendChild(sw);
+      line.appendChild(document.createTextNode(p[0] + ' ' + dur(p[1] || 0) + (total ? ' (' + pct((p[1] || 0) / total) + ')' : '')));
+    });
+    box.appendChild(line);
+    if (total) {
+      var bar = el('div', 'why-split');
+      parts.forEach(function (p) {
+        var seg = el('div', 'seg-' + p[2]);
+        seg.style.width = ((p[1] || 0) / total * 100) + '%';
+        bar.appendChild(seg);
+      });
+      box.appendChild(bar);
+    }
+    return box;
+  }
+  function whySiteBody(d, s, W) {
+    var frames = W.frames || [];
+    d.appendChild(whySplit(s));
+    if ((s.cpu || []).length) {
+      d.appendChild(el('h3', '', 'CPU samples in its polls: ' + num(s.samples) + (W.profile_hz ? ' (at ' + W.profile_hz + ' Hz)' : '')));
+      if (s.cpu_stacks > s.cpu.length)
+        d.appendChild(el('p', 'muted', 'The ' + num(s.cpu.length) + ' biggest of ' + num(s.cpu_stacks) + ' stacks; the others together under “(smaller stacks, not listed)” (--stacks FILE writes them all).'));
+      d.appendChild(flameGraph(flameTree(s.cpu, frames, s.cpu_other || 0)));
+    } else {
+      d.appendChild(el('p', 'empty', s.samples ? num(s.samples) + ' CPU samples in the polls of this site, their stacks not kept in this page (--stacks FILE writes them all).' :
+        'No CPU samples in the polls of this site.'));
+    }
+    if (!(s.blocked || []).length) return;
+    d.appendChild(el('h3', '', 'Blocked off the CPU inside its polls'));
+    var c = el('div', 'why-blocked');
+    d.appendChild(c);
+    table(c, [
+      { label: 'Syscall', get: function (b) { return b.syscall; }, cls: 'nowrap' },
+      { label: 'Time', get: function (b) { return b.ns; }, num: true, fmt: dur },
+      { label: 'Periods', get: function (b) { return b.count; }, num: true, fmt: num },
+      { label: 'Where (innermost first)', get: function (b) {
+        return b.frames.map(function (fi) { return frames[fi] === undefined ? '?' : String(frames[fi]); }).join(' ← ');
+      }, cls: 'loc' }
+    ], s.blocked, { sort: 1, asc: false, limit: 50,
+      note: s.blocked_stacks > s.blocked.length ? '(the ' + s.blocked.length + ' longest of ' + num(s.blocked_stacks) + ' blocked stacks)' : '' });
+  }
+  function whySite(s, W, open) {
+    var d = el('details', 'why-site'), sum = el('summary'), filled = false;
+    sum.appendChild(el('code', '', s.loc));
+    if (s.type) sum.appendChild(el('span', 'muted', '  ' + s.type));
+    sum.appendChild(el('span', 'why-sum', ' — ' + num(s.samples) + ' CPU samples, blocked ' + dur(s.blocked_ns || 0)));
+    d.appendChild(sum);
+    /* drawn when first opened */
+    function fill() { if (!filled) { filled = true; whySiteBody(d, s, W); } }
+    d.addEventListener('toggle', function () { if (d.open) fill(); });
+    if (open) { d.open = true; fill(); }
+    return d;
+  }
+  function whyHead(W) {
+    var head = $('why-head'), notes = [];
+    if (W.profile_hz)
+      head.appendChild(el('p', '', num(W.cpu_samples) + ' CPU samples at ' + W.profile_hz + ' Hz, ' + num(W.cpu_samples_in_polls) +
+        ' of them inside polls (charged to the task being polled); ' + num(W.offcpu_periods_in_polls) + ' off-CPU periods inside polls.'));
+    if (W.why_no_profile) notes.push('No CPU profile: ' + W.why_no_profile);
+    if (!W.sched && W.why_no_sched) notes.push('No scheduler tracepoints (no blocked stacks, no preempted time): ' + W.why_no_sched);
+    (W.notes || []).forEach(function (n) { notes.push(n); });
+    if (W.stack_errors) notes.push(num(W.stack_errors) + ' stacks could not be recorded (the stack map was full); their samples are not shown.');
+    if (notes.length) {
+      var ul = el('ul', 'warning why-notes');
+      notes.forEach(function (n) { ul.appendChild(el('li', '', n)); });
+      head.appendChild(ul);
+    }
+    if (W.sites_total > (W.sites || []).length)
+      head.appendChild(el('p', 'muted', 'The ' + W.sites.length + ' busiest of ' + num(W.sites_total) + ' spawn sites with samples or blocked time.'));
+  }
+  function whyTime() {
+    var W = D.why, sec = $('why');
+    var sites = W ? (W.sites || []).filter(function (s) { return s.samples > 0 || (s.cpu || []).length || (s.blocked || []).length; }) : [];
+    if (!W || (!sites.length && !(W.notes || []).length && !W.why_no_sched && !W.why_no_profile)) {
+      sec.remove();
+      $('nav-why').remove();
+      return;
+    }
+    sec.hidden = false;
+    $('nav-why').hidden = false;
+    var legend = $('why-legend');
+    FRAME_KINDS.forEach(function (k, i) {
+      legend.appendChild(el('span', 'swatch fg-' + k[0]));
+      legend.appendChild(document.createTextNode(k[1] + (i + 1 < FRAME_KINDS.length ? ', ' : '')));
+    });
+    whyHead(W);
+    var box = $('why-sites');
+    if (!sites.length) box.appendChild(el('p', 'empty', 'No CPU samples or blocked time inside polls.'));
+    sites.forEach(function (s, i) { box.appendChild(whySite(s, W, i < 3)); });
+  }
+
   function run(name, fn) {
     try { fn(); } catch (e) {
       var s = $(name);
@@ -528,5 +732,6 @@
   run('stalled', stalled);
   run('sites', sites);
   run('tasks', tasksTable);
+  run('why', whyTime);
   document.body.setAttribute('data-rendered', 'yes');
 })();

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sched.bpf.h — why a poll was slow, from the kernel side (no change to the program): both BPF
+ * objects include it and define (after it, they may use its maps)
+ *     static bool in_poll(struct task_struct *t)   — t (the current task) is inside a poll
+ * A process is traced when it is target_tgid, or (every process of a binary: target_tgid 0)
+ * when its tgid is in `tgids`, which the objects fill as they see its polls or batches.
+ *
+ * sched_switch (BTF tracepoint, Linux 5.5): a thread of the target switched out inside a poll
+ * starts an off-CPU period in its task storage (Linux 5.11): preempted when it was still
+ * runnable, blocked when it went to sleep — then with the syscall it slept in (orig_ax of its
+ * user registers, bpf_task_pt_regs, Linux 5.15) and its user and kernel stacks (frame pointers,
+ * bpf_get_stackid: identical stacks share one entry of the stack map, so the ring carries only
+ * their ids). sched_wakeup notes when a blocked thread became runnable again: from there to
+ * the switch back in it waited for a CPU like a preempted one. The switch in sends the period
+ * as one TET_REC_OFFCPU record; user space charges it to the poll it fell in. Off-CPU periods
+ * outside polls (a parked worker) cost one storage lookup and send nothing.
+ *
+ * A perf-event program (cpu-clock, one event per CPU, --profile-hz) sends a TET_REC_SAMPLE
+ * with the stacks of a target thread it interrupts; user space charges it to the poll running
+ * on that thread at that instant.
+ *
+ * Records are reserved and submitted like the probes' (BPF_RB_NO_WAKEUP); a full ring counts in
+ * offcpu_drops / sample_drops, a stack the map cannot hold in stack_errors (the record then
+ * carries a negative id).
+ */
+#ifndef TET_SCHED_BPF_H
+#define TET_SCHED_BPF_H
+
+struct offcpu_state {
+	__u64 since;        /* switched out at (0: not off CPU inside a poll) */
+	__u64 woken;        /* blocked: woken at (0: not yet) */
+	__s64 syscall;
+	__s32 ustack, kstack;
+	__u32 flags;        /* TET_OFFCPU_* */
+	__u32 depth;        /* per-event capture: polls open on the thread (poll_begin − poll_end) */
+	__u64 buf;          /* batched capture: the thread's batch buffer (its head's depth) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_state);
+} offcpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, TET_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+static __always_inline bool in_poll(struct task_struct *t);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+static __always_inline bool of_target(__u32 tgid)
+{
+	if (target_tgid)
+		return tgid == target_tgid;
+	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
+}
+
+/* Learns a process of the binary (a lookup first: lock-free; the update takes a bucket lock). */
+static __always_inline void tgid_learn(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (!target_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST);
+}
+
+/* task_struct.state before Linux 5.14 (2f064a59a11f "sched: Change task_struct::state") */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool runnable(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state) == 0;
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state) == 0;
+}
+
+static __always_inline __s32 stack_id(void *ctx, __u64 flags, struct tet_counters *c)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id < 0 && c)
+		__sync_fetch_and_add(&c->stack_errors, 1);
+	return (__s32)id;
+}
+
+/* The system call a task sleeping in the kernel entered by (x86-64: orig_ax), -1 if none. */
+static __always_inline __s64 syscall_of(struct task_struct *t)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+
+	if (!regs)
+		return -1;
+	return BPF_CORE_READ(regs, orig_ax);
+#else
+	return -1;
+#endif
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt)
+{
+	struct offcpu_state *st = bpf_task_storage_get(&offcpu, prev, 0, 0);
+	struct tet_counters *c;
+
+	if (!st || !in_poll(prev))
+		return;
+	st->since = bpf_ktime_get_ns();
+	st->woken = 0;
+	st->syscall = -1;
+	st->ustack = st->kstack = -1;
+	st->flags = 0;
+	if (preempt || runnable(prev)) {
+		st->flags = TET_OFFCPU_PREEMPTED;
+		return;
+	}
+	c = counters_get();
+	st->syscall = syscall_of(prev);
+	st->kstack = stack_id(ctx, 0, c);
+	st->ustack = stack_id(ctx, BPF_F_USER_STACK, c);
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u32 tgid)
+{
+	struct offcpu_state *st = bpf_task_storage_get(&offcpu, next, 0, 0);
+	struct tet_offcpu_rec *r;
+	struct tet_counters *c;
+
+	if (!st || !st->since)
+		return;
+	c = counters_get();
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		if (c)
+			__sync_fetch_and_add(&c->offcpu_drops, 1);
+		st->since = 0;
+		return;
+	}
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.type = TET_REC_OFFCPU;
+	r->h.pid = tgid;
+	r->h.tid = (__u32)BPF_CORE_READ(next, pid);
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->since = st->since;
+	r->woken = st->woken;
+	r->syscall = st->syscall;
+	r->ustack = st->ustack;
+	r->kstack = st->kstack;
+	r->flags = st->flags;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	if (c)
+		__sync_fetch_and_add(&c->offcpu, 1);
+	st->since = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 ptgid = BPF_CORE_READ(prev, tgid), ntgid = BPF_CORE_READ(next, tgid);
+
+	if (ptgid && of_target(ptgid))
+		switch_out(ctx, prev, preempt);
+	if (ntgid && of_target(ntgid))
+		switch_in(next, ntgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(tet_wakeup, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct offcpu_state *st;
+
+	if (!tgid || !of_target(tgid))
+		return 0;
+	st = bpf_task_storage_get(&offcpu, p, 0, 0);
+	if (st && st->since && !st->woken && !(st->flags & TET_OFFCPU_PREEMPTED))
+		st->woken = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("perf_event")
+int tet_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct tet_sample_rec *r;
+	struct tet_counters *c;
+
+	if (!tgid || !of_target(tgid))
+		return 0;
+	c = counters_get();
+	if (!c)
+		return 0;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&c->sample_drops, 1);
+		return 0;
+	}
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.type = TET_REC_SAMPLE;
+	r->h.pid = tgid;
+	r->h.tid = (__u32)id;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->kstack = stack_id(ctx, 0, c);
+	r->ustack = stack_id(ctx, BPF_F_USER_STACK, c);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	__sync_fetch_and_add(&c->samples, 1);
+	return 0;
+}
+
+#endif

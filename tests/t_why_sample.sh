@@ -1,0 +1,125 @@
+#!/bin/bash
+# Intent: "why was this poll slow" on the real thing. The usdt sample service (Tokio 1.53) runs every
+# pathology under load, traced with the kernel side on (sched_switch/sched_wakeup, CPU profile at
+# 499 Hz), in batched and per-event capture, and the stock build through the uprobe fallback:
+#  - every blocking_call long_poll finding was blocked in the sleep's system call (clock_nanosleep /
+#    nanosleep) and its stack names the pathology function (legacy_sync_lookup or
+#    blocking_call_in_async) — the stock build has no frame pointers: the report says its stacks
+#    are cut to the leaf frame, and the syscall is still named;
+#  - every cpu_hog finding's hottest frame of the program's own code is cpu_hog_compute, with the
+#    majority of its samples; samples whose frame is cpu_hog_compute are charged to the cpu_hog
+#    site only (charging is per task, not per thread);
+#  - the split adds up: per site on_cpu + preempted + blocked = busy (1 %); every blocking long
+#    poll is ≥ 95 % blocked and every hog long poll ≥ 90 % on CPU, of the time its thread was not
+#    preempted (2 CPUs under load: waiting for a CPU is neither); the on-CPU time of all polls
+#    (but blocking ones, which enclose others) is at most the process's CPU time over the capture
+#    (/proc/PID/stat, an observer we did not write);
+#  - --stacks writes folded stacks that parse as flamegraph.pl parses them (frames;…;frames COUNT),
+#    whose counts add up to the samples charged to polls, each line starting with a spawn site;
+#  - report.html shows the flame graphs in Chromium with no console error and no request.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+. "$(dirname "$0")/report_lib.sh"
+need_root
+need_tracer
+BLOCK=$(loc_of blocking_call) HOG=$(loc_of cpu_hog)
+[ -n "$BLOCK" ] && [ -n "$HOG" ] || die_test "no SPAWN-SITE markers"
+sel() { echo "select(.location // \"\" | endswith(\"$1\"))"; }
+
+# cpu_ticks PID: utime + stime of the process, in clock ticks
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+run() {  # run TAG BIN CAPTURE_ARGS...
+    local tag=$1 bin=$2; shift 2
+    rm -f "$TMPD/start.$tag"
+    start_bg "svc.$tag" "$bin" serve --workers 2 --pathology all --load 50 --duration 20s \
+        --wait-start "$TMPD/start.$tag"
+    SP=$BG_PID
+    for _ in $(seq 200); do [ "$(readlink "/proc/$SP/exe")" = "$(readlink -f "$bin")" ] && break; sleep 0.05; done
+    start_bg "tr.$tag" "$TRACER" --pid "$SP" "$@" --profile-hz 499 --duration 6s \
+        --stall-threshold 1.2s -o "$TMPD/$tag.json" -o "$TMPD/$tag.html" --stacks "$TMPD/$tag.folded"
+    local tp=$BG_PID
+    wait_for_line "$TMPD/tr.$tag.err" attached 20 || { not_ok "$tag: attached"; cat "$TMPD/tr.$tag.err"; return 1; }
+    T0=$(cpu_ticks "$SP")
+    touch "$TMPD/start.$tag"
+    wait_exit "$tp" 60
+    T1=$(cpu_ticks "$SP")
+    check_eq "$tag: tracer exit 0" 0 "$RC"
+    stop_pid "$SP"
+    return 0
+}
+
+check_common() {  # check_common TAG FULL_STACKS(1/0) BLOCK_SELECT HOG_SELECT
+    local tag=$1 full=$2 R="$TMPD/$1.json" SB=$3 SH=$4
+    check_eq "$tag: sched tracked" true "$(jqr "$R" .why.sched)"
+    check_eq "$tag: profile at 499 Hz" 499 "$(jqr "$R" .why.profile_hz)"
+    check "$tag: CPU samples in polls" test "$(jqr "$R" .why.cpu_samples_in_polls)" -gt 50
+    nb=$(jqr "$R" "[.findings[] | $SB | select(.kind == \"long_poll\")] | length")
+    check "$tag: blocking_call long polls found" test "$nb" -gt 0
+    check_eq "$tag: each blocked in the sleep's syscall" "$nb" \
+        "$(jqr "$R" "[.findings[] | $SB | select(.kind == \"long_poll\") | select(.why.blocked_in.syscall == \"clock_nanosleep\" or .why.blocked_in.syscall == \"nanosleep\")] | length")"
+    if [ "$full" = 1 ]; then
+        check_eq "$tag: each names the pathology function" "$nb" \
+            "$(jqr "$R" "[.findings[] | $SB | select(.kind == \"long_poll\") | select(.why.blocked_in.frames | map(test(\"legacy_sync_lookup|blocking_call_in_async\")) | any)] | length")"
+        check_eq "$tag: … as the program's own frame" "$nb" \
+            "$(jqr "$R" "[.findings[] | $SB | select(.kind == \"long_poll\") | select(.why.blocked_in.user_frame // \"\" | test(\"legacy_sync_lookup|blocking_call_in_async\"))] | length")"
+        nh=$(jqr "$R" "[.findings[] | $SH | select(.kind == \"long_poll\")] | length")
+        check "$tag: cpu_hog long polls found" test "$nh" -gt 0
+        check_eq "$tag: each one's hottest own frame is cpu_hog_compute with > 50 %" "$nh" \
+            "$(jqr "$R" "[.findings[] | $SH | select(.kind == \"long_poll\") | select(.why.hottest[0].frame | test(\"cpu_hog_compute\")) | select(.why.hottest[0].share > 0.5)] | length")"
+        stray=$(jqr "$R" "[.why.sites[] | select(.location // \"\" | endswith(\"$HOG\") | not) | .cpu_stacks[] | select(.user_frame // \"\" | test(\"cpu_hog_compute\")) | .samples] | add // 0")
+        hog=$(jqr "$R" "[.why.sites[] | $SH | .cpu_stacks[] | select(.user_frame // \"\" | test(\"cpu_hog_compute\")) | .samples] | add // 0")
+        check "$tag: cpu_hog_compute samples charged to its own site ($hog there, $stray elsewhere)" \
+            test "$hog" -gt 0 -a "$((stray * 100))" -le "$hog"
+    fi
+    # the split adds up per site, and a sleeping / spinning poll is what it is
+    check_eq "$tag: on_cpu + preempted + blocked = busy (1 %) at every site" "" \
+        "$(jq -r '.spawn_sites[] | select(.busy_ns > 0) | select(((.on_cpu_ns + .preempted_ns + .blocked_ns - .busy_ns) | fabs) > .busy_ns / 100) | .location' "$R")"
+    check "$tag: every blocking long poll is >= 95 % blocked (of its time not preempted)" test "$(jqr "$R" "[.findings[] | $SB | select(.kind == \"long_poll\") | .why | .blocked_ns * 100 / (.on_cpu_ns + .blocked_ns) | floor] | min")" -ge 95
+    check "$tag: every hog long poll is >= 90 % on CPU (of its time not preempted)" test "$(jqr "$R" "[.findings[] | $SH | select(.kind == \"long_poll\") | .why | .on_cpu_ns * 100 / (.on_cpu_ns + .blocked_ns) | floor] | min")" -ge 90
+    # blocking-kind polls enclose others (Tokio's worker threads are blocking tasks): left out
+    on_cpu_ms=$(jqr "$R" '[.spawn_sites[] | select(.kind != "blocking") | .on_cpu_ns] | add / 1000000 | floor')
+    proc_ms=$(( (T1 - T0) * 1000 / $(getconf CLK_TCK) ))
+    check "$tag: on-CPU in polls ($on_cpu_ms ms) <= process CPU time ($proc_ms ms, /proc) + 2 ticks" \
+        test "$on_cpu_ms" -le $((proc_ms + 20))
+    # folded stacks: flamegraph.pl's own line syntax; counts add up
+    python3 - "$TMPD/$tag.folded" "$(jqr "$R" '[.why.sites[].cpu_samples] | add // 0')" <<'EOF' && ok "$tag: folded stacks parse and add up" || not_ok "$tag: folded stacks parse and add up"
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+total = 0
+for l in lines:
+    m = re.match(r"^(.*\S)\s+(\d+)$", l)   # flamegraph.pl: /^(.*)\s+?(\d+(?:\.\d*)?)$/
+    assert m, "bad line: %r" % l
+    frames = m.group(1).split(";")
+    assert len(frames) >= 2 and all(frames), "empty frame: %r" % l
+    total += int(m.group(2))
+assert lines, "no lines"
+assert total == int(sys.argv[2]), "folded total %d != samples charged %s" % (total, sys.argv[2])
+EOF
+}
+
+bin=$(sample_bin 1.53 usdt)
+need_file "$bin" "usdt sample service (1.53)"
+for cap in batched per-event; do
+    run "usdt.$cap" "$bin" --capture "$cap" && check_common "usdt.$cap" 1 "$(sel "$BLOCK")" "$(sel "$HOG")"
+done
+need_chromium
+H="$TMPD/usdt.batched.html"
+B=$(python3 "$ROOT/tests/browser.py" --page "$H" --eval 'document.querySelectorAll(".fg-b").length' 2>/dev/null)
+check "report.html: the browser ran" test -n "$B"
+check_eq "report.html: no console errors" "[]" "$(echo "$B" | jq -c .errors)"
+check_eq "report.html: no network requests" "[]" "$(echo "$B" | jq -c .requests)"
+check "report.html: flame graph blocks drawn" test "$(echo "$B" | jq .eval)" -gt 10
+
+# stock Tokio, uprobe fallback: no frame pointers — the report says so, the syscall is still named
+sbin=$(sample_bin 1.53 stock)
+need_file "$sbin" "stock sample service (1.53)"
+run stock "$sbin" --mode uprobe && {
+    check_common stock 0 'select(.type_name // "" | contains("blocking_call_in_async"))' \
+        'select(.type_name // "" | contains("cpu_hog_compute"))'
+    check "stock: the report says the stacks are cut to the leaf" \
+        test "$(jqr "$TMPD/stock.json" '[.why.notes[] | test("without frame pointers")] | any')" = true
+    check_eq "stock: blocked stacks keep only the leaf address (no kernel: 1 user address)" "" \
+        "$(jq -r '.why.sites[].blocked_stacks[] | [.frames[] | select(startswith("[kernel] ") | not)] | select(length > 4) | length' "$TMPD/stock.json")"
+}
+finish

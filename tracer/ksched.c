@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ksched.c — attaches the kernel side of "why a poll was slow" (ksched.h, bpf/sched.bpf.h).
+ *
+ * The sampler is one software cpu-clock perf event per CPU (no hardware PMU needed, which
+ * these VMs lack), pid -1: the BPF program keeps the target's threads. Per-thread events would
+ * miss threads started later; per-CPU ones see them all.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "ksched.h"
+
+struct tet_sched {
+	struct bpf_link *sw, *wk;
+	struct bpf_link **perf;
+	size_t nperf;
+};
+
+/* The BTF tracepoints exist when vmlinux BTF has their btf_trace_* typedefs. */
+static bool btf_tracepoints(void)
+{
+	struct btf *vm;
+	bool ok;
+
+	if (getenv("TET_TEST_NO_SCHED_TP")) /* tests: a kernel without them */
+		return false;
+	vm = btf__load_vmlinux_btf();
+	if (!vm)
+		return false;
+	ok = btf__find_by_name_kind(vm, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0 &&
+	     btf__find_by_name_kind(vm, "btf_trace_sched_wakeup", BTF_KIND_TYPEDEF) > 0;
+	btf__free(vm);
+	return ok;
+}
+
+bool tet_sched_prepare(const struct tet_sched_progs *p, const struct tet_sched_opts *o,
+		       struct tet_sched_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (o->off)
+		info->why_no_sched = "turned off (--no-sched)";
+	else if (!btf_tracepoints())
+		info->why_no_sched = "the kernel has no sched_switch/sched_wakeup BTF tracepoints: polls are not split into on-CPU, preempted and blocked time";
+	info->on = !info->why_no_sched;
+	bpf_program__set_autoload(p->sw, info->on);
+	bpf_program__set_autoload(p->wk, info->on);
+	bpf_program__set_autoload(p->sample, !o->off && o->profile_hz);
+	if (o->off)
+		info->why_no_profile = "turned off (--no-sched)";
+	else if (!o->profile_hz)
+		info->why_no_profile = "turned off (--profile-hz 0)";
+	return info->on || (!o->off && o->profile_hz);
+}
+
+static int perf_open(int cpu, unsigned hz)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = hz;
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void attach_sampler(struct tet_sched *s, const struct tet_sched_progs *p, unsigned hz,
+			   struct tet_sched_info *info)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+
+	if (ncpu <= 0 || !(s->perf = calloc((size_t)ncpu, sizeof(*s->perf)))) {
+		info->why_no_profile = "out of memory";
+		return;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		int fd = perf_open(cpu, hz);
+		struct bpf_link *l;
+
+		if (fd < 0) {
+			if (errno != ENODEV) /* an offline CPU */
+				err = errno;
+			continue;
+		}
+		l = bpf_program__attach_perf_event(p->sample, fd);
+		if (!l) {
+			err = errno;
+			close(fd);
+			continue;
+		}
+		s->perf[s->nperf++] = l;
+	}
+	if (!s->nperf) {
+		info->why_no_profile = err == EACCES || err == EPERM ?
+			"perf_event_open refused (perf_event_paranoid, CAP_PERFMON): no CPU profile" :
+			"no cpu-clock perf event could be opened: no CPU profile";
+		return;
+	}
+	info->profile_hz = hz;
+	info->perf_events = s->nperf;
+}
+
+struct tet_sched *tet_sched_attach(const struct tet_sched_progs *p, const struct tet_sched_opts *o,
+				   struct tet_sched_info *info)
+{
+	struct tet_sched *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		info->on = false;
+		info->why_no_sched = info->why_no_profile = "out of memory";
+		return NULL;
+	}
+	if (info->on) {
+		s->sw = bpf_program__attach(p->sw);
+		s->wk = s->sw ? bpf_program__attach(p->wk) : NULL;
+		if (!s->sw || !s->wk) {
+			bpf_link__destroy(s->sw);
+			s->sw = NULL;
+			info->on = false;
+			info->why_no_sched = "the kernel refused the sched_switch/sched_wakeup programs: polls are not split into on-CPU, preempted and blocked time";
+		}
+	}
+	if (!o->off && o->profile_hz)
+		attach_sampler(s, p, o->profile_hz, info);
+	return s;
+}
+
+void tet_sched_detach(struct tet_sched *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nperf; i++)
+		bpf_link__destroy(s->perf[i]); /* closes the perf event too */
+	free(s->perf);
+	bpf_link__destroy(s->wk);
+	bpf_link__destroy(s->sw);
+	free(s);
+}

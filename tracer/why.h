@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * why.h — why a poll was slow, after the capture: the kernel side's stacks (off-CPU periods
+ * inside polls, CPU samples charged to the task being polled) symbolized and grouped for the
+ * reporters (terminal, JSON, report.html, --stacks folded file). Built by why.c from the
+ * analyzer's stack aggregates and the BPF stack map; read-only for the reporters.
+ */
+#ifndef TET_WHY_H
+#define TET_WHY_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyzer.h"
+
+/* One aggregated stack, symbolized. */
+struct why_stack {
+	char **frames;            /* display strings, LEAF FIRST: "function (file:line)", or
+				   * "function" without line info, "[kernel] name", "module+0xoff";
+				   * sanitized printable UTF-8 (untrusted names went through
+				   * report_sanitize), still to be escaped by each output format */
+	uint32_t nframes;
+	uint32_t user_leaf;       /* index in frames of the innermost frame of the program's own
+				   * code (not std/core/alloc, not a crate from a registry, not
+				   * Tokio, not the kernel), UINT32_MAX when none */
+	const char *syscall;      /* blocked stacks: "clock_nanosleep", "futex", "page fault", …;
+				   * NULL for CPU samples or when unknown */
+	uint64_t count;           /* CPU samples, or off-CPU periods (blocked) */
+	uint64_t ns;              /* blocked stacks: time blocked, summed */
+};
+
+struct why_site {
+	const struct an_site *site;
+	uint64_t samples;         /* CPU samples charged to polls of this site */
+	uint64_t on_cpu_ns, preempted_ns, blocked_ns; /* its polls' wall time, split */
+	struct why_stack *cpu;    /* CPU samples by stack, most samples first */
+	size_t ncpu;
+	struct why_stack *blocked; /* blocked periods by stack, most time first */
+	size_t nblocked;
+};
+
+/* A hot frame of a finding's polls: the innermost frame of the program's own code in each
+ * sample, grouped by function. */
+struct why_hot {
+	const char *frame;        /* the function of its frames (why_stack.frames without " (file:line)") */
+	uint64_t samples;
+	double share;             /* of the finding's samples */
+};
+
+#define WHY_HOT_MAX 5
+struct why_finding {          /* parallel to an_findings(): index i describes finding i */
+	bool known;               /* the breakdown below is from the kernel side */
+	uint64_t on_cpu_ns, preempted_ns, blocked_ns; /* the worst occurrence (long_poll: its poll) */
+	const struct why_stack *blocked_top; /* where it blocked longest (NULL: never blocked) */
+	uint64_t samples;         /* CPU samples in the finding's polls */
+	struct why_hot hot[WHY_HOT_MAX];
+	size_t nhot;
+};
+
+#define WHY_NOTES_MAX 16
+struct why_report {
+	bool sched;               /* sched_switch/sched_wakeup tracked the target's threads */
+	const char *why_no_sched; /* when !sched */
+	unsigned profile_hz;      /* 0: no CPU profile */
+	const char *why_no_profile;
+	uint64_t samples, samples_in_polls, offcpu_periods;
+	uint64_t stack_errors;    /* stacks the BPF stack map could not hold (counted, not shown) */
+	const char *notes[WHY_NOTES_MAX]; /* what could not be had honestly, one sentence each:
+				   * "…/service: no frame pointers, user stacks cut to their leaf
+				   * frame", "…: stripped, frames named by address" */
+	size_t nnotes;
+	struct why_site *sites;   /* sites with samples or blocked time, busiest first */
+	size_t nsites;
+	struct why_finding *findings;
+	size_t nfindings;
+	struct why_stack *priv_stacks; /* why.c: the stacks the above point into */
+	size_t priv_nstacks;
+};
+
+struct ss;
+struct tet_counters;
+struct report_meta;
+/* Builds w (zeroed by the caller; sched, profile_hz and the why_no_* set by the caller) from
+ * the analyzer's stacks, reading stack ids from the BPF stack map stack_fd (before the BPF
+ * object is closed) and symbolizing with ss. 0 or -ENOMEM (w is then partly filled: free it). */
+int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, struct ss *ss,
+	      const struct tet_counters *counters);
+void why_free(struct why_report *w);
+/* --stacks FILE: the CPU samples as folded stacks, one line per distinct stack, root first:
+ * "SITE;frame;…;frame COUNT" (flamegraph.pl, inferno, speedscope). Returns 0 or -EIO. */
+int report_folded(FILE *out, const struct report_meta *m);
+/* "on CPU 0.1ms · preempted 0 · blocked 49.9ms; blocked 49.9ms in clock_nanosleep ← f ← g;
+ * hottest of 120 CPU samples: h (98 %)" — "" when nothing is known. Returns buf. */
+const char *why_finding_line(const struct why_finding *wf, char *buf, size_t len);
+
+#endif
