@@ -178,8 +178,9 @@ struct tet_sample_rec {
 	__s32 ustack, kstack;
 };
 
-/* Frames per stack in the stack map (the kernel's default sysctl kernel.perf_event_max_stack). */
-#define TET_STACK_DEPTH 127
+/* Frames per stack in the stack map (frame pointers: physical frames; a Tokio worker's stack is
+ * ~30 deep). Deeper stacks keep their innermost frames. */
+#define TET_STACK_DEPTH 64
 
 /* The ring record of one batch. */
 struct tet_batch_rec {

@@ -33,8 +33,7 @@ struct offcpu_state {
 	__s64 syscall;
 	__s32 ustack, kstack;
 	__u32 flags;        /* TET_OFFCPU_* */
-	__u32 depth;        /* per-event capture: polls open on the thread (poll_begin − poll_end) */
-	__u64 buf;          /* batched capture: the thread's batch buffer (its head's depth) */
+	__u32 pad;
 };
 
 struct {
@@ -46,7 +45,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 32768);  /* × TET_STACK_DEPTH × 8 bytes = 16 MiB */
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, TET_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
@@ -111,13 +110,21 @@ static __always_inline __s64 syscall_of(struct task_struct *t)
 #endif
 }
 
+/* Task storage is only touched here, in the scheduler's tracepoints (not preemptible): the
+ * state is made at a thread's first switch out inside a poll. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt)
 {
-	struct offcpu_state *st = bpf_task_storage_get(&offcpu, prev, 0, 0);
+	struct offcpu_state *st;
 	struct tet_counters *c;
 
-	if (!st || !in_poll(prev))
+	if (!in_poll(prev))
 		return;
+	st = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		if ((c = counters_get()))
+			__sync_fetch_and_add(&c->offcpu_drops, 1);
+		return;
+	}
 	st->since = bpf_ktime_get_ns();
 	st->woken = 0;
 	st->syscall = -1;
@@ -196,7 +203,7 @@ int BPF_PROG(tet_wakeup, struct task_struct *p)
 SEC("perf_event")
 int tet_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), ip;
 	__u32 tgid = id >> 32;
 	struct tet_sample_rec *r;
 	struct tet_counters *c;
@@ -216,7 +223,10 @@ int tet_sample(struct bpf_perf_event_data *ctx)
 	r->h.pid = tgid;
 	r->h.tid = (__u32)id;
 	r->h.cpu = bpf_get_smp_processor_id();
-	r->kstack = stack_id(ctx, 0, c);
+	/* a sample taken in user mode has no kernel stack: its instruction pointer is in the
+	 * lower half of the address space (x86-64, arm64); the context is read in full words */
+	ip = PT_REGS_IP(&ctx->regs);
+	r->kstack = (__s64)ip >= 0 ? -1 : stack_id(ctx, 0, c);
 	r->ustack = stack_id(ctx, BPF_F_USER_STACK, c);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	__sync_fetch_and_add(&c->samples, 1);

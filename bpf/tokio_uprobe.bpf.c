@@ -55,7 +55,8 @@ struct {
 } polls SEC(".maps");
 
 /* Why a poll was slow (sched.bpf.h, at the end): set by user space when the sched programs are
- * loaded; each polling thread then gets task storage at its first poll. */
+ * loaded; attached by path, each polling process is then learnt (tgids). A thread is inside a
+ * poll while its `polls` stack is not empty. */
 const volatile bool track_polls = false;
 
 static void poll_seen(__u32 tgid);
@@ -236,5 +237,4 @@ static __always_inline bool in_poll(struct task_struct *t)
 static __noinline void poll_seen(__u32 tgid)
 {
 	tgid_learn(tgid);
-	bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }

@@ -54,7 +54,6 @@ static __always_inline __u64 run_delay(void)
  * space when the sched programs are loaded. */
 const volatile bool track_polls = false;
 
-struct offcpu_state;
 static void poll_depth(__u32 tgid, bool begin);
 
 /* The common path of the nine small probes: up to four arguments, mapped onto the record's
@@ -315,11 +314,28 @@ int tet_nop(struct pt_regs *ctx)
 /* ---- why a poll was slow (sched.bpf.h) ----
  *
  * A thread is inside a poll when, in per-event capture, its poll_begin hits outnumber its
- * poll_end hits (counted in its task storage by the two programs above), or, in batched
- * capture, its batch buffer's head has polls open (the `depth` byte the process keeps; the
- * buffer is known from the thread's first flush on). Every process of a binary: one is known
- * (tgids) from its first poll or batch. */
+ * poll_end hits (counted per thread by the two programs above), or, in batched capture, its
+ * batch buffer's head has polls open (the `depth` byte the process keeps; the buffer is known
+ * from the thread's first flush on). Kept in hash maps, not task storage: the probe programs
+ * run preemptible, and a task storage helper preempted half-way makes the sched_switch that
+ * follows on that CPU find task storage busy. Entries outlive their thread (bounded; a reused
+ * tid reads a stale depth, which user space, matching periods to polls, absorbs). Every process
+ * of a binary: one is known (tgids) from its first poll or batch. */
 #include "sched.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);   /* tid */
+	__type(value, __u32); /* polls open (per-event capture) */
+} poll_depths SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);   /* tid */
+	__type(value, __u64); /* its batch buffer (batched capture) */
+} batch_bufs SEC(".maps");
 
 /* the head's bytes up to `depth` (events.h struct tet_batch_head) */
 struct batch_head_start {
@@ -331,42 +347,47 @@ struct batch_head_start {
 
 static __always_inline bool in_poll(struct task_struct *t)
 {
-	struct offcpu_state *st = bpf_task_storage_get(&offcpu, t, 0, 0);
+	__u32 tid = (__u32)BPF_CORE_READ(t, pid);
 	struct batch_head_start h;
+	__u64 *buf = bpf_map_lookup_elem(&batch_bufs, &tid);
+	__u32 *depth;
 
-	if (!st)
-		return false;
-	if (!st->buf)
-		return st->depth > 0;
-	if (bpf_probe_read_user(&h, sizeof(h), (const void *)st->buf) < 0 ||
+	if (!buf) {
+		depth = bpf_map_lookup_elem(&poll_depths, &tid);
+		return depth && *depth > 0;
+	}
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)*buf) < 0 ||
 	    h.magic != TET_BATCH_MAGIC)
 		return false;
 	return h.depth > 0;
 }
 
-
 static __noinline void poll_depth(__u32 tgid, bool begin)
 {
-	struct offcpu_state *st;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), one = 1;
+	__u32 *d;
 
 	tgid_learn(tgid);
-	st = bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0,
-				  begin ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	if (!st)
+	d = bpf_map_lookup_elem(&poll_depths, &tid);
+	if (!d) {
+		if (begin)
+			bpf_map_update_elem(&poll_depths, &tid, &one, BPF_NOEXIST);
 		return;
+	}
 	if (begin)
-		st->depth++;
-	else if (st->depth)
-		st->depth--;
+		__sync_fetch_and_add(d, 1);
+	else if (*d)
+		__sync_fetch_and_add(d, (__u32)-1);
 }
 
 static __noinline void batch_buf(__u32 tgid, __u64 buf)
 {
-	struct offcpu_state *st;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *b;
 
 	tgid_learn(tgid);
-	st = bpf_task_storage_get(&offcpu, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (st)
-		st->buf = buf;
+	b = bpf_map_lookup_elem(&batch_bufs, &tid);
+	if (b && *b == buf)
+		return;
+	bpf_map_update_elem(&batch_bufs, &tid, &buf, BPF_ANY);
 }

@@ -13,9 +13,11 @@
 #    poll is ≥ 95 % blocked and every hog long poll ≥ 90 % on CPU, of the time its thread was not
 #    preempted (2 CPUs under load: waiting for a CPU is neither); the on-CPU time of all polls
 #    (but blocking ones, which enclose others) is at most the process's CPU time over the capture
-#    (/proc/PID/stat, an observer we did not write);
+#    (/proc/PID/stat, an observer we did not write), and at the cpu_hog site the profile's
+#    samples / Hz agree with its on-CPU time (two independent measures, ±25 %);
 #  - --stacks writes folded stacks that parse as flamegraph.pl parses them (frames;…;frames COUNT),
-#    whose counts add up to the samples charged to polls, each line starting with a spawn site;
+#    whose counts add up to the samples charged to polls, each line starting with a spawn site and
+#    then (root first) the thread's entry point;
 #  - report.html shows the flame graphs in Chromium with no console error and no request.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -80,10 +82,15 @@ check_common() {  # check_common TAG FULL_STACKS(1/0) BLOCK_SELECT HOG_SELECT
     # blocking-kind polls enclose others (Tokio's worker threads are blocking tasks): left out
     on_cpu_ms=$(jqr "$R" '[.spawn_sites[] | select(.kind != "blocking") | .on_cpu_ns] | add / 1000000 | floor')
     proc_ms=$(( (T1 - T0) * 1000 / $(getconf CLK_TCK) ))
-    check "$tag: on-CPU in polls ($on_cpu_ms ms) <= process CPU time ($proc_ms ms, /proc) + 2 ticks" \
-        test "$on_cpu_ms" -le $((proc_ms + 20))
+    check "$tag: on-CPU in polls ($on_cpu_ms ms) <= process CPU time ($proc_ms ms, /proc) + 2 % + 2 ticks" \
+        test "$on_cpu_ms" -le $((proc_ms + proc_ms / 50 + 2000 / $(getconf CLK_TCK)))
+    # and per site, the CPU profile agrees: samples / Hz ≈ on-CPU time (the cpu_hog site: ±25 %)
+    hs=$(jqr "$R" "[.spawn_sites[] | $SH | .cpu_samples] | add // 0")
+    hon=$(jqr "$R" "[.spawn_sites[] | $SH | .on_cpu_ns] | add / 1000000 | floor")
+    check "$tag: cpu_hog: $hs samples at 499 Hz ≈ its on-CPU time $hon ms (±25 %)" \
+        test "$((hs * 1000 / 499 * 4))" -ge "$((hon * 3))" -a "$((hs * 1000 / 499 * 4))" -le "$((hon * 5))"
     # folded stacks: flamegraph.pl's own line syntax; counts add up
-    python3 - "$TMPD/$tag.folded" "$(jqr "$R" '[.why.sites[].cpu_samples] | add // 0')" <<'EOF' && ok "$tag: folded stacks parse and add up" || not_ok "$tag: folded stacks parse and add up"
+    python3 - "$TMPD/$tag.folded" "$(jqr "$R" '[.why.sites[].cpu_samples] | add // 0')" "$full" <<'EOF' && ok "$tag: folded stacks parse and add up" || not_ok "$tag: folded stacks parse and add up"
 import re, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
 total = 0
@@ -95,6 +102,13 @@ for l in lines:
     total += int(m.group(2))
 assert lines, "no lines"
 assert total == int(sys.argv[2]), "folded total %d != samples charged %s" % (total, sys.argv[2])
+# root first: a thread's first frame (its entry point) right after the site (full stacks only)
+# (of the stacks walked through at least 5 user frames: a leaf in code without frame pointers
+# ends its stack there)
+deep = [l for l in lines if sum(1 for f in l.split(";")[1:] if not f.startswith("[kernel]")) >= 5]
+roots = sum(1 for l in deep if re.match(r"^[^;]*;(start_thread|clone3?|_start|__libc_start_main)[;\s]", l))
+assert sys.argv[3] != "1" or (deep and roots * 10 >= len(deep) * 9), \
+    "only %d of %d deep stacks start at a thread entry" % (roots, len(deep))
 EOF
 }
 

@@ -790,6 +790,7 @@ static void kq_own(struct analyzer *a, struct kopen *o, const struct kq_ent *e)
 
 	if (e->kind == KQ_SAMPLE) {
 		o->own_samples++;
+		o->site->samples++;
 		a->t.samples_in_polls++;
 		st = stack_add(a, &a->cpu_idx, &a->cpu_stacks, &a->ncpu, &a->cpu_cap, o->site, &e->k);
 	} else {
@@ -891,6 +892,7 @@ static int on_kernel(struct analyzer *a, const void *rec, size_t size)
 struct charge {
 	uint64_t preempted, blocked, samples;
 	uint64_t own_samples;          /* samples taken in this poll and not in a nested one */
+	uint64_t between_samples;      /* … of them, between its nested polls (the site has them) */
 	const struct kq_ent *longest;  /* the longest blocked period */
 };
 
@@ -914,7 +916,7 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 		c->preempted = kt->open[at].preempted;
 		c->blocked = kt->open[at].blocked;
 		c->samples = kt->open[at].samples;
-		c->own_samples = kt->open[at].own_samples;
+		c->own_samples = c->between_samples = kt->open[at].own_samples;
 		kt->nopen = at;
 	}
 	while (kt && kt->len && kt->v[kt->head].since <= end) {
@@ -1065,7 +1067,7 @@ static void charge_open_poll(struct analyzer *a, struct task *t, uint64_t now)
 		    t->poll_begin, now, &c);
 	d = now - t->poll_begin;
 	t->s.samples += c.own_samples;
-	t->site->samples += c.own_samples;
+	t->site->samples += c.own_samples - c.between_samples;
 	stacks_of_poll(a, t->site);
 	stacks_of_finding(a, f);
 	if (!a->o.sched)
@@ -1181,7 +1183,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		charge_poll(a, r->h.pid, t->poll_tid, task_key(a, t->s.task_id, t->s.header_ptr),
 			    t->poll_begin, r->h.ts, &c);
 		t->s.samples += c.own_samples;
-		t->site->samples += c.own_samples;
+		t->site->samples += c.own_samples - c.between_samples;
 		stacks_of_poll(a, t->site);
 	}
 	if (a->o.sched) {
