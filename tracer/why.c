@@ -25,10 +25,12 @@
 #define FRAMES_MAX 256      /* frames kept per stack (kernel + user, inlined ones included) */
 #define INLINE_MAX 16
 
-struct sym_cache {          /* one symbolized stack per (pid, ustack, kstack) */
+struct sym_cache {          /* one symbolized stack per (pid, ustack, kstack, syscall) */
 	struct an_stack_key *keys;
 	struct why_stack *stacks;
 	size_t n, cap;
+	uint32_t *idx;          /* open addressing: index + 1 into keys/stacks, 0 = empty */
+	size_t idx_cap;         /* power of two, at least twice n */
 };
 
 struct why_build {
@@ -36,7 +38,8 @@ struct why_build {
 	int stack_fd;
 	struct ss *ss;
 	struct sym_cache cache;
-	uint32_t note_pids[WHY_NOTES_MAX];
+	struct why_site **site_of;  /* by an_site.index */
+	size_t nsite_of;
 };
 
 static void note(struct why_report *w, const char *fmt, const char *path)
@@ -191,55 +194,76 @@ static int symbolize(struct why_build *b, const struct an_stack_key *k, struct w
 	return 0;
 }
 
+static size_t key_hash(const struct an_stack_key *k)
+{
+	uint64_t h = ((uint64_t)k->pid << 32 | (uint32_t)k->ustack) * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)(uint32_t)k->kstack << 32 | (uint32_t)k->syscall) * 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int cache_grow(struct sym_cache *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 64, icap = cap * 2;
+	void *nk = realloc(c->keys, cap * sizeof(*c->keys));
+	uint32_t *idx;
+
+	if (!nk)
+		return -ENOMEM;
+	c->keys = nk;
+	nk = realloc(c->stacks, cap * sizeof(*c->stacks));
+	if (!nk)
+		return -ENOMEM;
+	c->stacks = nk;
+	c->cap = cap;
+	idx = calloc(icap, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++) {
+		size_t j = key_hash(&c->keys[i]) & (icap - 1);
+
+		while (idx[j])
+			j = (j + 1) & (icap - 1);
+		idx[j] = (uint32_t)(i + 1);
+	}
+	free(c->idx);
+	c->idx = idx;
+	c->idx_cap = icap;
+	return 0;
+}
+
 /* The symbolized stack of k (made once, kept in the cache). */
 static const struct why_stack *stack_of(struct why_build *b, const struct an_stack_key *k)
 {
 	struct sym_cache *c = &b->cache;
+	size_t j;
 
-	for (size_t i = 0; i < c->n; i++) /* few distinct stacks per report: linear is fine */
-		if (!memcmp(&c->keys[i], k, sizeof(*k)))
-			return &c->stacks[i];
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		void *nk = realloc(c->keys, cap * sizeof(*c->keys));
-
-		if (!nk)
-			return NULL;
-		c->keys = nk;
-		nk = realloc(c->stacks, cap * sizeof(*c->stacks));
-		if (!nk)
-			return NULL;
-		c->stacks = nk;
-		c->cap = cap;
-	}
+	if (c->n == c->cap && cache_grow(c))
+		return NULL;
+	for (j = key_hash(k) & (c->idx_cap - 1); c->idx[j]; j = (j + 1) & (c->idx_cap - 1))
+		if (!memcmp(&c->keys[c->idx[j] - 1], k, sizeof(*k)))
+			return &c->stacks[c->idx[j] - 1];
 	if (symbolize(b, k, &c->stacks[c->n]))
 		return NULL;
 	c->keys[c->n] = *k;
+	c->idx[j] = (uint32_t)(c->n + 1);
 	return &c->stacks[c->n++];
 }
 
-static struct why_site *site_slot(struct why_report *w, const struct an_site *s)
+static struct why_site *site_slot(struct why_build *b, const struct an_site *s)
 {
-	for (size_t i = 0; i < w->nsites; i++)
-		if (w->sites[i].site == s)
-			return &w->sites[i];
-	return NULL;
+	return s && s->index < b->nsite_of ? b->site_of[s->index] : NULL;
 }
 
-/* A copy of a cached stack charged with count and ns (frames shared with the cache). */
-static int add_stack(struct why_stack **v, size_t *n, const struct why_stack *st, uint64_t count,
-		     uint64_t ns)
+/* A copy of a cached stack charged with count and ns (frames shared with the cache), into an
+ * array sized beforehand. */
+static void add_stack(struct why_stack *v, size_t *n, const struct why_stack *st, uint64_t count,
+		      uint64_t ns)
 {
-	struct why_stack *p = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	p[*n] = *st;
-	p[*n].count = count;
-	p[*n].ns = ns;
+	v[*n] = *st;
+	v[*n].count = count;
+	v[*n].ns = ns;
 	(*n)++;
-	return 0;
 }
 
 static int cmp_count(const void *x, const void *y)
@@ -264,15 +288,20 @@ static int cmp_site(const void *x, const void *y)
 	return va < vb ? 1 : va > vb ? -1 : 0;
 }
 
-static int sites_build(struct why_build *b, const struct analyzer *a)
+/* The sites with samples or blocked time, each with room for its stacks. */
+static int sites_make(struct why_build *b, const struct analyzer *a)
 {
 	const struct an_site *const *sites;
-	size_t ns = an_sites(a, &sites), n;
 	const struct an_stack *v;
+	size_t ns = an_sites(a, &sites), n;
 	struct why_report *w = b->w;
 
 	w->sites = calloc(ns ? ns : 1, sizeof(*w->sites));
-	if (!w->sites)
+	for (size_t i = 0; i < ns; i++)
+		if (sites[i]->index >= b->nsite_of)
+			b->nsite_of = sites[i]->index + 1;
+	b->site_of = calloc(b->nsite_of ? b->nsite_of : 1, sizeof(*b->site_of));
+	if (!w->sites || !b->site_of)
 		return -ENOMEM;
 	for (size_t i = 0; i < ns; i++) {
 		const struct an_site *s = sites[i];
@@ -282,27 +311,57 @@ static int sites_build(struct why_build *b, const struct analyzer *a)
 		if (!s->samples && !s->blocked_ns)
 			continue;
 		ws = &w->sites[w->nsites++];
+		b->site_of[s->index] = ws;
 		ws->site = s;
 		ws->samples = s->samples;
 		ws->preempted_ns = s->cpu_wait_ns;
 		ws->blocked_ns = s->blocked_ns;
 		ws->on_cpu_ns = s->busy_ns > off ? s->busy_ns - off : 0;
 	}
+	n = an_cpu_stacks(a, &v); /* count, then allocate */
+	for (size_t i = 0; i < n; i++)
+		if (site_slot(b, v[i].site))
+			site_slot(b, v[i].site)->ncpu++;
+	n = an_blocked_stacks(a, &v);
+	for (size_t i = 0; i < n; i++)
+		if (site_slot(b, v[i].site))
+			site_slot(b, v[i].site)->nblocked++;
+	for (size_t i = 0; i < w->nsites; i++) {
+		struct why_site *ws = &w->sites[i];
+
+		ws->cpu = calloc(ws->ncpu ? ws->ncpu : 1, sizeof(*ws->cpu));
+		ws->blocked = calloc(ws->nblocked ? ws->nblocked : 1, sizeof(*ws->blocked));
+		if (!ws->cpu || !ws->blocked)
+			return -ENOMEM;
+		ws->ncpu = ws->nblocked = 0;
+	}
+	return 0;
+}
+
+static int sites_build(struct why_build *b, const struct analyzer *a)
+{
+	const struct an_stack *v;
+	struct why_report *w = b->w;
+	size_t n;
+	int ret = sites_make(b, a);
+
+	if (ret)
+		return ret;
 	n = an_cpu_stacks(a, &v);
 	for (size_t i = 0; i < n; i++) {
-		struct why_site *ws = site_slot(w, v[i].site);
+		struct why_site *ws = site_slot(b, v[i].site);
 		const struct why_stack *st = ws ? stack_of(b, &v[i].k) : NULL;
 
-		if (st && add_stack(&ws->cpu, &ws->ncpu, st, v[i].count, 0))
-			return -ENOMEM;
+		if (st)
+			add_stack(ws->cpu, &ws->ncpu, st, v[i].count, 0);
 	}
 	n = an_blocked_stacks(a, &v);
 	for (size_t i = 0; i < n; i++) {
-		struct why_site *ws = site_slot(w, v[i].site);
+		struct why_site *ws = site_slot(b, v[i].site);
 		const struct why_stack *st = ws ? stack_of(b, &v[i].k) : NULL;
 
-		if (st && add_stack(&ws->blocked, &ws->nblocked, st, v[i].count, v[i].ns))
-			return -ENOMEM;
+		if (st)
+			add_stack(ws->blocked, &ws->nblocked, st, v[i].count, v[i].ns);
 	}
 	for (size_t i = 0; i < w->nsites; i++) {
 		qsort(w->sites[i].cpu, w->sites[i].ncpu, sizeof(struct why_stack), cmp_count);
@@ -421,6 +480,8 @@ int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, stru
 	w->priv_stacks = b.cache.stacks;
 	w->priv_nstacks = b.cache.n;
 	free(b.cache.keys);
+	free(b.cache.idx);
+	free(b.site_of);
 	return ret;
 }
 
