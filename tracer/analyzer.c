@@ -169,7 +169,7 @@ struct kopen {
 	uint64_t key;                   /* task_key() of its task */
 	uint64_t begin;
 	struct an_site *site;
-	uint64_t preempted, blocked, samples; /* credited by what ended inside it */
+	uint64_t preempted, blocked;    /* credited by what ended inside it */
 	uint64_t own_samples;           /* samples between its nested polls */
 };
 #define KOPEN_MAX 8
@@ -768,10 +768,8 @@ static void kq_credit(struct kthread *kt, uint32_t below, const struct kq_ent *e
 		struct kopen *o = &kt->open[j];
 		uint64_t asleep = e->woken ? e->woken : e->until, b;
 
-		if (e->kind == KQ_SAMPLE) {
-			o->samples += e->since >= o->begin && e->since <= end;
-			continue;
-		}
+		if (e->kind == KQ_SAMPLE)
+			continue; /* a sample belongs to one poll only: the innermost (kq_own) */
 		b = e->kind == KQ_BLOCKED ? overlap(e->since, asleep, o->begin, end) : 0;
 		o->blocked += b;
 		o->preempted += overlap(e->since, e->until, o->begin, end) - b;
@@ -890,7 +888,7 @@ static int on_kernel(struct analyzer *a, const void *rec, size_t size)
 }
 
 struct charge {
-	uint64_t preempted, blocked, samples;
+	uint64_t preempted, blocked;
 	uint64_t own_samples;          /* samples taken in this poll and not in a nested one */
 	uint64_t between_samples;      /* … of them, between its nested polls (the site has them) */
 	const struct kq_ent *longest;  /* the longest blocked period */
@@ -915,7 +913,6 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 	if (at != UINT32_MAX) { /* its nested polls' share; then it is no longer open */
 		c->preempted = kt->open[at].preempted;
 		c->blocked = kt->open[at].blocked;
-		c->samples = kt->open[at].samples;
 		c->own_samples = c->between_samples = kt->open[at].own_samples;
 		kt->nopen = at;
 	}
@@ -929,7 +926,6 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 			continue;
 		}
 		if (e->kind == KQ_SAMPLE) {
-			c->samples++;
 			c->own_samples++;
 			a->t.samples_in_polls++;
 		} else {
@@ -948,7 +944,6 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 		for (uint32_t j = 0; j < kt->nopen; j++) {
 			kt->open[j].preempted += c->preempted;
 			kt->open[j].blocked += c->blocked;
-			kt->open[j].samples += c->samples;
 		}
 	for (size_t i = 0; i < a->nents; i++)
 		if (a->ents[i].kind == KQ_BLOCKED && a->ents[i].until &&

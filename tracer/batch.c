@@ -28,11 +28,9 @@
  * for longer than max_delay_ns stops holding the others back; an event that arrives behind
  * the watermark anyway is delivered at once and counted as late.
  *
- * Preemption. sched_switch sends the intervals a thread waited for a CPU while runnable; a poll's
- * begin and end carry the thread's preempted time so far (cpu_wait, as per-event capture reads
- * sched_info.run_delay), so the analyzer leaves out of long_poll what the kernel took. A thread's
- * intervals arrive in the ring before the batch holding any poll they fall in (it had to run
- * again to end the poll and flush).
+ * Preemption is not this stage's: the analyzer charges the off-CPU periods sched_switch sends
+ * (bpf/sched.bpf.h) to the polls they fall in, whatever the capture mode; polls leave here
+ * with cpu_wait 0 (unknown).
  *
  * Capture window. Records stamped before the start (left in a buffer by an earlier capture)
  * or after the cutoff are dropped and counted; so are the counts of windows wholly outside.
@@ -51,7 +49,6 @@
 #define SWEEP_MARGIN_NS 1000000ull     /* a record stamped this close to a sweep may be missing */
 #define RING_MARGIN_NS 1000000ull      /* reservation → timestamp, across CPUs */
 #define PAIRS_MAX 8192
-#define PREEMPT_MAX 1024               /* intervals kept per thread (older ones folded) */
 #define MASK56 ((1ull << 56) - 1)
 
 struct ev {
@@ -66,14 +63,9 @@ struct opened {
 	uint64_t id, begin;
 };
 
-struct preempt {
-	uint64_t since, until;
-	uint64_t before;            /* the thread's preempted time before `since` */
-};
-
 struct thread {
 	uint32_t pid, tid;
-	uint64_t buf;               /* its buffer; 0 while only preemptions were heard of */
+	uint64_t buf;               /* its buffer; 0 until its first batch */
 	uint8_t clock;
 	bool exited, dead;
 	uint64_t next_seq;          /* the batch expected next */
@@ -88,9 +80,6 @@ struct thread {
 	struct opened opened[OPEN_MAX]; /* polls whose begin went out before their record came */
 	size_t nopened;
 	uint64_t window[TET_EV_COUNT]; /* counts of the window not flushed yet, as last swept */
-	struct preempt *pre;        /* preemption intervals, in time order */
-	size_t npre;
-	uint64_t pre_base;          /* preempted time before pre[0] (folded intervals) */
 	struct ev *q;               /* sorted, q[qhead, qhead + qlen) */
 	size_t qhead, qlen, qcap;
 };
@@ -217,7 +206,6 @@ static void thread_free(struct thread *t)
 {
 	if (t) {
 		free(t->q);
-		free(t->pre);
 	}
 	free(t);
 }
@@ -244,57 +232,6 @@ static struct thread *thread_new(struct tb *b, uint32_t pid, uint32_t tid)
 	b->threads[b->nthreads++] = t;
 	b->s.threads++;
 	return t;
-}
-
-/* The thread's preempted time up to ts (ns). */
-static uint64_t preempted_until(const struct thread *t, uint64_t ts)
-{
-	size_t lo = 0, hi = t->npre;
-	const struct preempt *p;
-
-	while (lo < hi) { /* the first interval beginning at or after ts */
-		size_t mid = (lo + hi) / 2;
-
-		if (t->pre[mid].since < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return t->pre_base;
-	p = &t->pre[lo - 1];
-	return p->before + ((ts < p->until ? ts : p->until) - p->since);
-}
-
-void tb_preempted(struct tb *b, uint32_t pid, uint32_t tid, uint64_t since_ns, uint64_t until_ns)
-{
-	struct thread *t = thread_find(b, pid, tid);
-	uint64_t before;
-
-	if (until_ns <= since_ns)
-		return;
-	if (!t) {
-		t = thread_new(b, pid, tid);
-		if (!t)
-			return;
-		b->s.threads--; /* counted when it records */
-	}
-	if (t->npre && since_ns < t->pre[t->npre - 1].until)
-		return; /* out of order: cannot happen for one thread */
-	if (!t->pre) {
-		t->pre = malloc(PREEMPT_MAX * sizeof(*t->pre));
-		if (!t->pre)
-			return;
-	}
-	if (t->npre == PREEMPT_MAX) { /* fold the older half */
-		t->pre_base = t->pre[PREEMPT_MAX / 2].before;
-		memmove(t->pre, t->pre + PREEMPT_MAX / 2, (PREEMPT_MAX / 2) * sizeof(*t->pre));
-		t->npre = PREEMPT_MAX / 2;
-	}
-	before = t->npre ? t->pre[t->npre - 1].before + (t->pre[t->npre - 1].until -
-							  t->pre[t->npre - 1].since) : t->pre_base;
-	t->pre[t->npre++] = (struct preempt){ since_ns, until_ns, before };
-	b->s.preemptions++;
 }
 
 /* Forgets exited threads with nothing left to deliver. */
@@ -586,7 +523,6 @@ static int open_polls(struct tb *b, struct thread *t, const struct tet_batch_hea
 			return -ENOMEM;
 		e->w[0] = o->task_id;
 		e->w[2] = (uint64_t)(int64_t)t->worker;
-		e->w[4] = 1 + preempted_until(t, e->ts);
 		b->s.open_polls_seen++;
 	}
 	return 0;
@@ -654,7 +590,6 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 					return -ENOMEM;
 				e->w[0] = id;
 				e->w[2] = (uint64_t)(int64_t)t->worker;
-				e->w[4] = 1 + preempted_until(t, bts); /* 0 would mean unknown */
 			}
 			/* the yields ride on the end (the analyzer's per-event records allow it) */
 			e = push(b, t, TET_EV_POLL_END, ets);
@@ -663,7 +598,6 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 			e->w[0] = id;
 			e->w[2] = code;
 			e->w[3] = yn | yc << 16;
-			e->w[4] = 1 + preempted_until(t, ets);
 			if (code == 2) { /* notified during the poll: the yield that follows */
 				e = push(b, t, TET_EV_YIELD, ets);
 				if (!e)
@@ -801,9 +735,7 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 		if (!t)
 			return -ENOMEM;
 	}
-	if (!t->buf) { /* its first batch (preemptions may have come first) */
-		if (t->npre || t->pre)
-			b->s.threads++;
+	if (!t->buf) { /* its first batch */
 		t->buf = r->buf;
 		t->next_seq = h.seq;
 		t->clock = h.clock;
@@ -986,7 +918,6 @@ static void deliver(struct tb *b, const struct thread *t, const struct ev *e)
 		r.header_ptr = e->w[1];
 		r.a = e->w[2];
 		r.b = e->w[3];
-		r.cpu_wait = e->w[4];
 		b->o.emit(b->o.emit_ctx, &r, sizeof(r));
 	}
 }

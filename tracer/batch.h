@@ -54,7 +54,6 @@ struct tb_stats {
 	uint64_t unflushed[TET_EV_COUNT]; /* events of those threads' last windows (counts read) */
 	uint64_t strings, strings_read, string_misses;
 	uint64_t open_polls_seen;   /* polls seen in progress (BEGIN sent before the poll ended) */
-	uint64_t preemptions;       /* preemption intervals of the target's threads received */
 	uint64_t rate;              /* sampling rate of the latest batch (1 = every task) */
 	int64_t clock_error_ns;     /* largest |converted TSC - process CLOCK_MONOTONIC| at flushes */
 	uint8_t clock;              /* TET_BATCH_CLOCK_* of the latest batch, 0 none yet */
@@ -78,9 +77,6 @@ void tb_ring_drained(struct tb *b, uint64_t before_ns);
 /* Sweeps the threads silent for sweep_after_ns (of ring time), then delivers every event no
  * thread can still precede. now_ns: the tracer's CLOCK_MONOTONIC. Call after each drain. */
 void tb_advance(struct tb *b, uint64_t now_ns);
-/* Thread tid of process pid waited for a CPU, runnable, from since_ns to until_ns (a
- * TET_REC_PREEMPT record, in ring order): polls overlapping it get that time as cpu_wait. */
-void tb_preempted(struct tb *b, uint32_t pid, uint32_t tid, uint64_t since_ns, uint64_t until_ns);
 /* The capture starts at start_ns: earlier records (an earlier capture's) are left out. */
 void tb_set_start(struct tb *b, uint64_t start_ns);
 /* The capture ends at cutoff_ns: later records are left out (counted). */

@@ -18,12 +18,11 @@
  * CAP_SYS_PTRACE; without it, batches only, and events wait up to 2 s for ordering). The same
  * callback reads a spawn's strings when the batch that carried them was lost.
  *
- * Preemption. tet_switch (sched_switch, bpf/sched.bpf.h) sends the off-CPU periods of a thread
- * of the target inside its polls; their runnable part (preempted, or woken and waiting for a CPU)
- * the decode stage takes out of the polls they fall in, so long_poll judges what the task did,
- * as with per-event capture; the analyzer gets them all (and the CPU samples) to split polls
- * into on-CPU, preempted and blocked time. Without them (a kernel refusing the BTF
- * tracepoints), polls are judged on wall time and the report says so.
+ * Preemption. tet_switch (sched_switch, bpf/sched.bpf.h) sends the off-CPU periods of the
+ * target's threads inside polls; they go straight to the analyzer (with the CPU samples), which
+ * splits each poll into on-CPU, preempted and blocked time as in every capture mode, so
+ * long_poll judges what the task did. Without them (a kernel refusing the BTF tracepoints),
+ * polls are judged on wall time and the report says so.
  *
  * Clock. TSC stamps are converted through (TSC, CLOCK_MONOTONIC) pairs read here back to back
  * (the narrowest of three tries): two at start, one per drain at most every 10 ms.
@@ -202,18 +201,8 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	struct tet_bc *s = ctx;
 	const struct tet_hdr *h = data;
 
-	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE)) {
-		const struct tet_offcpu_rec *r = data;
-
-		if (s->cutoff_ns && h->ts > s->cutoff_ns)
-			return 0;
-		/* the decode stage takes the runnable part out of the polls (cpu_wait) */
-		if (h->type == TET_REC_OFFCPU && size >= sizeof(*r))
-			tb_preempted(s->tb, h->pid, h->tid,
-				     r->flags & TET_OFFCPU_PREEMPTED ? r->since :
-				     r->woken ? r->woken : h->ts, h->ts);
-		return s->o.on_event(s->o.ctx, data, size);
-	}
+	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
+		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->o.on_event(s->o.ctx, data, size);
 	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
 		uint64_t now = mono_ns();
 		int ret;

@@ -1086,7 +1086,6 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_kstr(w, "why_not_multi", bt->multi ? NULL : bt->why_single);
 		jw_kbool(w, "preemption", bt->preemption);
 		jw_kstr(w, "why_no_preemption", bt->preemption ? NULL : bt->why_no_preemption);
-		jw_ku64(w, "preemptions", bt->stats->preemptions);
 		jw_kbool(w, "sweeps", bt->sweeps);
 		jw_kstr(w, "why_no_sweeps", bt->sweeps ? NULL : bt->why_no_sweeps);
 		jw_kstr(w, "clock", bt->stats->clock == TET_BATCH_CLOCK_TSC ? "tsc" :

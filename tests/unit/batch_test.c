@@ -433,32 +433,6 @@ static void test_sweep(void)
 	tb_free(t);
 }
 
-static void test_preempt(void)
-{
-	struct tb *t = fresh(NULL, NULL);
-	struct batch b;
-
-	/* intent: the time a thread sat preempted during a poll (sched_switch intervals, heard of
-	 * before the thread's first batch) shows as the growth of cpu_wait from the poll's begin to
-	 * its end; a poll without preemption has none; another thread's intervals do not count */
-	tb_preempted(t, 100, 1, 2500, 2600);            /* before the poll: not in it */
-	tb_preempted(t, 100, 1, 3200, 3700);            /* 500 ns inside */
-	tb_preempted(t, 100, 1, 3900, 4300);            /* 100 ns inside, the rest after */
-	tb_preempted(t, 100, 2, 3000, 3900);            /* another thread */
-	b_init(&b, 1, 0, 2000, 9000);
-	poll_rec(&b, 5, 3000, 4000, 0, 0, 0, 0);
-	poll_rec(&b, 6, 5000, 6000, 0, 0, 0, 0);
-	feed(t, &b, 9000);
-	tb_finish(t);
-	CHECK_U64(nev, 4, "preempt: two polls");
-	CHECK_U64(ev[1].cpu_wait - ev[0].cpu_wait, 600, "preempt: 600 ns of the first poll preempted");
-	CHECK(ev[0].cpu_wait != 0, "preempt: known (not 0) at the begin");
-	CHECK_U64(ev[3].cpu_wait - ev[2].cpu_wait, 0, "preempt: none in the second poll");
-	CHECK_U64(tb_stats(t)->preemptions, 4, "preempt: 4 intervals received");
-	CHECK_U64(tb_stats(t)->threads, 1, "preempt: a thread only preempted is not counted as recording");
-	tb_free(t);
-}
-
 static void test_clock(void)
 {
 	struct tb *t = fresh(NULL, NULL);
@@ -493,7 +467,6 @@ int main(void)
 	test_strings();
 	test_sweep();
 	test_clock();
-	test_preempt();
 	printf("# %d checks, %d failed\n", run, failed);
 	return failed ? 1 : 0;
 }
