@@ -6,6 +6,8 @@
 #  - a kernel without the sched BTF tracepoints (TET_TEST_NO_SCHED_TP=1, the same verdict as a
 #    real lack): exit 0, one warning naming it, the report says why (why.sched false,
 #    why_no_sched), no poll is split (blocked_ns 0 everywhere), the CPU profile still works;
+#  - perf_event_open refused (TET_TEST_NO_PERF=1, the EACCES path): exit 0, one warning, no profile
+#    (why_no_profile names perf_event_paranoid), the split still known, --stacks an empty file;
 #  - --no-sched: neither the split nor samples, the report says it was turned off;
 #  - a stripped copy of the usdt sample service: exit 0, the report notes it is stripped, its own
 #    frames are named module+0xOFFSET (never a name from somewhere else), the blocking call's
@@ -46,6 +48,16 @@ check "no tracepoints: why_no_sched says why" test -n "$(jqr "$TMPD/notp.json" '
 check_eq "no tracepoints: nothing blocked anywhere" 0 "$(jqr "$TMPD/notp.json" '[.spawn_sites[].blocked_ns] | add')"
 check "no tracepoints: the CPU profile still works" test "$(jqr "$TMPD/notp.json" .why.cpu_samples_in_polls)" -gt 10
 check "no tracepoints: the summary says polls are not split" grep -q "no poll time split" "$TMPD/notp.out"
+
+# ---- perf_event_open refused ----
+TET_TEST_NO_PERF=1 "$TRACER" --pid "$SP" -d 2s -o "$TMPD/noperf.json" --stacks "$TMPD/noperf.folded" > /dev/null 2> "$TMPD/noperf.err"
+check_eq "perf refused: exit 0" 0 "$?"
+check "perf refused: one warning says so" grep -q "^tokio-ebpf-trace: warning: perf_event_open refused" "$TMPD/noperf.err"
+check_eq "perf refused: no profile, the split still known" "0 true" \
+    "$(jqr "$TMPD/noperf.json" '"\(.why.profile_hz) \(.why.sched)"')"
+check "perf refused: the report says why" \
+    bash -c "jq -r .why.why_no_profile '$TMPD/noperf.json' | grep -q perf_event_paranoid"
+check "perf refused: an empty folded file, not a missing one" test -f "$TMPD/noperf.folded" -a ! -s "$TMPD/noperf.folded"
 
 # ---- --no-sched ----
 "$TRACER" --pid "$SP" -d 2s --no-sched -o "$TMPD/nosched.json" > /dev/null 2> "$TMPD/nosched.err"
