@@ -178,6 +178,16 @@ struct tet_sample_rec {
 	__s32 ustack, kstack;
 };
 
+/* The traced process ended (sched_process_exit of its last thread): how. `code` is a wait
+ * status: the fatal signal in bits 0-6 (0: it exited), bit 7 a core dump, the exit status in
+ * bits 8-15. */
+#define TET_REC_EXIT 67
+struct tet_exit_rec {
+	struct tet_hdr h;   /* type TET_REC_EXIT; tid: the last thread to exit */
+	__u32 code;
+	__u32 group_exit;   /* 1: a group exit (exit_group, a fatal signal), code from it */
+};
+
 /* Frames per stack in the stack map (frame pointers: physical frames; a Tokio worker's stack is
  * ~30 deep). Deeper stacks keep their innermost frames. */
 #define TET_STACK_DEPTH 64
@@ -212,6 +222,7 @@ struct tet_counters {
 	__u64 samples;              /* CPU samples of target threads sent */
 	__u64 sample_drops;         /* … the ring had no room for */
 	__u64 stack_errors;         /* stacks not captured (stack map full or a walk that failed) */
+	__u64 exit_drops;           /* process exits the ring had no room for */
 };
 
 #ifndef __VMLINUX_H__
@@ -223,6 +234,7 @@ _Static_assert(sizeof(struct tet_batch_head) == 344, "tet_batch_head layout (usd
 _Static_assert(sizeof(struct tet_batch_rec) == 64, "tet_batch_rec layout");
 _Static_assert(sizeof(struct tet_offcpu_rec) == 64, "tet_offcpu_rec layout");
 _Static_assert(sizeof(struct tet_sample_rec) == 32, "tet_sample_rec layout");
+_Static_assert(sizeof(struct tet_exit_rec) == 32, "tet_exit_rec layout");
 #endif
 
 #endif

@@ -65,3 +65,14 @@ $(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h tracer/batch.c tracer/
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< tracer/batch.c
+
+# flight_test: unit tests of the flight recorder's store, triggers, dump names and directory, and
+# of the analyzer's on_detect hook (tests/t_flight_unit.sh)
+FLIGHT_TEST := $(BUILD)/tests/flight_test
+FLIGHT_TEST_SRCS := $(addprefix tracer/,flight.c analyzer.c hist.c units.c)
+ALL_TARGETS += $(FLIGHT_TEST)
+$(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) tracer/flight.h \
+                tracer/analyzer.h tracer/hist.h tracer/units.h tracer/commands.h bpf/events.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(FLIGHT_TEST_SRCS)

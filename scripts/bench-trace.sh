@@ -21,7 +21,9 @@
 #    event and its peak memory (VmHWM).
 # 2. HTTP at saturation: `sample-service serve --workers 1`, wrk (2 threads, 16 connections, 5 s)
 #    on GET /, requests/s for stock, untraced, batched, batched --no-sched, batched with the CPU
-#    profile at 999 Hz, per-event and batched 1/100.
+#    profile at 999 Hz, per-event, batched 1/100 and the flight recorder (--flight-recorder 60s
+#    --trigger long_poll: batched capture into the window, with the live analysis a detector
+#    trigger needs; events = what went through the window).
 # 3. The consumer on one core: a batched capture of the yield workload dumped (TET_BATCH_DUMP),
 #    replayed through the decode stage and the analyzer (build/tests/batch_replay).
 # 4. The clock: ns per rdtsc and per clock_gettime on this machine (batched capture stamps each
@@ -84,7 +86,12 @@ cpu_ns() {  # user+system CPU time of PID so far, ns
 hwm_kb() { awk '/^VmHWM:/{print $2}' "/proc/$1/status"; }
 
 tracer_start() {  # tracer_start ARGS…: starts the tracer, waits until it is attached
-    "$TRACER" "$@" -q -o "$TMP/r.json" > /dev/null 2> "$TMP/t.err" &
+    local out=(-o "$TMP/r.json")
+    FLIGHT=""
+    if [[ " $* " == *" --flight-recorder "* ]]; then  # the recorder writes only dumps
+        FLIGHT=1; rm -rf "$TMP/dumps"; mkdir -p "$TMP/dumps"; out=(--dump-dir "$TMP/dumps")
+    fi
+    "$TRACER" "$@" -q "${out[@]}" > /dev/null 2> "$TMP/t.err" &
     TRACER_PID=$!
     for _ in $(seq 200); do grep -q attached "$TMP/t.err" && break; sleep 0.05; done
     grep -q attached "$TMP/t.err" || die "tracer did not attach ($*): $(cat "$TMP/t.err")"
@@ -93,6 +100,11 @@ tracer_stop() {  # sets ev dr cpu hwm: events, drops, CPU ns, peak RSS KiB
     cpu=$(cpu_ns "$TRACER_PID"); hwm=$(hwm_kb "$TRACER_PID")
     kill -INT "$TRACER_PID"; wait "$TRACER_PID" || die "tracer failed: $(cat "$TMP/t.err")"
     TRACER_PID=""
+    if [ -n "$FLIGHT" ]; then  # "… N records held in M MiB at the end, K evicted"
+        ev=$(sed -n 's/.*; \([0-9]*\) records held in .* \([0-9]*\) evicted$/\1 \2/p' "$TMP/t.err" | awk '{ print $1 + $2 }')
+        dr=-
+        return
+    fi
     ev=$(jq .totals.events "$TMP/r.json"); dr=$(jq .totals.drops "$TMP/r.json")
 }
 
@@ -143,6 +155,7 @@ http_one() {  # http_one REP CONFIG
     batched-nosched) tracer_start --pid "$SVC_PID" --no-sched ;;
     batched-999hz) tracer_start --pid "$SVC_PID" --profile-hz 999 ;;
     batched-1/100) tracer_start --pid "$SVC_PID" --sample-rate 100 ;;
+    flight) tracer_start --pid "$SVC_PID" --flight-recorder 60s --trigger long_poll ;;
     esac
     wrk -t2 -c16 -d1s "http://$addr/" > /dev/null 2>&1   # warm-up
     rps=$(wrk -t2 -c16 -d"${HTTP_SECS}s" "http://$addr/" 2>&1 | awk '/^Requests\/sec:/{print $2}')
@@ -152,7 +165,7 @@ http_one() {  # http_one REP CONFIG
     printf 'http\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\n' "$rep" "$cfg" "$rps" "$ev" "$dr" "$cpu" "$hwm" >> "$RAW"
 }
 if [[ "$SKIP" != *" http "* ]]; then
-    HCONF=(stock usdt batched batched-nosched batched-999hz per-event batched-1/100)
+    HCONF=(stock usdt batched batched-nosched batched-999hz per-event batched-1/100 flight)
     echo "bench-trace: HTTP at saturation (wrk -t2 -c16 -d${HTTP_SECS}s, serve --workers 1), $HTTP_REPS rounds…" >&2
     for rep in $(seq "$HTTP_REPS"); do
         for cfg in "${HCONF[@]}"; do http_one "$rep" "$cfg"; done
@@ -243,13 +256,13 @@ if hs:
     print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds; "
           f"of stock is the median of the round-by-round ratios")
     print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'events':>10} {'drops':>7}")
-    for cfg in ['stock', 'usdt', 'batched', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100']:
+    for cfg in ['stock', 'usdt', 'batched', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100', 'flight']:
         v = runs('http', cfg)
         if not v: continue
         rps = mv('http', cfg)
         ev = [int(r[4]) for r in v if r[4] != '-']
         dr = [int(r[5]) for r in v if r[5] != '-']
-        print(f"{({'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
+        print(f"{({'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz', 'flight': 'flight recorder'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
               f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7}")
     b, s = paired('http', 'batched'), paired('http', 'batched-1/100')
     print("targets (HTTP):")
@@ -259,6 +272,9 @@ if hs:
     if b and n: print(f"  the kernel side (defaults: sched + 99 Hz) costs {100 * (n[0] - b[0]):.1f} points of stock "
                       f"(batched {100 * b[0]:.1f} % vs no-sched {100 * n[0]:.1f} %); at 999 Hz: "
                       f"{100 * h[0]:.1f} % {spread(h) if h else ''}")
+    f = paired('http', 'flight')
+    if f and b: print(f"  the flight recorder (60 s window, live long_poll detection): {100 * f[0]:.1f} % {spread(f)} "
+                      f"vs batched capture with reports {100 * b[0]:.1f} %")
 if replay:
     parts = replay.split(' ', 1)
     r = json.loads(parts[0]); live = json.loads(parts[1]) if len(parts) > 1 else {}

@@ -31,6 +31,11 @@ for t in "$ROOT"/tests/t_*.sh; do
         tail -n 40 "$LOGS/$name.log" | sed 's/^/    | /'
     fi
 done
+# the failures again at the very end (CI logs are often read from their tail)
+for name in "${failed[@]}"; do
+    echo "--- $name: failed checks (full log: build/test-logs/$name.log)"
+    { grep -E '^(not ok|FAIL|SKIP|ERROR)' "$LOGS/$name.log" || tail -n 5 "$LOGS/$name.log"; } | head -n 20 | sed 's/^/    | /'
+done
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]

@@ -203,6 +203,7 @@ struct task {
 	int term_reason;
 	uint64_t term_ts;
 	int32_t finding[AN_FINDING_KINDS]; /* index + 1 into findings, 0 = none */
+	uint64_t detected[AN_FINDING_KINDS]; /* opts.on_detect: start of the last occurrence told */
 };
 
 struct analyzer {
@@ -544,6 +545,25 @@ static void runtime_tid_add(struct analyzer *a, uint32_t pid, uint32_t tid)
 }
 
 /* ---- findings, tops, timeline ---- */
+static void detect_call(struct analyzer *a, const struct task *t, unsigned what, uint64_t start,
+			uint64_t at, uint64_t value, uint64_t threshold)
+{
+	a->o.on_detect(a->o.detect_ctx, &(struct an_detect){
+		.what = what, .pid = t->s.pid, .tid = t->poll_tid, .task_id = t->s.task_id,
+		.header_ptr = t->s.header_ptr, .ts = start, .at = at, .value_ns = value,
+		.threshold_ns = threshold, .site = t->site });
+}
+
+/* opts.on_detect: a new occurrence (start) of finding kind k of task t. */
+static void detected(struct analyzer *a, struct task *t, enum an_finding_kind k, uint64_t start,
+		     uint64_t at, uint64_t value, uint64_t threshold)
+{
+	if (!a->o.on_detect || !(a->o.detect & (1u << k)) || t->detected[k] == start)
+		return;
+	t->detected[k] = start;
+	detect_call(a, t, k, start, at, value, threshold);
+}
+
 static struct an_finding *finding_get(struct analyzer *a, struct task *t,
 				      enum an_finding_kind k, uint64_t ts, uint64_t threshold)
 {
@@ -1123,6 +1143,11 @@ again:
 
 		hist_add(&t->sched, d);
 		hist_add(&t->site->sched_ns, d);
+		if (a->o.on_detect && a->o.trig_sched_ns && d > a->o.trig_sched_ns) {
+			t->poll_tid = r->h.tid;
+			detect_call(a, t, AN_DETECT_SCHED, t->ready_since, r->h.ts, d,
+				    a->o.trig_sched_ns);
+		}
 		top_add(a->top_sched, &a->ntop_sched, a->o.top_n,
 			&(struct an_top){ d, r->h.ts, r->h.pid, r->h.tid, worker, r->task_id,
 					  t->site });
@@ -1152,6 +1177,8 @@ static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts)
 	ratio = (double)t->s.self_wake_polls / (double)t->s.polls;
 	if (ratio < a->o.self_wake_ratio)
 		return;
+	if (!t->detected[AN_SELF_WAKE]) /* once per task */
+		detected(a, t, AN_SELF_WAKE, ts ? ts : 1, ts, t->s.self_wake_polls, 0);
 	f = finding_get(a, t, AN_SELF_WAKE, ts, 0);
 	if (!f)
 		return;
@@ -1234,8 +1261,13 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		t->s.self_wake_polls++;
 		t->site->self_wake_polls++;
 	}
+	if (a->o.on_detect && a->o.trig_poll_ns && d > a->o.trig_poll_ns)
+		detect_call(a, t, AN_DETECT_POLL, t->poll_begin, r->h.ts, d, a->o.trig_poll_ns);
 	if (d - wait > a->o.long_poll_ns && t->s.kind != AN_KIND_BLOCKING) {
-		struct an_finding *f = finding_get(a, t, AN_LONG_POLL, t->poll_begin,
+		struct an_finding *f;
+
+		detected(a, t, AN_LONG_POLL, t->poll_begin, r->h.ts, d - wait, a->o.long_poll_ns);
+		f = finding_get(a, t, AN_LONG_POLL, t->poll_begin,
 						   a->o.long_poll_ns);
 		if (f) {
 			occur(f, t->poll_begin);
@@ -1376,9 +1408,12 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 				a->t.lost_waker_contradicted++;
 			}
 		}
-		if (d >= a->o.stall_ns && !t->finding[AN_LOST_WAKER]) {
-			struct an_finding *f = finding_get(a, t, AN_STALLED, t->pending_since,
-							   a->o.stall_ns);
+		if (d >= a->o.stall_ns && !t->finding[AN_LOST_WAKER] &&
+		    !(a->o.on_detect && t->detected[AN_LOST_WAKER] == t->pending_since)) {
+			struct an_finding *f;
+
+			detected(a, t, AN_STALLED, t->pending_since, r->h.ts, d, a->o.stall_ns);
+			f = finding_get(a, t, AN_STALLED, t->pending_since, a->o.stall_ns);
 			if (f) {
 				occur(f, t->pending_since);
 				if (d > f->value_ns)
@@ -1542,6 +1577,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 		if (t->s.state == AN_POLLING && t->s.kind != AN_KIND_BLOCKING &&
 		    now > t->poll_begin && now - t->poll_begin >= a->o.never_yields_ns) {
 			d = now - t->poll_begin;
+			detected(a, t, AN_NEVER_YIELDS, t->poll_begin, now, d, a->o.never_yields_ns);
 			f = finding_get(a, t, AN_NEVER_YIELDS, t->poll_begin, a->o.never_yields_ns);
 			if (f) {
 				occur(f, t->poll_begin);
@@ -1557,6 +1593,8 @@ void an_tick(struct analyzer *a, uint64_t now)
 
 			d = now - t->pending_since;
 			if (no_waker && d >= a->o.lost_waker_ns) {
+				detected(a, t, AN_LOST_WAKER, t->pending_since, now, d,
+					 a->o.lost_waker_ns);
 				f = finding_get(a, t, AN_LOST_WAKER, t->pending_since,
 						a->o.lost_waker_ns);
 				if (f) {
@@ -1564,6 +1602,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 					f->live_wakers = 0;
 				}
 			} else if (!no_waker && d >= a->o.stall_ns) {
+				detected(a, t, AN_STALLED, t->pending_since, now, d, a->o.stall_ns);
 				f = finding_get(a, t, AN_STALLED, t->pending_since, a->o.stall_ns);
 				if (f) {
 					occur(f, t->pending_since);

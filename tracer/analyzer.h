@@ -40,6 +40,20 @@ enum { AN_POLL_PENDING = 0, AN_POLL_READY = 1, AN_POLL_NOTIFIED = 2, AN_POLL_CAN
 enum { AN_YIELD_NOW = 0, AN_YIELD_COOP = 1, AN_YIELD_NOTIFIED = 2, AN_YIELD_REASONS = 3 };
 enum { AN_TERM_COMPLETED = 0, AN_TERM_CANCELLED = 1, AN_TERM_PANICKED = 2, AN_TERM_REASONS = 3 };
 
+/* A detection the flight recorder may trigger on (an_opts.on_detect). */
+enum { AN_DETECT_POLL = AN_FINDING_KINDS, AN_DETECT_SCHED, AN_DETECTS };
+struct an_detect {
+	unsigned what;              /* enum an_finding_kind, AN_DETECT_POLL or AN_DETECT_SCHED */
+	uint32_t pid, tid;
+	uint64_t task_id, header_ptr;
+	uint64_t ts;                /* the occurrence's start: poll begin, pending since, the
+				     * moment it became runnable (scheduling delay) */
+	uint64_t at;                /* the event (or tick) it was detected at */
+	uint64_t value_ns, threshold_ns;
+	const struct an_site *site;
+};
+typedef void (*an_detect_fn)(void *ctx, const struct an_detect *d);
+
 struct an_opts {
 	uint64_t long_poll_ns;      /* a poll longer than this: long_poll        (10 ms) */
 	uint64_t stall_ns;          /* pending longer than this without a wake    (1 s)   */
@@ -61,6 +75,13 @@ struct an_opts {
 				     * and blocked time (the preempted figure then comes from them,
 				     * not from the records' cpu_wait) */
 	bool profile;               /* CPU samples come in (TET_REC_SAMPLE) */
+	/* Flight recorder: on_detect is called at every new occurrence of a finding kind in
+	 * `detect` (also for tasks beyond max_findings: it does not depend on the list), for every
+	 * poll longer than trig_poll_ns and every scheduling delay longer than trig_sched_ns
+	 * (0 = off; the same time the reports show: a poll's wall time, wake → poll begin). */
+	an_detect_fn on_detect;
+	void *detect_ctx;
+	uint64_t trig_poll_ns, trig_sched_ns;
 };
 void an_opts_default(struct an_opts *o);
 

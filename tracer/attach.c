@@ -578,7 +578,9 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	/* polls open per thread: only with both poll probes */
 	s->skel->rodata->track_polls =
 		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
+				  s->skel->progs.tet_exit,
+				  &s->skel->rodata->exit_group_dead_arg },
 				  &o->sched, &s->sched_info) &&
 		(s->probes & TET_CLASS_POLL) == TET_CLASS_POLL;
 	ret = tet_usdt_load(s->skel, o->ringbuf_bytes, err, len);
@@ -613,7 +615,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	}
 	s->o = *o;
 	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
+				  s->skel->progs.tet_exit, NULL },
 				    &o->sched, &s->sched_info);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {

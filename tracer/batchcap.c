@@ -203,6 +203,8 @@ static int ring_cb(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
 		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->o.on_event(s->o.ctx, data, size);
+	if (size >= sizeof(*h) && h->type == TET_REC_EXIT) /* how a process ended: always */
+		return s->o.on_event(s->o.ctx, data, size);
 	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
 		uint64_t now = mono_ns();
 		int ret;
@@ -310,7 +312,9 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 						  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
 		s->skel->rodata->track_polls =
 			tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-					  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+					  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
+				  s->skel->progs.tet_exit,
+				  &s->skel->rodata->exit_group_dead_arg },
 					  &o->sched, &s->info.sched);
 	}
 	if (s->info.multi) {
@@ -377,7 +381,8 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		clock_pair(s);
 	}
 	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
+				  s->skel->progs.tet_exit, NULL },
 				    &o->sched, &s->info.sched);
 	s->info.preemption = s->info.sched.on;
 	if (!s->info.preemption)

@@ -326,7 +326,9 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 	s->sched_opts = o->sched;
 	s->skel->rodata->track_polls =
 		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
+				  s->skel->progs.tet_exit,
+				  &s->skel->rodata->exit_group_dead_arg },
 				  &o->sched, &s->sched_info);
 	ret = tokio_uprobe__load(s->skel);
 	if (ret) {
@@ -386,7 +388,8 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 	s->info.attach_ns = mono_ns() - t0;
 	s->info.links = s->att.nlinks + s->att.nfds;
 	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample },
+				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
+				  s->skel->progs.tet_exit, NULL },
 				    &s->sched_opts, &s->sched_info);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {

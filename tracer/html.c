@@ -186,6 +186,48 @@ static void why_finding_html(FILE *out, const struct why_finding *wf)
 		fputs("</div>", out);
 }
 
+static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 1024 * 1024)
+		snprintf(buf, len, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+	else if (b >= 1024)
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024.0);
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+	return buf;
+}
+
+/* A flight-recorder dump: what fired it and the window, worded as the terminal says it
+ * (report_flight_line: printable already, then escaped); how the process ended if it crashed. */
+static void flight_banner(FILE *out, const struct report_meta *m)
+{
+	const struct report_flight *fl = m->flight;
+	char line[2400], b[32];
+
+	if (fl) {
+		fputs("<div class=\"flight\" id=\"flight\"><b>Flight-recorder</b> ", out);
+		esc(out, report_flight_line(m, line, sizeof(line)));
+		fprintf(out, "<div class=\"flight-more\">%llu records replayed (%s in memory)",
+			(unsigned long long)fl->records, fmt_bytes(fl->bytes, b, sizeof(b)));
+		if (fl->cut_by_memory)
+			fputs("; the memory bound cut the window short", out);
+		if (fl->triggers_suppressed)
+			fprintf(out, "; %llu trigger%s suppressed (cooldown)",
+				(unsigned long long)fl->triggers_suppressed,
+				fl->triggers_suppressed == 1 ? "" : "s");
+		if (fl->basename) {
+			fputs(" · <code>", out);
+			esc_untrusted(out, fl->basename, strlen(fl->basename), 200);
+			fputs("</code>", out);
+		}
+		fputs("</div></div>\n", out);
+	}
+	if (m->ended_by && !strcmp(m->ended_by, "process_crash"))
+		fprintf(out, "<p class=\"warning\" id=\"exit-crash\">The process was killed by %s%s.</p>\n",
+			report_signal_name(m->exit_signal, b, sizeof(b)),
+			m->exit_core ? " (core dumped)" : "");
+}
+
 static void summary(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_totals *t = an_totals(a);
@@ -210,7 +252,9 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 		fprintf(out, " (1 task in %u: per-site and per-task figures from the sampled tasks)",
 			m->sample_rate);
 	fprintf(out, " · started %s · %s", iso, fmt_duration(span, b, sizeof(b)));
-	fprintf(out, " (ended by %s)</p>\n<div class=\"summary\">", m->ended_by ? m->ended_by : "?");
+	fprintf(out, " (ended by %s)</p>\n", m->ended_by ? m->ended_by : "?");
+	flight_banner(out, m);
+	fputs("<div class=\"summary\">", out);
 #define STAT(v, label) fprintf(out, "<div><b>%llu</b> %s</div>", (unsigned long long)(v), label)
 	STAT(t->events, "events");
 	STAT(report_total(m, t, TET_EV_POLL_BEGIN), "polls");
@@ -333,12 +377,16 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 		const struct an_finding *w = &f[ix[i]];
 		const struct an_site *s = w->site;
 		size_t j = i + 1, listed = 0;
+		const struct an_finding *trig = NULL; /* the one that fired a flight-recorder dump */
 
 		while (j < n && f[ix[j]].kind == w->kind && f[ix[j]].site == s)
 			j++;
+		for (size_t k = i; k < j && !trig; k++)
+			if (report_is_trigger(m, &f[ix[k]]))
+				trig = &f[ix[k]];
 		shown++;
-		fprintf(out, "<li class=\"k-%s\"><span class=\"kind\">%s</span><span class=\"where\"><code>",
-			an_finding_name(w->kind), kind_title[w->kind]);
+		fprintf(out, "<li class=\"k-%s%s\"><span class=\"kind\">%s</span><span class=\"where\"><code>",
+			an_finding_name(w->kind), trig ? " trigger" : "", kind_title[w->kind]);
 		esc_site(out, s);
 		fputs("</code>", out);
 		if (s && !s->unknown && !s->other && !s->typed) {
@@ -351,6 +399,9 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 		esc(out, detail);
 		fputs("</div>", out);
 		why_finding_html(out, why_finding_at(m->why, ix[i]));
+		if (trig)
+			fprintf(out, "<div class=\"trigger-note\">%s fired the flight-recorder dump.</div>",
+				task_name(key_of(trig->task_id, trig->header_ptr), tn, sizeof(tn)));
 		if (j - i > 1) {
 			fprintf(out, "<div class=\"more\">The same at this site in %zu more task%s:", j - i - 1,
 				j - i - 1 == 1 ? "" : "s");
@@ -1017,6 +1068,8 @@ static void j_findings(struct jw *w, const struct analyzer *a, const struct repo
 		j_site_strings(w, f[i].site);
 		report_finding_detail(&f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);
+		if (m->flight)
+			jw_kbool(w, "trigger", report_is_trigger(m, &f[i]));
 		jw_ku64(w, "value_ns", f[i].value_ns);
 		jw_ku64(w, "threshold_ns", f[i].threshold_ns);
 		jw_ku64(w, "occurrences", f[i].occurrences);
@@ -1299,6 +1352,19 @@ static int j_timeline(struct jw *w, const struct analyzer *a, const struct repor
 	 * per site; then the busiest, a few per site; then any */
 	size_t chosen = 0;
 
+	if (m->flight && m->flight->trigger.has_task) { /* the dump's trigger first */
+		const struct report_trigger *tr = &m->flight->trigger;
+
+		for (size_t i = 0; i < ng && !chosen; i++) {
+			const struct an_tl_rec *r = task_recs[groups[i].first];
+
+			if (r->pid != tr->pid || rkey(r) != key_of(tr->task_id, tr->header_ptr))
+				continue;
+			groups[i].chosen = ++chosen;
+			if (groups[i].site < nsites)
+				site_rows[groups[i].site]++;
+		}
+	}
 	pick_rows(order, ng, &chosen, HTML_TL_FINDING_TASKS - 4, site_rows, nsites, 2, want_waiting);
 	pick_rows(order, ng, &chosen, HTML_TL_FINDING_TASKS, site_rows, nsites, 3, want_finding);
 	pick_rows(order, ng, &chosen, HTML_TL_TASKS, site_rows, nsites, 5, want_any);
@@ -1440,6 +1506,37 @@ out:
 	return ret;
 }
 
+/* The dump's trigger for the script: the timeline marks its moment (offsets from the capture
+ * start, as the timeline's) and the row of its task; strings made printable as in the banner. */
+static void j_flight(struct jw *w, const struct report_meta *m)
+{
+	const struct report_flight *fl = m->flight;
+	const struct report_trigger *tr = &fl->trigger;
+	const char *spec = tr->spec ? tr->spec : tr->kind ? tr->kind : "?";
+	char buf[1100];
+
+	jw_key(w, "flight");
+	jw_obj_begin(w);
+	jw_ku64(w, "dump", fl->dump_index);
+	jw_kstr(w, "kind", tr->kind);
+	jw_kstr(w, "spec", report_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
+	jw_kstr(w, "detail", report_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
+					      buf, sizeof(buf)));
+	jw_ki64(w, "at_ns", (int64_t)(tr->ts - m->start_ns));
+	jw_ki64(w, "detected_at_ns", (int64_t)(tr->at_ns - m->start_ns));
+	jw_ki64(w, "window_from_ns", (int64_t)(fl->from_ns - m->start_ns));
+	jw_ki64(w, "window_to_ns", (int64_t)(fl->to_ns - m->start_ns));
+	jw_ku64(w, "pid", tr->pid);
+	jw_key(w, "task");
+	if (tr->has_task)
+		jw_u64(w, key_of(tr->task_id, tr->header_ptr));
+	else
+		jw_null(w);
+	jw_ku64(w, "value_ns", tr->value_ns);
+	jw_ku64(w, "threshold_ns", tr->threshold_ns);
+	jw_obj_end(w);
+}
+
 static int data_json(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_totals *t = an_totals(a);
@@ -1483,6 +1580,8 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	report_json_started(w, m);
 	jw_kstr(w, "ended_by", m->ended_by);
 	jw_obj_end(w);
+	if (m->flight)
+		j_flight(w, m);
 	jw_key(w, "thresholds");
 	jw_obj_begin(w);
 	report_json_thresholds_ns(w, o);

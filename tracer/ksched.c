@@ -19,32 +19,60 @@
 #include "ksched.h"
 
 struct tet_sched {
-	struct bpf_link *sw, *wk;
+	struct bpf_link *sw, *wk, *exit;
 	struct bpf_link **perf;
 	size_t nperf;
 };
 
-/* The BTF tracepoints exist when vmlinux BTF has their btf_trace_* typedefs. */
-static bool btf_tracepoints(void)
+/* The arguments of a BTF tracepoint (its btf_trace_* typedef: a pointer to a function whose
+ * first parameter is the context), -1 when vmlinux BTF does not have it. */
+static int btf_tracepoint_args(const char *name)
 {
+	const struct btf_type *t;
 	struct btf *vm;
-	bool ok;
+	int id, n = -1;
 
-	if (getenv("TET_TEST_NO_SCHED_TP")) /* tests: a kernel without them */
-		return false;
 	vm = btf__load_vmlinux_btf();
 	if (!vm)
-		return false;
-	ok = btf__find_by_name_kind(vm, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0 &&
-	     btf__find_by_name_kind(vm, "btf_trace_sched_wakeup", BTF_KIND_TYPEDEF) > 0;
+		return -1;
+	id = btf__find_by_name_kind(vm, name, BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(vm, (__u32)id) : NULL;
+	if (t)
+		t = btf__type_by_id(vm, t->type);                /* the pointer */
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(vm, t->type);                /* the prototype */
+	if (t && btf_is_func_proto(t))
+		n = btf_vlen(t) - 1;
 	btf__free(vm);
-	return ok;
+	return n;
+}
+
+static bool btf_has_tracepoint(const char *name)
+{
+	return btf_tracepoint_args(name) >= 0;
+}
+
+static bool btf_tracepoints(void)
+{
+	if (getenv("TET_TEST_NO_SCHED_TP")) /* tests: a kernel without them */
+		return false;
+	return btf_has_tracepoint("btf_trace_sched_switch") &&
+	       btf_has_tracepoint("btf_trace_sched_wakeup");
 }
 
 bool tet_sched_prepare(const struct tet_sched_progs *p, const struct tet_sched_opts *o,
 		       struct tet_sched_info *info)
 {
+	int exit_args = getenv("TET_TEST_NO_EXIT_TP") ? -1 : /* tests: a kernel without it */
+			btf_tracepoint_args("btf_trace_sched_process_exit");
+
 	memset(info, 0, sizeof(*info));
+	info->exits = exit_args >= 1;
+	if (p->exit_group_dead_arg)
+		*p->exit_group_dead_arg = exit_args >= 2;
+	if (!info->exits)
+		info->why_no_exits = "the kernel has no sched_process_exit BTF tracepoint: how the process ended (a crash, its signal) is not known";
+	bpf_program__set_autoload(p->exit, info->exits);
 	if (o->off)
 		info->why_no_sched = "turned off (--no-sched)";
 	else if (!btf_tracepoints())
@@ -57,7 +85,7 @@ bool tet_sched_prepare(const struct tet_sched_progs *p, const struct tet_sched_o
 		info->why_no_profile = "turned off (--no-sched)";
 	else if (!o->profile_hz)
 		info->why_no_profile = "turned off (--profile-hz 0)";
-	return info->on || (!o->off && o->profile_hz);
+	return info->on || (!o->off && o->profile_hz) || info->exits;
 }
 
 static int perf_open(int cpu, unsigned hz)
@@ -117,7 +145,8 @@ struct tet_sched *tet_sched_attach(const struct tet_sched_progs *p, const struct
 
 	if (!s) {
 		info->on = false;
-		info->why_no_sched = info->why_no_profile = "out of memory";
+		info->why_no_sched = info->why_no_profile = info->why_no_exits = "out of memory";
+		info->exits = false;
 		return NULL;
 	}
 	if (info->on) {
@@ -132,6 +161,10 @@ struct tet_sched *tet_sched_attach(const struct tet_sched_progs *p, const struct
 	}
 	if (!o->off && o->profile_hz)
 		attach_sampler(s, p, o->profile_hz, info);
+	if (info->exits && !(s->exit = bpf_program__attach(p->exit))) {
+		info->exits = false;
+		info->why_no_exits = "the kernel refused the sched_process_exit program: how the process ended (a crash, its signal) is not known";
+	}
 	return s;
 }
 
@@ -142,6 +175,7 @@ void tet_sched_detach(struct tet_sched *s)
 	for (size_t i = 0; i < s->nperf; i++)
 		bpf_link__destroy(s->perf[i]); /* closes the perf event too */
 	free(s->perf);
+	bpf_link__destroy(s->exit);
 	bpf_link__destroy(s->wk);
 	bpf_link__destroy(s->sw);
 	free(s);

@@ -27,15 +27,19 @@ struct tet_sched_info {
 	unsigned profile_hz;      /* 0: no CPU profile */
 	const char *why_no_profile;
 	size_t perf_events;       /* one per CPU */
+	bool exits;               /* sched_process_exit attached: how the process ended is known
+				   * (a fatal signal, a core dump, the exit status) */
+	const char *why_no_exits;
 };
 
 struct tet_sched_progs {
-	struct bpf_program *sw, *wk, *sample;
+	struct bpf_program *sw, *wk, *sample, *exit;
+	bool *exit_group_dead_arg;    /* the object's rodata (before the load; NULL after) */
 };
 
 /* Before the BPF object is loaded: can the kernel run the sched programs (BTF tracepoints
- * sched_switch and sched_wakeup)? Sets the autoload of the three programs and returns whether
- * any of them runs (the caller then sets its track_polls: the BPF side follows the polls open
+ * sched_switch and sched_wakeup; sched_process_exit, on even with --no-sched: it costs nothing
+ * per event)? Sets the autoload of the four programs and returns whether any of them runs (the caller then sets its track_polls: the BPF side follows the polls open
  * per thread and, attached by path, the processes). */
 bool tet_sched_prepare(const struct tet_sched_progs *p, const struct tet_sched_opts *o,
 		       struct tet_sched_info *info);

@@ -13,6 +13,9 @@
  *                            to the poll it made happen: the first wake after a task's poll
  *                            began links to the task's next poll
  *   spawns, terminations     thread-scoped instants
+ *   flight-recorder trigger  a global instant "trigger: SPEC" at the triggering moment (a dump
+ *                            only), on the trigger's thread (named like any other); otherData
+ *                            holds the dump's window
  *
  * A wake slice lasts at most 1 µs and never overlaps the next slice of its thread (nor
  * outlives the poll it happens in), so slices nest properly; a flow is written only when both
@@ -220,6 +223,84 @@ static void metadata(struct tw *t, const char *what, uint32_t pid, uint32_t tid,
 	jw_obj_end(t->w);
 }
 
+/* The thread a dump's trigger instant is drawn on: its own, else the target's main thread, else
+ * the first thread of the trace (scope "g" draws it across every track anyway). */
+static struct tinfo trigger_thread(const struct report_meta *m, const struct tinfo *th, size_t n)
+{
+	const struct report_trigger *tr = &m->flight->trigger;
+
+	if (tr->pid)
+		return (struct tinfo){ tr->pid, tr->tid ? tr->tid : tr->pid, -1, false };
+	if (m->pid > 0)
+		return (struct tinfo){ (uint32_t)m->pid, (uint32_t)m->pid, -1, false };
+	if (n)
+		return (struct tinfo){ th[0].pid, th[0].tid, -1, false };
+	return (struct tinfo){ 0, 0, -1, false };
+}
+
+/* otherData: the dump's window and trigger, in trace time (µs from the trace's 0) */
+static void flight_other(struct tw *t, const struct report_meta *m)
+{
+	const struct report_flight *fl = m->flight;
+	char buf[1100];
+	const char *spec = fl->trigger.spec ? fl->trigger.spec : fl->trigger.kind;
+
+	jw_ku64(t->w, "flight_recorder_dump", fl->dump_index);
+	jw_kstr(t->w, "flight_recorder_name", fl->basename);
+	jw_kstr(t->w, "flight_recorder_trigger", spec);
+	jw_kstr(t->w, "flight_recorder_trigger_kind", fl->trigger.kind);
+	k_ts(t, "flight_recorder_trigger_us", fl->trigger.ts);
+	jw_kdouble(t->w, "flight_recorder_window_start_us",
+		   (double)(int64_t)(fl->from_ns - t->base) / 1000.0);
+	jw_kdouble(t->w, "flight_recorder_window_end_us", (double)(int64_t)(fl->to_ns - t->base) / 1000.0);
+	jw_key(t->w, "flight_recorder_window_ns"); /* null: a window by size */
+	if (fl->window_ns)
+		jw_u64(t->w, fl->window_ns);
+	else
+		jw_null(t->w);
+	jw_ku64(t->w, "flight_recorder_window_bytes", fl->window_bytes);
+	jw_ku64(t->w, "flight_recorder_post_trigger_ns", fl->post_ns);
+	jw_ku64(t->w, "flight_recorder_records", fl->records);
+	jw_kbool(t->w, "flight_recorder_cut_by_memory", fl->cut_by_memory);
+	jw_kstr(t->w, "flight_recorder_detail",
+		report_sanitize(fl->trigger.detail, strnlen(fl->trigger.detail, sizeof(fl->trigger.detail)),
+				0, buf, sizeof(buf)));
+}
+
+/* The trigger: a global instant "trigger: SPEC" at its moment. */
+static void flight_instant(struct tw *t, const struct report_meta *m, const struct tinfo *on)
+{
+	const struct report_trigger *tr = &m->flight->trigger;
+	const char *spec = tr->spec ? tr->spec : tr->kind ? tr->kind : "?";
+	char name[200], buf[1100];
+
+	snprintf(name, sizeof(name), "trigger: %s", report_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
+	ev_begin(t, "i", tr->ts, on->pid, on->tid);
+	jw_kstr(t->w, "name", name);
+	jw_kstr(t->w, "cat", "flight_recorder");
+	jw_kstr(t->w, "s", "g");
+	jw_key(t->w, "args");
+	jw_obj_begin(t->w);
+	jw_kstr(t->w, "kind", tr->kind);
+	jw_key(t->w, "pid");
+	if (tr->pid)
+		jw_u64(t->w, tr->pid);
+	else
+		jw_null(t->w);
+	jw_key(t->w, "task_id");
+	if (tr->has_task) {
+		jw_u64(t->w, tr->task_id);
+		jw_ku64(t->w, "task", by_header ? tr->header_ptr : tr->task_id); /* as other args */
+	} else {
+		jw_null(t->w);
+	}
+	jw_ku64(t->w, "value_ns", tr->value_ns);
+	jw_kstr(t->w, "detail", report_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
+						buf, sizeof(buf)));
+	jw_obj_end(t->w);
+	jw_obj_end(t->w);
+}
+
 static void thread_names(struct tw *t, const struct tinfo *th, size_t n, const char *exe)
 {
 	const char *base = exe ? strrchr(exe, '/') : NULL;
@@ -258,6 +339,7 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 	struct tinfo *th = malloc((n + nworkers + 1) * sizeof(*th));
 	struct sites_ctx sc = { 0 };
 	struct tw t = { 0 };
+	struct tinfo trig_on = { 0, 0, -1, false };
 	uint64_t total = an_totals(a)->timeline_events, end = m->end_ns;
 	uint32_t next_flow = 1;
 	char buf[160];
@@ -279,6 +361,8 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 	t.base = m->start_ns;
 	if (n && ev[0].r->ts < t.base)
 		t.base = ev[0].r->ts;
+	if (m->flight && m->flight->trigger.ts && m->flight->trigger.ts < t.base)
+		t.base = m->flight->trigger.ts;
 	if (end < t.base)
 		end = t.base;
 
@@ -294,6 +378,10 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 		if (workers[i]->parked)
 			th[nth++] = (struct tinfo){ workers[i]->pid, workers[i]->tid, workers[i]->index,
 						    false };
+	if (m->flight) { /* the trigger's thread gets a name too (th has room for one more) */
+		trig_on = trigger_thread(m, th, nth);
+		th[nth++] = trig_on;
+	}
 	qsort(th, nth, sizeof(*th), cmp_tinfo);
 	{
 		size_t k = 0;
@@ -400,6 +488,8 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 			 (unsigned long long)st->total, (unsigned long long)st->kept);
 		jw_kstr(t.w, "cut_note", buf);
 	}
+	if (m->flight)
+		flight_other(&t, m);
 	jw_obj_end(t.w);
 	jw_key(t.w, "traceEvents");
 	jw_arr_begin(t.w);
@@ -413,6 +503,8 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 		jw_kstr(t.w, "s", "g");
 		jw_obj_end(t.w);
 	}
+	if (m->flight)
+		flight_instant(&t, m, &trig_on);
 	for (size_t i = 0; i < n; i++) {
 		const struct an_tl_rec *r = ev[i].r;
 		uint64_t dur = r->end >= r->ts ? r->end - r->ts : 0;

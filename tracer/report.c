@@ -172,6 +172,60 @@ const char *report_drop_impact(unsigned type)
 	return type < TET_EV_COUNT ? impact[type] : "?";
 }
 
+const char *report_signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL; /* glibc 2.32 */
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "signal %d", sig);
+	return buf;
+}
+
+/* "+12.345s" (or "-0.250s" before the capture's start): a moment as an offset from it */
+static const char *fmt_offset(const struct report_meta *m, uint64_t ts, char *buf, size_t len)
+{
+	bool neg = ts < m->start_ns;
+	uint64_t d = neg ? m->start_ns - ts : ts - m->start_ns;
+
+	snprintf(buf, len, "%c%llu.%03llus", neg ? '-' : '+', (unsigned long long)(d / NSEC_PER_SEC),
+		 (unsigned long long)(d / NSEC_PER_MSEC % 1000));
+	return buf;
+}
+
+const char *report_flight_line(const struct report_meta *m, char *buf, size_t len)
+{
+	const struct report_flight *fl = m->flight;
+	const struct report_trigger *tr;
+	char spec[400], detail[1100], at[32], from[32], to[32];
+	const char *sp;
+
+	if (!fl) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	tr = &fl->trigger;
+	sp = tr->spec ? tr->spec : tr->kind ? tr->kind : "?";
+	report_sanitize(sp, strlen(sp), 80, spec, sizeof(spec));
+	report_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0, detail, sizeof(detail));
+	snprintf(buf, len, "dump %llu: trigger %s at %s%s%s%s, window %s..%s",
+		 (unsigned long long)fl->dump_index, spec, fmt_offset(m, tr->ts, at, sizeof(at)),
+		 *detail ? " (" : "", detail, *detail ? ")" : "",
+		 fmt_offset(m, fl->from_ns, from, sizeof(from)), fmt_offset(m, fl->to_ns, to, sizeof(to)));
+	return buf;
+}
+
+bool report_is_trigger(const struct report_meta *m, const struct an_finding *f)
+{
+	const struct report_trigger *tr = m->flight ? &m->flight->trigger : NULL;
+
+	if (!tr || !tr->has_task || !tr->kind || f->pid != tr->pid ||
+	    strcmp(an_finding_name(f->kind), tr->kind))
+		return false;
+	return f->task_id ? f->task_id == tr->task_id : f->header_ptr == tr->header_ptr;
+}
+
 uint64_t report_total_drops(const struct report_meta *m)
 {
 	uint64_t d = 0;
@@ -578,6 +632,12 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 		snprintf(raw, sizeof(raw), "%s capture", m->capture ? m->capture : "per-event");
 	fprintf(out, "\n%s %s, %s, mode %s, %s\n", final ? "==" : "--", target, d(span, b), m->mode,
 		raw);
+	if (final && m->flight)
+		fprintf(out, "flight-recorder %s\n", report_flight_line(m, target, sizeof(target)));
+	if (final && m->ended_by && !strcmp(m->ended_by, "process_crash"))
+		fprintf(out, "the process was killed by %s%s\n",
+			report_signal_name(m->exit_signal, raw, sizeof(raw)),
+			m->exit_core ? " (core dumped)" : "");
 	if (m->fallback && final)
 		print_fallback(out, m->fallback, t);
 	fprintf(out, "events %llu (%llu dropped)  polls %llu  wakes %llu  spawns %llu  terminations %llu  tasks live %llu\n",
@@ -970,6 +1030,84 @@ static void j_tops(struct jw *w, const char *key, const char *vkey, const struct
 	jw_arr_end(w);
 }
 
+/* "exit": how the traced process ended (ended_by "process_exit" / "process_crash") */
+static void j_exit(struct jw *w, const struct report_meta *m)
+{
+	bool crash = m->ended_by && !strcmp(m->ended_by, "process_crash");
+	char sig[32];
+
+	if (!crash && !(m->ended_by && !strcmp(m->ended_by, "process_exit")))
+		return;
+	jw_key(w, "exit");
+	jw_obj_begin(w);
+	jw_kstr(w, "signal", crash && m->exit_signal > 0 ?
+		report_signal_name(m->exit_signal, sig, sizeof(sig)) : NULL);
+	jw_kbool(w, "core_dumped", crash && m->exit_core);
+	jw_key(w, "status");
+	if (!crash && m->exit_status >= 0)
+		jw_i64(w, m->exit_status);
+	else
+		jw_null(w);
+	jw_obj_end(w);
+}
+
+static void j_u64_or_null(struct jw *w, const char *key, bool known, uint64_t v)
+{
+	jw_key(w, key);
+	if (known)
+		jw_u64(w, v);
+	else
+		jw_null(w);
+}
+
+/* "flight_recorder": a dump's window and what fired it (m->flight) */
+static void j_flight(struct jw *w, const struct report_meta *m)
+{
+	const struct report_flight *fl = m->flight;
+	const struct report_trigger *tr = &fl->trigger;
+	char sig[32];
+
+	jw_key(w, "flight_recorder");
+	jw_obj_begin(w);
+	jw_ku64(w, "dump_index", fl->dump_index);
+	jw_kstr(w, "name", fl->basename);
+	j_u64_or_null(w, "window_ns", fl->window_ns, fl->window_ns);
+	jw_ku64(w, "window_bytes", fl->window_bytes);
+	jw_ku64(w, "post_trigger_ns", fl->post_ns);
+	jw_ku64(w, "window_start_at_ns", rel(m, fl->from_ns));
+	jw_ku64(w, "window_end_at_ns", rel(m, fl->to_ns));
+	jw_ku64(w, "records", fl->records);
+	jw_ku64(w, "bytes", fl->bytes);
+	jw_kbool(w, "cut_by_memory", fl->cut_by_memory);
+	jw_ku64(w, "triggers_suppressed", fl->triggers_suppressed);
+	jw_key(w, "trigger");
+	jw_obj_begin(w);
+	jw_kstr(w, "kind", tr->kind);
+	jw_kstr(w, "spec", tr->spec ? tr->spec : tr->kind);
+	jw_ku64(w, "at_ns", rel(m, tr->ts));
+	jw_ku64(w, "detected_at_ns", rel(m, tr->at_ns));
+	j_u64_or_null(w, "pid", tr->pid, tr->pid);
+	j_u64_or_null(w, "tid", tr->tid, tr->tid);
+	j_u64_or_null(w, "task_id", tr->has_task, tr->task_id);
+	if (tr->has_task)
+		j_hex(w, "header_ptr", tr->header_ptr);
+	else
+		jw_kstr(w, "header_ptr", NULL);
+	j_u64_or_null(w, "value_ns", tr->value_ns, tr->value_ns);
+	j_u64_or_null(w, "threshold_ns", tr->threshold_ns, tr->threshold_ns);
+	jw_kstr(w, "signal", tr->signal > 0 ? report_signal_name(tr->signal, sig, sizeof(sig)) : NULL);
+	jw_kbool(w, "core_dumped", tr->core_dumped);
+	jw_key(w, "exit_status");
+	if (tr->kind && !strcmp(tr->kind, "process_exit") && tr->exit_status >= 0)
+		jw_i64(w, tr->exit_status);
+	else
+		jw_null(w);
+	jw_key(w, "detail");
+	jw_strn(w, tr->detail, strnlen(tr->detail, sizeof(tr->detail)));
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
 int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_totals *t = an_totals(a);
@@ -1118,6 +1256,9 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_arr_end(w);
 	jw_kdouble(w, "histogram_relative_error", HIST_REL_ERR);
 	jw_obj_end(w);
+	j_exit(w, m);
+	if (m->flight)
+		j_flight(w, m);
 
 	jw_key(w, "totals");
 	jw_obj_begin(w);
@@ -1257,6 +1398,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		j_site_ref(w, f[i].site);
 		report_finding_detail(&f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);
+		if (m->flight)
+			jw_kbool(w, "trigger", report_is_trigger(m, &f[i]));
 		jw_ku64(w, "value_ns", f[i].value_ns);
 		if (f[i].kind == AN_LONG_POLL)
 			jw_ku64(w, "preempted_ns", f[i].cpu_wait_ns);

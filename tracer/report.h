@@ -48,6 +48,39 @@ struct report_batch {
 	const char *why_single, *why_no_sweeps, *why_no_preemption;
 };
 
+/* Flight recorder (--flight-recorder): what fired a dump. Times are CLOCK_MONOTONIC, the events'
+ * clock. */
+struct report_trigger {
+	const char *kind;         /* "sigusr1", a finding kind ("long_poll", …), "poll" or
+				   * "sched_delay" (a threshold), "process_exit", "process_crash" */
+	const char *spec;         /* as given on the command line ("poll>100ms"), or the kind */
+	uint64_t ts;              /* the triggering moment: the occurrence's start (a poll's
+				   * begin, pending since), the signal's arrival, the exit */
+	uint64_t at_ns;           /* when it was detected (>= ts) */
+	uint32_t pid, tid;        /* 0: not tied to a process / thread */
+	bool has_task;
+	uint64_t task_id, header_ptr;
+	uint64_t value_ns;        /* the figure that crossed its threshold (0: none) */
+	uint64_t threshold_ns;
+	int signal;               /* process_crash: the fatal signal */
+	bool core_dumped;
+	int exit_status;          /* process_exit: the exit status */
+	char detail[256];         /* one sentence, printable */
+};
+struct report_flight {
+	uint64_t window_ns;       /* --flight-recorder as a duration (0: as a size) */
+	uint64_t window_bytes;    /* … as a size, or the memory bound of a time window */
+	uint64_t from_ns, to_ns;  /* the dump holds the events with from_ns <= ts <= to_ns */
+	uint64_t post_ns;         /* --post-trigger */
+	uint64_t records, bytes;  /* records replayed into this dump, bytes they took in memory */
+	bool cut_by_memory;       /* a time window the memory bound shortened: from_ns is later
+				   * than trigger - window */
+	uint64_t dump_index;      /* 1, 2, … since the recorder started */
+	uint64_t triggers_suppressed; /* triggers that fired within the cooldown, until this one */
+	const char *basename;     /* <executable>-<pid>-<UTC time>-<trigger> */
+	struct report_trigger trigger;
+};
+
 struct report_meta {
 	const char *mode;         /* "usdt" / "uprobe-fallback" */
 	const char *capture;      /* "batched" / "per-event" */
@@ -62,12 +95,17 @@ struct report_meta {
 	uint64_t start_ns, end_ns;        /* CLOCK_MONOTONIC, the events' clock */
 	uint64_t requested_ns;            /* --duration, 0 = until stopped */
 	struct timespec wall_start;
-	const char *ended_by;     /* "duration" "signal" "process_exit" "running" */
+	const char *ended_by;     /* "duration" "signal" "process_exit" "process_crash" "running"
+				   * "flight_recorder" (a dump) */
+	int exit_signal;          /* process_crash: the signal that killed it */
+	bool exit_core;
+	int exit_status;          /* process_exit: its status, -1 unknown */
 	struct tet_counters counters;
 	bool counters_valid;
 	size_t top;               /* rows per terminal table */
 	const struct report_fallback *fallback; /* NULL in usdt mode */
 	const struct why_report *why;     /* why polls were slow (why.h); NULL = not tracked */
+	const struct report_flight *flight; /* a flight-recorder dump; NULL otherwise */
 };
 
 /* Full summary (final) or the short one printed every -i interval. */
@@ -81,6 +119,15 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len);
 /* Untrusted bytes → printable UTF-8: control characters and invalid bytes as \xNN,
  * backslash as \\, cut at max_chars characters with "…". Returns buf. */
 const char *report_sanitize(const char *p, size_t n, size_t max_chars, char *buf, size_t len);
+/* A signal's name ("SIGSEGV"), or "signal N" when it has none. Returns buf. */
+const char *report_signal_name(int sig, char *buf, size_t len);
+/* A flight-recorder dump in one line, for the terminal and the HTML page (printable text):
+ * "dump 2: trigger poll>100ms at +12.345s (DETAIL), window +0.000s..+14.345s" (offsets from
+ * m->start_ns). Returns buf. */
+const char *report_flight_line(const struct report_meta *m, char *buf, size_t len);
+/* The finding that fired this dump's trigger: same kind name, pid and task (task_id, or
+ * header_ptr when task_id is 0). Threshold triggers ("poll", "sched_delay") match none. */
+bool report_is_trigger(const struct report_meta *m, const struct an_finding *f);
 /* Which figures drops of this event type affect (for the summary and the JSON). */
 const char *report_drop_impact(unsigned type);
 /* Events dropped, all probes together. */

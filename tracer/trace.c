@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include "batchcap.h"
 #include "commands.h"
 #include "fallback.h"
+#include "flight.h"
 #include "report.h"
 #include "symbols.h"
 #include "reporters.h"
@@ -39,12 +41,31 @@
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
 #define DETECT_TICK_NS (100 * NSEC_PER_MSEC)
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, usr1_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGUSR1)
+		usr1_signal = 1;
+	else
+		stop_signal = sig;
 }
+
+#define FR_TRIGGERS_MAX 16
+
+/* --flight-recorder and its options */
+struct flight_opts {
+	bool on;
+	uint64_t window_ns;        /* a time window, or */
+	uint64_t window_bytes;     /* … a size window; for a time window, its memory bound */
+	bool memory_given;
+	struct fr_trigger trig[FR_TRIGGERS_MAX];
+	size_t ntrig;
+	uint64_t post_ns, cooldown_ns;
+	const char *dir;
+	uint64_t dump_max_bytes;
+	const char *needs;         /* a flight-recorder option given (for the usage error) */
+};
 
 struct trace_opts {
 	int pid;
@@ -65,6 +86,7 @@ struct trace_opts {
 	bool verbose, quiet;
 	size_t top;
 	struct an_opts an;
+	struct flight_opts fl;
 };
 
 static void trace_usage(FILE *out)
@@ -113,6 +135,24 @@ static void trace_usage(FILE *out)
 "                           flamegraph.pl, inferno, speedscope)\n"
 "      --no-sched           no sched_switch/sched_wakeup tracking (polls are not split into\n"
 "                           on-CPU, preempted and blocked time) and no CPU profile\n"
+"Flight recorder (docs/flight-recorder.md):\n"
+"      --flight-recorder WINDOW  record continuously, keep only the last WINDOW in memory (a\n"
+"                           duration such as 60s, or a size such as 256M), analyse nothing\n"
+"                           and write nothing until a trigger fires; then dump the window as\n"
+"                           a JSON report, report.html and a Perfetto trace. Runs until stopped\n"
+"      --trigger T          what dumps, repeatable: long_poll, stalled, lost_waker, never_yields,\n"
+"                           self_wake (the detectors, with their thresholds); poll>D,\n"
+"                           sched_delay>D (a poll, a scheduling delay longer than D); exit (the\n"
+"                           process exits); crash (it dies on a signal). SIGUSR1 and crash\n"
+"                           always dump\n"
+"      --post-trigger D     keep recording D after the trigger before dumping (default 500ms)\n"
+"      --trigger-cooldown D  at most one dump per D for detector and threshold triggers\n"
+"                           (default 60s; the others are counted as suppressed)\n"
+"      --dump-dir DIR       where dumps go (default: the current directory), named\n"
+"                           <executable>-<pid>-<UTC time>-<trigger>.{json,html,trace.json}\n"
+"      --dump-max-bytes SIZE  the dump directory's budget: the oldest dumps are removed first\n"
+"                           (default 1G)\n"
+"      --flight-memory SIZE  memory bound of a time WINDOW (default 256M)\n"
 "Thresholds:\n"
 "      --long-poll-threshold D     a poll longer than D is a long_poll (default 10ms)\n"
 "      --stall-threshold D         pending longer than D without a wake is stalled (default 1s)\n"
@@ -202,6 +242,48 @@ static int parse_size(const char *flag, const char *s, size_t *out)
 	return 0;
 }
 
+/* A byte count: a number and K, M, G or T (powers of 1024), or bytes without a unit. */
+static int parse_bytes(const char *flag, const char *s, uint64_t min, uint64_t max,
+		       uint64_t *out, bool quiet)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	errno = 0;
+	if (!*s || *s < '0' || *s > '9') {
+		if (!quiet)
+			p_err("%s '%s': expected a size such as 256M", flag, s);
+		return -EINVAL;
+	}
+	v = strtoull(s, &end, 10);
+	if (errno) {
+		if (!quiet)
+			p_err("%s '%s': expected a size such as 256M", flag, s);
+		return -EINVAL;
+	}
+	if (!strcmp(end, "K") || !strcmp(end, "k"))
+		mult = 1ull << 10;
+	else if (!strcmp(end, "M"))
+		mult = 1ull << 20;
+	else if (!strcmp(end, "G"))
+		mult = 1ull << 30;
+	else if (!strcmp(end, "T"))
+		mult = 1ull << 40;
+	else if (*end) {
+		if (!quiet)
+			p_err("%s '%s': unknown unit '%s' (K, M, G or T)", flag, s, end);
+		return -EINVAL;
+	}
+	if (v > max / mult || v * mult < min || v * mult > max) {
+		if (!quiet)
+			p_err("%s '%s': must be between %lluM and %lluG", flag, s,
+			      (unsigned long long)(min >> 20), (unsigned long long)(max >> 30));
+		return -ERANGE;
+	}
+	*out = v * mult;
+	return 0;
+}
+
 static int parse_dur(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char err[256];
@@ -287,7 +369,8 @@ enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
 	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
-	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED,
+	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
+	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
 };
 
 static const struct option long_opts[] = {
@@ -319,6 +402,13 @@ static const struct option long_opts[] = {
 	{ "timeline-events", required_argument, NULL, OPT_TIMELINE },
 	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
 	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
+	{ "flight-recorder", required_argument, NULL, OPT_FLIGHT },
+	{ "trigger", required_argument, NULL, OPT_TRIGGER },
+	{ "post-trigger", required_argument, NULL, OPT_POST_TRIGGER },
+	{ "trigger-cooldown", required_argument, NULL, OPT_COOLDOWN },
+	{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
+	{ "dump-max-bytes", required_argument, NULL, OPT_DUMP_MAX },
+	{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -340,6 +430,11 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 	o->timeline_events = 500000;
 	o->metrics_sites = PROM_DEFAULT_SITES;
 	o->sched.profile_hz = TET_PROFILE_HZ_DEFAULT;
+	o->fl.post_ns = 500 * NSEC_PER_MSEC;
+	o->fl.cooldown_ns = 60 * NSEC_PER_SEC;
+	o->fl.dir = ".";
+	o->fl.dump_max_bytes = 1ull << 30;
+	o->fl.window_bytes = FR_DEFAULT_MEMORY;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:b:d:i:o:qvh", long_opts, NULL)) != -1) {
@@ -388,6 +483,69 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		case OPT_NO_SCHED:
 			o->sched.off = true;
+			break;
+		case OPT_FLIGHT: {
+			char err[128];
+
+			if (o->fl.on) {
+				p_err("--flight-recorder: give it once");
+				return -EINVAL;
+			}
+			o->fl.on = true;
+			ret = parse_duration(optarg, NSEC_PER_SEC, 7 * DAY_NS, &o->fl.window_ns, err,
+					     sizeof(err));
+			if (!ret)
+				break;
+			if (ret == -ERANGE) { /* a duration, out of range */
+				p_err("--flight-recorder %s (a duration of 1s to 7d, or a size)", err);
+				return -EINVAL;
+			}
+			ret = 0;
+			o->fl.window_ns = 0;
+			if (parse_bytes("--flight-recorder", optarg, FR_MIN_BYTES, 1ull << 40,
+					&o->fl.window_bytes, true)) {
+				p_err("--flight-recorder '%s': expected a duration (60s, 5m) or a size (256M, 1G) of at least %lluM",
+				      optarg, (unsigned long long)(FR_MIN_BYTES >> 20));
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_TRIGGER:
+			o->fl.needs = "--trigger";
+			if (o->fl.ntrig == FR_TRIGGERS_MAX) {
+				p_err("--trigger %s: at most %d triggers", optarg, FR_TRIGGERS_MAX);
+				return -EINVAL;
+			}
+			if (fr_trigger_parse(optarg, &o->fl.trig[o->fl.ntrig]))
+				return -EINVAL;
+			o->fl.ntrig++;
+			break;
+		case OPT_POST_TRIGGER:
+			o->fl.needs = "--post-trigger";
+			ret = parse_dur("--post-trigger", optarg, 0, 10 * 60 * NSEC_PER_SEC, &o->fl.post_ns);
+			break;
+		case OPT_COOLDOWN:
+			o->fl.needs = "--trigger-cooldown";
+			ret = parse_dur("--trigger-cooldown", optarg, 0, DAY_NS, &o->fl.cooldown_ns);
+			break;
+		case OPT_DUMP_DIR:
+			o->fl.needs = "--dump-dir";
+			if (!*optarg) {
+				p_err("--dump-dir: empty path");
+				return -EINVAL;
+			}
+			o->fl.dir = optarg;
+			break;
+		case OPT_DUMP_MAX:
+			o->fl.needs = "--dump-max-bytes";
+			ret = parse_bytes("--dump-max-bytes", optarg, 1ull << 20, 1ull << 40,
+					  &o->fl.dump_max_bytes, false);
+			break;
+		case OPT_FLIGHT_MEMORY:
+			o->fl.needs = "--flight-memory";
+			ret = parse_bytes("--flight-memory", optarg, FR_MIN_BYTES, 1ull << 40,
+					  &o->fl.window_bytes, false);
+			o->fl.memory_given = true;
 			break;
 		case OPT_TIMELINE:
 			ret = parse_count("--timeline-events", optarg, 1000, 50000000, &v);
@@ -544,6 +702,19 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 		p_err("--stacks needs the CPU profile: drop --profile-hz 0");
 		return -EINVAL;
 	}
+	if (!o->fl.on && o->fl.needs) {
+		p_err("%s needs --flight-recorder WINDOW", o->fl.needs);
+		return -EINVAL;
+	}
+	if (o->fl.on && o->outs.n) {
+		p_err("--flight-recorder writes its reports into --dump-dir when a trigger fires: drop --output, --trace and --stacks");
+		return -EINVAL;
+	}
+	if (o->fl.on && o->fl.memory_given && !o->fl.window_ns) {
+		p_err("--flight-memory bounds a time window: --flight-recorder %s is a size already",
+		      "SIZE");
+		return -EINVAL;
+	}
 	if (o->interval_ns && o->interval_ns < o->drain_ns) {
 		p_err("--interval must not be shorter than --drain-interval");
 		return -EINVAL;
@@ -598,14 +769,204 @@ static bool process_gone(int pid)
 	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-/* The ring's records go to the analyzer; the first kernel-side record of a process has the
- * symbolizer learn its mappings while it runs (every process of a binary). */
+/* ---- flight recorder (--flight-recorder) ----
+ * The records go to the store (flight.h) as they come; a live analyzer runs only when
+ * something needs it (detector and threshold triggers, --metrics-addr, --interval). A trigger
+ * queues a dump, due --post-trigger later; a dump is a forked child, which replays its window
+ * into a fresh analyzer and writes the reports from a copy-on-write snapshot of the store
+ * while the recorder goes on draining the ring. One child at a time. */
+#define FR_PENDING_MAX 8
+#define FR_SNAPS_MAX 4096
+
+struct fr_pending {
+	struct report_trigger t;
+	uint64_t due;
+	uint32_t pid_filter;       /* 0: every process */
+	uint32_t name_pid;
+	bool exit;                 /* process_exit / process_crash */
+};
+
+struct fr_snap {
+	uint64_t ts;
+	struct tet_counters c;
+	uint64_t exact[TET_EV_COUNT]; /* batched capture: the threads' own counts (tb_totals) */
+};
+
+struct flight_rt {
+	const struct flight_opts *o;
+	struct fr_store *store;
+	struct fr_pending q[FR_PENDING_MAX];
+	size_t nq;
+	uint64_t last_throttled;   /* the last detector / threshold trigger taken */
+	bool throttled_once;
+	uint64_t suppressed, dumps, failed;
+	pid_t child;
+	uint64_t child_index;
+	struct fr_snap *snaps;
+	size_t nsnaps, snap_next;
+	uint64_t next_snap, snap_every;
+	uint32_t last_pid;         /* of the newest record */
+	unsigned detectors;        /* --trigger detector kinds */
+	bool crash, any_exit;
+};
+
+/* How a traced process ended (TET_REC_EXIT). */
+struct proc_exit {
+	uint32_t pid, code;
+	bool group;
+	uint64_t ts;
+};
+
+/* The ring's records go to the analyzer (and the flight recorder's store); the first
+ * kernel-side record of a process has the symbolizer learn its mappings while it runs (every
+ * process of a binary). */
 struct event_ctx {
 	struct analyzer *an;
 	struct ss *ss;
 	uint32_t pids[64];
 	size_t npids;
+	struct flight_rt *fl;
+	struct proc_exit exits[64];
+	size_t nexits;
 };
+
+static uint64_t mono_ns(void);
+
+/* Queues a dump. Detector and threshold triggers (throttled) are held to the cooldown. */
+static void fr_fire(struct flight_rt *fl, const struct report_trigger *t, uint32_t pid_filter,
+		    uint32_t name_pid, bool throttled, bool exit)
+{
+	uint64_t now = mono_ns();
+	struct fr_pending *p;
+	char post[32];
+
+	if ((throttled && fl->throttled_once && now - fl->last_throttled < fl->o->cooldown_ns) ||
+	    fl->nq == FR_PENDING_MAX) {
+		fl->suppressed++;
+		return;
+	}
+	if (throttled) {
+		fl->last_throttled = now;
+		fl->throttled_once = true;
+	}
+	p = &fl->q[fl->nq++];
+	memset(p, 0, sizeof(*p));
+	p->t = *t;
+	if (!p->t.at_ns)
+		p->t.at_ns = now;
+	/* the process is gone: only what its threads flushed on the way out can still come */
+	p->due = now + (exit && fl->o->post_ns > 100 * NSEC_PER_MSEC ? 100 * NSEC_PER_MSEC :
+			fl->o->post_ns);
+	p->pid_filter = pid_filter;
+	p->name_pid = name_pid;
+	p->exit = exit;
+	fprintf(stderr, "%s: flight recorder: trigger %s: %s; dumping in %s\n", TET_PROG, t->spec,
+		t->detail, fmt_duration(p->due - now, post, sizeof(post)));
+}
+
+/* The live analyzer saw a detection (an_opts.on_detect). */
+static void fr_on_detect(void *ctx, const struct an_detect *d)
+{
+	struct flight_rt *fl = ctx;
+	struct report_trigger t = { 0 };
+	const struct fr_trigger *best = NULL;
+	char v[32], th[32], loc[160];
+
+	for (size_t i = 0; i < fl->o->ntrig; i++) {
+		const struct fr_trigger *x = &fl->o->trig[i];
+
+		if ((x->kind == FR_TRIG_DETECTOR && d->what == x->detector) ||
+		    (x->kind == FR_TRIG_POLL && d->what == AN_DETECT_POLL &&
+		     d->value_ns > x->threshold_ns) ||
+		    (x->kind == FR_TRIG_SCHED && d->what == AN_DETECT_SCHED &&
+		     d->value_ns > x->threshold_ns)) {
+			if (!best || x->threshold_ns < best->threshold_ns)
+				best = x;
+		}
+	}
+	if (!best)
+		return;
+	t.kind = d->what < AN_FINDING_KINDS ? an_finding_name(d->what) :
+		 d->what == AN_DETECT_POLL ? "poll" : "sched_delay";
+	t.spec = best->spec;
+	t.ts = d->ts;
+	t.at_ns = d->at;
+	t.pid = d->pid;
+	t.tid = d->tid;
+	t.has_task = true;
+	t.task_id = d->task_id;
+	t.header_ptr = d->header_ptr;
+	t.value_ns = d->value_ns;
+	t.threshold_ns = best->kind == FR_TRIG_DETECTOR ? d->threshold_ns : best->threshold_ns;
+	if (d->site && d->site->location)
+		report_sanitize(d->site->location, d->site->location_len, 120, loc, sizeof(loc));
+	else if (d->site && d->site->type_name)
+		report_sanitize(d->site->type_name, d->site->type_len, 120, loc, sizeof(loc));
+	else
+		snprintf(loc, sizeof(loc), "spawned before the trace");
+	fmt_duration(d->value_ns, v, sizeof(v));
+	fmt_duration(t.threshold_ns, th, sizeof(th));
+	if (d->what == AN_SELF_WAKE)
+		snprintf(t.detail, sizeof(t.detail), "self_wake: task %llu (%s) woke itself in %llu polls",
+			 (unsigned long long)(d->task_id ? d->task_id : d->header_ptr), loc,
+			 (unsigned long long)d->value_ns);
+	else
+		snprintf(t.detail, sizeof(t.detail), "%s: task %llu (%s) of PID %u: %s, over %s", t.kind,
+			 (unsigned long long)(d->task_id ? d->task_id : d->header_ptr), loc, d->pid, v,
+			 th);
+	fr_fire(fl, &t, d->pid, d->pid, true, false);
+}
+
+/* TET_REC_EXIT: a traced process ended. */
+static void note_exit(struct event_ctx *e, const struct tet_exit_rec *r)
+{
+	struct proc_exit *x = NULL;
+	int sig = (int)(r->code & 0x7f);
+
+	for (size_t i = 0; i < e->nexits; i++)
+		if (e->exits[i].pid == r->h.pid)
+			x = &e->exits[i];
+	if (!x) {
+		if (e->nexits == sizeof(e->exits) / sizeof(e->exits[0])) { /* the oldest goes */
+			memmove(e->exits, e->exits + 1, sizeof(e->exits) - sizeof(e->exits[0]));
+			e->nexits--;
+		}
+		x = &e->exits[e->nexits++];
+	}
+	x->pid = r->h.pid;
+	x->code = r->code;
+	x->group = r->group_exit;
+	x->ts = r->h.ts;
+	if (e->fl && ((sig && e->fl->crash) || e->fl->any_exit)) {
+		struct report_trigger t = { 0 };
+		char sn[32];
+
+		t.kind = sig ? "process_crash" : "process_exit";
+		t.spec = sig ? "crash" : "exit";
+		t.ts = t.at_ns = r->h.ts;
+		t.pid = r->h.pid;
+		t.tid = r->h.tid;
+		t.signal = sig;
+		t.core_dumped = sig && (r->code & 0x80);
+		t.exit_status = sig ? -1 : (int)((r->code >> 8) & 0xff);
+		if (sig)
+			snprintf(t.detail, sizeof(t.detail), "process %u killed by %s%s", r->h.pid,
+				 report_signal_name(sig, sn, sizeof(sn)),
+				 t.core_dumped ? " (core dumped)" : "");
+		else
+			snprintf(t.detail, sizeof(t.detail), "process %u exited with status %d",
+				 r->h.pid, t.exit_status);
+		fr_fire(e->fl, &t, r->h.pid, r->h.pid, false, true);
+	}
+}
+
+static const struct proc_exit *exit_of(const struct event_ctx *e, uint32_t pid)
+{
+	for (size_t i = 0; i < e->nexits; i++)
+		if (e->exits[i].pid == pid)
+			return &e->exits[i];
+	return NULL;
+}
 
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -625,7 +986,17 @@ static int on_event(void *ctx, void *data, size_t size)
 				p_warn("stacks of %s: %s", "the process", err);
 		}
 	}
-	an_event(e->an, data, size);
+	if (size >= sizeof(struct tet_exit_rec) && h->type == TET_REC_EXIT) {
+		note_exit(e, data);
+		return 0;
+	}
+	if (e->fl) {
+		fr_store_add(e->fl->store, data, size);
+		if (size >= sizeof(*h))
+			e->fl->last_pid = h->pid;
+	}
+	if (e->an)
+		an_event(e->an, data, size);
 	return 0;
 }
 
@@ -748,6 +1119,242 @@ static const struct report_batch *batch_meta(struct report_batch *rb, struct tet
 	return rb;
 }
 
+/* What a dump needs of the capture. */
+struct dump_env {
+	const struct trace_opts *o;
+	const struct tet_targets *targets;
+	struct tet_session *sess;
+	struct event_ctx *ectx;
+	const struct report_meta *meta;   /* the capture's, as it stands */
+};
+
+struct feed {
+	struct analyzer *an;
+	uint64_t next_tick;
+};
+
+static void feed_rec(void *ctx, const void *rec, size_t size)
+{
+	struct feed *f = ctx;
+	const struct tet_hdr *h = rec;
+
+	if (h->ts >= f->next_tick) { /* the time-based detectors, as the live capture ticks */
+		if (f->next_tick)
+			an_tick(f->an, h->ts);
+		f->next_tick = h->ts + DETECT_TICK_NS;
+	}
+	an_event(f->an, rec, size);
+}
+
+/* The dump itself (in the child): the window replayed into a fresh analyzer, the reports
+ * written next to each other, the directory held to its budget. Returns the exit status. */
+static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
+			 const struct dump_env *env)
+{
+	const struct flight_opts *fo = fl->o;
+	struct an_opts ao = env->o->an;
+	struct report_meta meta = *env->meta;
+	struct report_batch rb;
+	struct report_flight rf = { 0 };
+	struct why_report why = { 0 };
+	struct outputs outs = { 0 };
+	struct fr_stats st;
+	struct feed f = { 0 };
+	struct tet_counters now_c;
+	struct timespec wall_now, wall_trig;
+	uint64_t mono = mono_ns(), from, want, spawns_before = 0;
+	char name[300], *paths[3] = { 0 };
+	static const char *const ext[3] = { "json", "html", "trace.json" };
+	int status = 1;
+	size_t nrm;
+	uint64_t rm;
+
+	fr_store_stats(fl->store, &st);
+	rf.window_ns = fo->window_ns;
+	rf.window_bytes = fo->window_bytes;
+	rf.post_ns = fo->post_ns;
+	rf.to_ns = p->due;
+	if (fo->window_ns) {
+		want = p->t.at_ns > fo->window_ns ? p->t.at_ns - fo->window_ns : 0;
+		from = want;
+		if (st.oldest_ts > from) {
+			rf.cut_by_memory = st.evicted_by_size && st.evicted_by_size_until >= want;
+			from = st.oldest_ts;
+		}
+	} else {
+		from = st.oldest_ts;
+	}
+	/* the triggering occurrence whole (a poll longer than the window) */
+	if (p->t.ts && p->t.ts < from && p->t.ts >= st.oldest_ts)
+		from = p->t.ts;
+	if (!from || from > rf.to_ns)
+		from = rf.to_ns;
+	rf.from_ns = from;
+	rf.dump_index = fl->child_index;
+	rf.triggers_suppressed = fl->suppressed;
+	rf.trigger = p->t;
+
+	clock_gettime(CLOCK_REALTIME, &wall_now);
+	{ /* wall clock of the window's start and of the trigger */
+		int64_t back = (int64_t)(mono - from), tback = (int64_t)(mono - p->t.at_ns);
+		int64_t ns = (int64_t)wall_now.tv_sec * (int64_t)NSEC_PER_SEC + wall_now.tv_nsec;
+
+		meta.wall_start.tv_sec = (time_t)((ns - back) / (int64_t)NSEC_PER_SEC);
+		meta.wall_start.tv_nsec = (long)((ns - back) % (int64_t)NSEC_PER_SEC);
+		wall_trig.tv_sec = (time_t)((ns - tback) / (int64_t)NSEC_PER_SEC);
+		wall_trig.tv_nsec = (long)((ns - tback) % (int64_t)NSEC_PER_SEC);
+	}
+	fr_dump_name(name, sizeof(name), env->targets->exe ? env->targets->exe : env->o->binary,
+		     p->name_pid, &wall_trig, p->t.spec);
+	rf.basename = name;
+
+	ao.timeline_cap = env->o->timeline_events;
+	ao.on_detect = NULL;
+	f.an = an_new(&ao);
+	if (!f.an || (env->targets->fallback &&
+		      an_set_types(f.an, (const char *const *)env->targets->syms->types,
+				   env->targets->syms->ntypes))) {
+		p_err("flight recorder: dump %llu: out of memory", (unsigned long long)rf.dump_index);
+		goto out;
+	}
+	{
+		const struct tet_sched_info *si = tet_session_sched(env->sess);
+
+		an_set_kernel(f.an, si->on, si->profile_hz > 0);
+	}
+	rf.records = fr_store_replay(fl->store, from, rf.to_ns, p->pid_filter, feed_rec, &f,
+				     &spawns_before);
+	rf.bytes = st.bytes;
+	/* the drops of the window: the counters now, less those of its start; with batched
+	 * capture, the exact totals of a sampled capture likewise */
+	meta.counters_valid = !tet_session_counters(env->sess, &now_c);
+	if (meta.counters_valid) {
+		const struct fr_snap *base = NULL;
+		__u64 *a = (__u64 *)&now_c;
+
+		for (size_t i = 0; i < fl->nsnaps; i++)
+			if (fl->snaps[i].ts <= from && (!base || fl->snaps[i].ts > base->ts))
+				base = &fl->snaps[i];
+		if (meta.batch) {
+			rb = *meta.batch;
+			tb_totals(tet_session_decoder(env->sess), rb.exact);
+			for (int i = 0; base && i < TET_EV_COUNT; i++)
+				rb.exact[i] = rb.exact[i] >= base->exact[i] ? rb.exact[i] - base->exact[i] : 0;
+			meta.batch = &rb;
+		}
+		if (base) {
+			const __u64 *b = (const __u64 *)&base->c;
+
+			for (size_t i = 0; i < sizeof(now_c) / sizeof(__u64); i++)
+				a[i] = a[i] >= b[i] ? a[i] - b[i] : 0;
+		}
+		meta.counters = now_c;
+		an_note_drops(f.an, now_c.drops);
+	}
+	an_finish(f.an, rf.to_ns);
+	why_meta(&why, env->sess, f.an, env->ectx->ss, meta.counters_valid ? &meta.counters : NULL);
+	meta.why = &why;
+	meta.start_ns = from;
+	meta.end_ns = rf.to_ns;
+	meta.requested_ns = 0;
+	meta.flight = &rf;
+	meta.pid = p->pid_filter ? (int)p->pid_filter : env->o->pid;
+	meta.ended_by = "flight_recorder";
+	if (p->exit) {
+		meta.ended_by = p->t.signal ? "process_crash" : "process_exit";
+		meta.exit_signal = p->t.signal;
+		meta.exit_core = p->t.core_dumped;
+		meta.exit_status = p->t.exit_status;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (asprintf(&paths[i], "%s/%s.%s", fo->dir, name, ext[i]) < 0) {
+			paths[i] = NULL;
+			p_err("out of memory");
+			goto out;
+		}
+		outputs_add(&outs, paths[i], i == 0 ? OUT_JSON : i == 1 ? OUT_HTML : OUT_TRACE);
+	}
+	fprintf(stderr, "%s: flight recorder: dump %llu (%s): %llu records from %s%s\n", TET_PROG,
+		(unsigned long long)rf.dump_index, p->t.detail, (unsigned long long)rf.records,
+		spawns_before ? "the window and the spawns of older tasks alive in it" : "the window",
+		rf.cut_by_memory ? " (the memory bound cut the window short)" : "");
+	if (outputs_open(&outs))
+		goto out;
+	status = outputs_write(&outs, f.an, &meta) ? 1 : 0;
+	rm = fr_dir_enforce(fo->dir, fo->dump_max_bytes, name, &nrm);
+	if (nrm)
+		fprintf(stderr, "%s: flight recorder: removed %zu old dump file%s (%llu bytes): --dump-max-bytes %llu\n",
+			TET_PROG, nrm, nrm == 1 ? "" : "s", (unsigned long long)rm,
+			(unsigned long long)fo->dump_max_bytes);
+out:
+	outputs_abort(&outs);
+	for (int i = 0; i < 3; i++)
+		free(paths[i]);
+	why_free(&why);
+	an_free(f.an);
+	return status;
+}
+
+/* Starts the first queued dump when it is due and no other is being written. */
+static void fr_poll(struct flight_rt *fl, const struct dump_env *env, bool now_anyway)
+{
+	struct fr_pending p;
+	int st;
+
+	if (fl->child > 0 && waitpid(fl->child, &st, now_anyway ? 0 : WNOHANG) == fl->child) {
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fl->failed++;
+			p_warn("flight recorder: dump %llu failed (%s): the recorder keeps running",
+			       (unsigned long long)fl->child_index,
+			       WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "see above");
+		} else {
+			fl->dumps++;
+		}
+		fl->child = 0;
+	}
+	if (fl->child > 0 || !fl->nq || (!now_anyway && mono_ns() < fl->q[0].due))
+		return;
+	p = fl->q[0];
+	memmove(fl->q, fl->q + 1, (fl->nq - 1) * sizeof(fl->q[0]));
+	fl->nq--;
+	fl->child_index++;
+	fflush(stdout);
+	fflush(stderr);
+	fl->child = fork();
+	if (fl->child < 0) {
+		fl->child = 0;
+		fl->failed++;
+		p_warn("flight recorder: cannot start dump %llu: %s", (unsigned long long)fl->child_index,
+		       strerror(errno));
+		return;
+	}
+	if (!fl->child) {
+		/* the child: a snapshot of the store; Ctrl-C is the recorder's, not the dump's */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
+		_exit(fr_dump_write(fl, &p, env));
+	}
+	if (now_anyway)
+		fr_poll(fl, env, true); /* waits for it */
+}
+
+/* Counters now and then: a dump reports the drops of its window. */
+static void fr_snapshot(struct flight_rt *fl, struct tet_session *sess, uint64_t now)
+{
+	if (now < fl->next_snap)
+		return;
+	fl->next_snap = now + fl->snap_every;
+	if (tet_session_counters(sess, &fl->snaps[fl->snap_next].c))
+		return;
+	if (tet_session_decoder(sess))
+		tb_totals(tet_session_decoder(sess), fl->snaps[fl->snap_next].exact);
+	fl->snaps[fl->snap_next].ts = now;
+	fl->snap_next = (fl->snap_next + 1) % FR_SNAPS_MAX;
+	if (fl->nsnaps < FR_SNAPS_MAX)
+		fl->nsnaps++;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct fallback_meta_buf fbm;
@@ -761,6 +1368,8 @@ int cmd_trace(int argc, char **argv)
 	struct event_ctx ectx = { 0 };
 	struct why_report why = { 0 };
 	struct prom_server *metrics = NULL;
+	struct flight_rt fl = { 0 };
+	struct dump_env denv;
 	struct trace_opts o;
 	struct sigaction sa;
 	char err[TET_ERR_LEN], cls[160];
@@ -788,6 +1397,10 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (o.binary && access(o.binary, F_OK)) {
 		p_err("%s: %s", o.binary, strerror(errno));
+		return TET_EXIT_INPUT;
+	}
+	if (o.fl.on && fr_dir_check(o.fl.dir, err, sizeof(err))) {
+		p_err("%s", err);
 		return TET_EXIT_INPUT;
 	}
 	if (tet_check_kernel(root, err, sizeof(err))) {
@@ -861,9 +1474,64 @@ int cmd_trace(int argc, char **argv)
 	}
 	o.an.waker_events = (o.probes & targets.probes & TET_CLASS_WAKER) == TET_CLASS_WAKER &&
 			    (o.probes & targets.probes & TET_CLASS_SPAWN);
-	an = an_new(&o.an);
-	if (!an || (targets.fallback &&
-		    an_set_types(an, (const char *const *)targets.syms->types, targets.syms->ntypes))) {
+	if (o.fl.on) {
+		struct an_opts live = o.an;
+		bool need_live = o.metrics_addr || o.interval_ns;
+
+		fl.o = &o.fl;
+		fl.crash = true; /* always: what a flight recorder is for */
+		for (size_t i = 0; i < o.fl.ntrig; i++) {
+			const struct fr_trigger *t = &o.fl.trig[i];
+
+			if (t->kind == FR_TRIG_DETECTOR) {
+				fl.detectors |= 1u << t->detector;
+				need_live = true;
+			} else if (t->kind == FR_TRIG_POLL) {
+				if (!live.trig_poll_ns || t->threshold_ns < live.trig_poll_ns)
+					live.trig_poll_ns = t->threshold_ns;
+				need_live = true;
+			} else if (t->kind == FR_TRIG_SCHED) {
+				if (!live.trig_sched_ns || t->threshold_ns < live.trig_sched_ns)
+					live.trig_sched_ns = t->threshold_ns;
+				need_live = true;
+			} else if (t->kind == FR_TRIG_EXIT) {
+				fl.any_exit = true;
+			}
+		}
+		/* the dumps find what the triggers fired on; the HTML and the trace are drawn */
+		o.an.detect |= fl.detectors;
+		o.an.timeline_cap = o.timeline_events;
+		fl.store = fr_store_new(o.fl.window_ns, o.fl.window_bytes);
+		fl.snaps = calloc(FR_SNAPS_MAX, sizeof(*fl.snaps));
+		fl.snap_every = o.fl.window_ns / FR_SNAPS_MAX > NSEC_PER_SEC ?
+				o.fl.window_ns / FR_SNAPS_MAX : NSEC_PER_SEC;
+		if (!fl.store || !fl.snaps) {
+			p_err("out of memory");
+			goto out;
+		}
+		ectx.fl = &fl;
+		if (need_live) {
+			/* bounded for weeks: no timeline, no terminated-task records */
+			live.detect |= fl.detectors;
+			live.timeline_cap = 0;
+			live.max_task_records = 0;
+			live.on_detect = fr_on_detect;
+			live.detect_ctx = &fl;
+			an = an_new(&live);
+			if (!an) {
+				p_err("out of memory");
+				goto out;
+			}
+		}
+	} else {
+		an = an_new(&o.an);
+		if (!an) {
+			p_err("out of memory");
+			goto out;
+		}
+	}
+	if (an && targets.fallback &&
+	    an_set_types(an, (const char *const *)targets.syms->types, targets.syms->ntypes)) {
 		p_err("out of memory");
 		goto out;
 	}
@@ -873,6 +1541,8 @@ int cmd_trace(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (o.fl.on)
+		sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	tet_libbpf_setup(o.verbose);
@@ -899,11 +1569,14 @@ int cmd_trace(int argc, char **argv)
 	{
 		const struct tet_sched_info *si = tet_session_sched(sess);
 
-		an_set_kernel(an, si->on, si->profile_hz > 0);
+		if (an)
+			an_set_kernel(an, si->on, si->profile_hz > 0);
 		if (!o.sched.off && !si->on)
 			p_warn("%s", si->why_no_sched);
 		if (!o.sched.off && o.sched.profile_hz && !si->profile_hz)
 			p_warn("%s", si->why_no_profile);
+		if (o.fl.on && !si->exits)
+			p_warn("%s: a crash will not dump", si->why_no_exits);
 		if (o.pid && (si->on || si->profile_hz)) {
 			ectx.pids[ectx.npids++] = (uint32_t)o.pid;
 			if (ss_add_pid(ectx.ss, (uint32_t)o.pid, err, sizeof(err)))
@@ -987,6 +1660,22 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "%s: serving Prometheus metrics at %s\n", TET_PROG, prom_url(metrics));
 	}
 
+	if (o.fl.on) {
+		char w[32], trig[400] = "SIGUSR1, crash";
+		size_t n = strlen(trig);
+
+		denv = (struct dump_env){ &o, &targets, sess, &ectx, &meta };
+		for (size_t i = 0; i < o.fl.ntrig && n < sizeof(trig); i++)
+			if (o.fl.trig[i].kind != FR_TRIG_CRASH)
+				n += (size_t)snprintf(trig + n, sizeof(trig) - n, ", %s", o.fl.trig[i].spec);
+		if (o.fl.window_ns)
+			fprintf(stderr, "%s: flight recorder: keeping the last %s of events (at most %llu MiB); dumps into %s on: %s\n",
+				TET_PROG, fmt_duration(o.fl.window_ns, w, sizeof(w)),
+				(unsigned long long)(o.fl.window_bytes >> 20), o.fl.dir, trig);
+		else
+			fprintf(stderr, "%s: flight recorder: keeping the last %llu MiB of events; dumps into %s on: %s\n",
+				TET_PROG, (unsigned long long)(o.fl.window_bytes >> 20), o.fl.dir, trig);
+	}
 	next_tick = start + DETECT_TICK_NS;
 	if (o.interval_ns)
 		next_interval = start + o.interval_ns;
@@ -1012,11 +1701,31 @@ int cmd_trace(int argc, char **argv)
 			gone = true;
 			break;
 		}
-		if (now >= next_tick) {
+		if (now >= next_tick && an) {
 			if (!tet_session_counters(sess, &meta.counters))
 				an_note_drops(an, meta.counters.drops);
 			an_tick(an, now);
 			next_tick = now + DETECT_TICK_NS;
+		}
+		if (o.fl.on) {
+			uint64_t edge = now;
+
+			if (usr1_signal) {
+				struct report_trigger t = { 0 };
+
+				usr1_signal = 0;
+				t.kind = t.spec = "sigusr1";
+				t.ts = t.at_ns = now;
+				snprintf(t.detail, sizeof(t.detail), "SIGUSR1 received");
+				fr_fire(&fl, &t, 0, o.pid ? (uint32_t)o.pid : fl.last_pid, false, false);
+			}
+			/* a queued dump's window stays whole until it is written */
+			for (size_t i = 0; i < fl.nq; i++)
+				if (fl.q[i].t.at_ns < edge)
+					edge = fl.q[i].t.at_ns;
+			fr_store_trim(fl.store, edge);
+			fr_snapshot(&fl, sess, now);
+			fr_poll(&fl, &denv, false);
 		}
 		if (metrics && now >= next_metrics) {
 			/* rendered here, served by the metrics thread: the drain never waits for it */
@@ -1046,6 +1755,41 @@ int cmd_trace(int argc, char **argv)
 	tet_session_detach(sess);
 	while ((ret = tet_session_drain(sess)) > 0)
 		;
+	if (gone) { /* how it ended (TET_REC_EXIT, drained just now) */
+		const struct proc_exit *x = exit_of(&ectx, (uint32_t)o.pid);
+
+		meta.exit_status = -1;
+		if (x && (x->code & 0x7f)) {
+			meta.exit_signal = (int)(x->code & 0x7f);
+			meta.exit_core = x->code & 0x80;
+		} else if (x) {
+			meta.exit_status = (int)((x->code >> 8) & 0xff);
+		}
+	}
+	if (o.fl.on) {
+		struct fr_stats fs;
+
+		fr_poll(&fl, &denv, true); /* what is queued is written now, then waited for */
+		fr_store_stats(fl.store, &fs);
+		if (gone && meta.exit_signal)
+			fprintf(stderr, "%s: process %d was killed by %s%s\n", TET_PROG, o.pid,
+				report_signal_name(meta.exit_signal, cls, sizeof(cls)),
+				meta.exit_core ? " (core dumped)" : "");
+		else if (gone)
+			fprintf(stderr, "%s: process %d exited\n", TET_PROG, o.pid);
+		else if (stop_signal)
+			fprintf(stderr, "%s: stopped by %s\n", TET_PROG, strsignal(stop_signal));
+		fprintf(stderr, "%s: flight recorder: %llu dump%s written, %llu failed, %llu trigger%s suppressed (cooldown); %llu records held in %llu MiB at the end, %llu evicted\n",
+			TET_PROG, (unsigned long long)fl.dumps, fl.dumps == 1 ? "" : "s",
+			(unsigned long long)fl.failed, (unsigned long long)fl.suppressed,
+			fl.suppressed == 1 ? "" : "s", (unsigned long long)fs.records,
+			(unsigned long long)(fs.bytes >> 20), (unsigned long long)fs.evicted);
+		if (fs.spawns_not_kept)
+			fprintf(stderr, "%s: flight recorder: %llu spawns of tasks could not be kept beyond the window (%d tasks, 1/8 of the memory bound): dumps show those tasks as spawned before the trace\n",
+				TET_PROG, (unsigned long long)fs.spawns_not_kept, FR_SPAWNS_MAX);
+		status = TET_EXIT_OK;
+		goto out;
+	}
 	meta.counters_valid = !tet_session_counters(sess, &meta.counters);
 	if (meta.counters_valid)
 		an_note_drops(an, meta.counters.drops);
@@ -1054,8 +1798,13 @@ int cmd_trace(int argc, char **argv)
 	why_meta(&why, sess, an, ectx.ss, meta.counters_valid ? &meta.counters : NULL);
 	meta.why = &why;
 	meta.end_ns = now;
-	meta.ended_by = stop_signal ? "signal" : gone ? "process_exit" : "duration";
-	if (gone)
+	meta.ended_by = stop_signal ? "signal" : gone && meta.exit_signal ? "process_crash" :
+			gone ? "process_exit" : "duration";
+	if (gone && meta.exit_signal)
+		fprintf(stderr, "%s: process %d was killed by %s%s; the report covers what was seen until then\n",
+			TET_PROG, o.pid, report_signal_name(meta.exit_signal, cls, sizeof(cls)),
+			meta.exit_core ? " (core dumped)" : "");
+	else if (gone)
 		fprintf(stderr, "%s: process %d exited; the report covers what was seen until then\n",
 			TET_PROG, o.pid);
 	else if (stop_signal)
@@ -1068,6 +1817,8 @@ int cmd_trace(int argc, char **argv)
 	if (outputs_write(&o.outs, an, &meta))
 		status = TET_EXIT_CANNOT;
 out:
+	if (fl.child > 0) /* a dump being written finishes */
+		waitpid(fl.child, NULL, 0);
 	outputs_abort(&o.outs);
 	prom_stop(metrics);
 	tet_session_close(sess);
@@ -1075,6 +1826,8 @@ out:
 	why_free(&why);
 	ss_free(ectx.ss);
 	free(rfiles);
+	fr_store_free(fl.store);
+	free(fl.snaps);
 	tet_targets_free(&targets);
 	return status;
 }

@@ -23,6 +23,10 @@ serve options:
   --load RPS           run the built-in loopback load generator at RPS requests/s (1..=10000)
   --concurrency N      load generator client tasks (1..=256, default min(8, RPS))
   --load-paths LIST    comma-separated paths the load generator requests (default /,/work)
+  --crash HOW          crash on purpose after --crash-after (default 2s), from a task: `segv`
+                       (a write to an unmapped address: SIGSEGV) or `panic-abort` (a panic, as
+                       with panic = \"abort\": the message, then SIGABRT)
+  --crash-after DUR    when --crash happens
 
 common options:
   --workers N          worker threads of the multi-thread runtime (1..=1024, default: Tokio's)
@@ -51,6 +55,13 @@ pub struct ServeOpts {
     pub load_rps: Option<u32>,
     pub concurrency: Option<u32>,
     pub load_paths: Vec<String>,
+    pub crash: Option<(Crash, Duration)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crash {
+    Segv,
+    PanicAbort,
 }
 
 #[derive(Debug)]
@@ -120,7 +131,9 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
         load_rps: None,
         concurrency: None,
         load_paths: vec!["/".to_string(), "/work".to_string()],
+        crash: None,
     };
+    let mut crash_after = Duration::from_secs(2);
     let mut tasks: u64 = 1000;
     let mut yields: u64 = 10;
     let mut iterations: u64 = 10_000;
@@ -132,6 +145,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
         let serve_only = matches!(
             flag.as_str(),
             "--addr" | "--pathology" | "--duration" | "--load" | "--concurrency" | "--load-paths"
+                | "--crash" | "--crash-after"
         );
         if serve_only && mode != "serve" {
             return Err(format!("{flag}: only for `serve`"));
@@ -179,6 +193,22 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                     return Err(format!("--load-paths {v}: want comma-separated paths starting with /"));
                 }
                 serve.load_paths = paths;
+            }
+            "--crash" => {
+                let v = args.value(&flag, inline)?;
+                let how = match v.as_str() {
+                    "segv" => Crash::Segv,
+                    "panic-abort" => Crash::PanicAbort,
+                    _ => return Err(format!("--crash {v}: want segv or panic-abort")),
+                };
+                serve.crash = Some((how, crash_after));
+            }
+            "--crash-after" => {
+                let v = args.value(&flag, inline)?;
+                crash_after = parse_duration(&v)?;
+                if let Some((how, _)) = serve.crash {
+                    serve.crash = Some((how, crash_after));
+                }
             }
             "--us" if mode == "spin-workload" => {
                 let v = args.value(&flag, inline)?;

@@ -65,6 +65,9 @@ pub async fn serve(opts: ServeOpts) -> Result<(), String> {
     }
 
     announce(local, &opts)?;
+    if let Some((how, after)) = opts.crash {
+        let _crash = tokio::spawn(crash(how, after)); // SPAWN-SITE: crash
+    }
 
     let deadline: Pin<Box<dyn Future<Output = ()> + Send>> = match opts.duration {
         Some(d) => Box::pin(tokio::time::sleep(d)),
@@ -126,4 +129,26 @@ fn announce(local: SocketAddr, opts: &ServeOpts) -> Result<(), String> {
     writeln!(out, "listening on {local}")
         .and_then(|_| out.flush())
         .map_err(|e| format!("stdout: {e}"))
+}
+
+/// `--crash`: the process dies on purpose, from a task, the way production services do.
+async fn crash(how: crate::cli::Crash, after: Duration) {
+    tokio::time::sleep(after).await;
+    match how {
+        crate::cli::Crash::Segv => {
+            eprintln!("sample-service: crashing on purpose (SIGSEGV)");
+            // SAFETY: none — the point is the fault. Address 8 is never mapped (the first page
+            // is reserved by the kernel: vm.mmap_min_addr), so the store faults.
+            unsafe { std::ptr::write_volatile(8 as *mut u8, 1) };
+        }
+        crate::cli::Crash::PanicAbort => {
+            // panic = "abort": the hook prints the message, then the process aborts (SIGABRT)
+            let default = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                default(info);
+                std::process::abort();
+            }));
+            panic!("sample-service: panicking on purpose (--crash panic-abort)");
+        }
+    }
 }

@@ -15,6 +15,12 @@
  * a why_report with only notes shows the notes and no flame graph, and a big one (40 sites × 312
  * stacks × 64 frames) is cut to its bounds (30 sites, 200 + 10 stacks, 150000 frames), under
  * 2 MB, and draws every site without error.
+ * A flight-recorder dump (m->flight) of the same capture, triggered by site B's long poll, with
+ * a hostile trigger detail (`<script>alert(1)</script>` and a \x01 byte) and a crash: the banner
+ * (as text, escaped in the file), the crash line, the trigger's moment as a line over the
+ * timeline labelled with its kind (where the timeline's scale puts it, before and after a zoom;
+ * hover says the trigger), its task on the first timeline row, the triggering finding
+ * highlighted (and only it), in the findings and the tasks table. Without a dump none of it.
  *
  * Build and run, from the repository root (no top-level make needed):
  *   D=/tmp/html-why; mkdir -p $D
@@ -25,11 +31,12 @@
  *       -o $D/html_why_test tests/unit/html_why_test.c tracer/html.c tracer/json.c \
  *       tracer/units.c tracer/hist.c tracer/report.c tracer/analyzer.c -lm
  *   $D/html_why_test $D            # [BROWSER_PY, default tests/browser.py]
- * Writes $D/why.html, $D/why-none.html, $D/why-notes.html, $D/why-big.html and screenshots
- * $D/why.png, $D/why-notes.png.
+ * Writes $D/why.html, $D/why-none.html, $D/why-notes.html, $D/why-big.html, $D/flight.html and
+ * screenshots $D/why.png, $D/why-notes.png, $D/flight.png.
  * Prints "ok - …" / "not ok - …"; exits 1 when a check failed, 2 when the browser could not run.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,13 +401,59 @@ static const char AFTER_WHY[] = JS_PAIRS(
 	"r.out_blocks = bl().length;");
 
 static const char EVAL_NONE[] = JS_PAIRS(
+	"const D = JSON.parse(document.getElementById('report-data').textContent);"
 	"r.rendered = document.body.dataset.rendered === 'yes';"
+	"r.flight = !!document.getElementById('flight') || q('.tl-trigger, .trigger, .trigger-note').length > 0 ||"
+	"  'flight' in D || D.findings.some(f => 'trigger' in f);"
 	"r.section = !!document.getElementById('why');"
 	"r.nav = !!document.getElementById('nav-why');"
 	"r.sections = q('main section').map(s => s.id).join(' ') === "
 	"  'findings distributions timeline heatmap stalled sites tasks';"
 	"r.data_why = 'why' in JSON.parse(document.getElementById('report-data').textContent);"
 	"r.why_lines = q('#findings .why').length;");
+
+/* a flight-recorder dump: the trigger at +101ms (site B's long poll, task 2), the timeline from
+ * 0 to 300ms, its label column 280 px wide and 8 px kept free on the right (report.js) */
+#define FLIGHT_DETAIL "<script>alert(1)</script>\x01 io::fetch"
+#define JS_MARK_X(v0, v1) \
+	"(280 + (101e6 - (" v0 ")) / ((" v1 ") - (" v0 ")) * (parseFloat(document.getElementById('tl-canvas').style.width) - 288))"
+
+static const char EVAL_FLIGHT[] = JS_PAIRS(
+	"const D = JSON.parse(document.getElementById('report-data').textContent);"
+	"const b = document.getElementById('flight'), mk = q('#tl-wrap .tl-trigger');"
+	"const li = q('#findings li.trigger');"
+	"r.rendered = document.body.dataset.rendered === 'yes';"
+	"r.banner = !!b && b.textContent.includes('Flight-recorder dump 1: trigger long_poll at +0.101s "
+	"(<script>alert(1)<\\/script>\\\\x01 io::fetch), window +0.000s..+0.300s');"
+	"r.banner_more = !!b && b.textContent.includes('1234 records replayed (55.5 KiB in memory); "
+	"the memory bound cut the window short; 3 triggers suppressed (cooldown)');"
+	"r.scripts = document.scripts.length;"
+	"r.crash = (document.getElementById('exit-crash') || {textContent: ''}).textContent === "
+	"  'The process was killed by SIGSEGV (core dumped).';"
+	"r.marks = mk.length;"
+	"r.mark_shown = mk.length === 1 && !mk[0].hidden;"
+	"r.mark_label = mk.length === 1 && mk[0].textContent === 'long_poll';"
+	"r.mark_x = mk.length === 1 && Math.abs(parseFloat(mk[0].style.left) - " JS_MARK_X("0", "300e6") ") <= 1;"
+	"r.mark_height = mk.length === 1 && mk[0].style.height === document.getElementById('tl-canvas').style.height;"
+	"r.data_at = D.flight.at_ns === 101e6 && D.flight.task === 2 && D.flight.pid === 4242;"
+	"r.data_detail = D.flight.detail === '<script>alert(1)<\\/script>\\\\x01 io::fetch';"
+	"r.data_trigger = D.findings.filter(f => f.trigger).map(f => f.kind + ':' + f.task).join() === 'long_poll:2';"
+	"r.data_false = D.findings.filter(f => f.trigger === false).length;"
+	"r.first_row = D.timeline.tasks[0].id === 2;"
+	"r.li = li.length;"
+	"r.li_site = li.length === 1 && li[0].textContent.includes('src/io.rs:20:5') &&"
+	"  li[0].querySelector('.trigger-note').textContent === 'task 2 fired the flight-recorder dump.';"
+	"r.task_rows = q('#tasks-table tr.trigger').length;"
+	"r.imgs = q('img').length;");
+
+/* hover on the line says the trigger; a zoom moves the line where the new scale puts it */
+static const char AFTER_FLIGHT[] = JS_PAIRS(
+	"const c = document.getElementById('tl-canvas'), cr = c.getBoundingClientRect();"
+	"const mk = document.querySelector('#tl-wrap .tl-trigger'), tip = document.getElementById('tip');"
+	"c.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: cr.left + parseFloat(mk.style.left), clientY: cr.top + 26 + 11}));"
+	"r.tip = !tip.hidden && tip.textContent.startsWith('flight-recorder trigger: long_poll at +101ms\\n<script>alert(1)');"
+	"document.getElementById('tl-in').click();"
+	"r.zoom_x = !mk.hidden && Math.abs(parseFloat(mk.style.left) - " JS_MARK_X("75e6", "225e6") ") <= 1;");
 
 static const char EVAL_NOTES[] = JS_PAIRS(
 	"r.rendered = document.body.dataset.rendered === 'yes';"
@@ -461,6 +514,15 @@ static void check_file(const char *path)
 	      "why.html: U+2028 is escaped inside the data element");
 	CHECK(data && end && memmem(data, (size_t)(end - data), "\\u2028", 6),
 	      "why.html: … as \\u2028");
+}
+
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
 }
 
 static long file_size(const char *path)
@@ -575,6 +637,7 @@ static int run_pages(const char *dir, const char *py, struct report_meta *m,
 	EXPECT(out, "eval", "sections", 1, "why-none.html: the sections as before");
 	EXPECT(out, "eval", "data_why", 0, "why-none.html: no why in DATA");
 	EXPECT(out, "eval", "why_lines", 0, "why-none.html: no why lines under the findings");
+	EXPECT(out, "eval", "flight", 0, "why-none.html: not a dump: no banner, line, highlight, flight data");
 
 	if (run_big(dir, py, m))
 		return 2;
@@ -590,6 +653,91 @@ static int run_pages(const char *dir, const char *py, struct report_meta *m,
 	EXPECT(out, "eval", "section", 1, "why-notes.html: the section is shown for its notes");
 	EXPECT(out, "eval", "notes", 3, "why-notes.html: why_no_profile, why_no_sched and the note");
 	EXPECT(out, "eval", "flames", 0, "why-notes.html: no flame graph");
+	return 0;
+}
+
+static void check_flight_file(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	static char buf[4 << 20];
+	size_t n = fp ? fread(buf, 1, sizeof(buf) - 1, fp) : 0;
+
+	if (fp)
+		fclose(fp);
+	buf[n] = 0;
+	CHECK(n > 0 && !strstr(buf, "<script>alert") && count_of(buf, "<script") == 2,
+	      "flight.html: the hostile detail is no script element (the page's 2 only)");
+	CHECK(n > 0 && !memchr(buf, 1, n), "flight.html: no raw \\x01 byte anywhere");
+	CHECK(strstr(buf, "<div class=\"flight\" id=\"flight\"><b>Flight-recorder</b> dump 1: trigger long_poll at +0.101s (&lt;script&gt;alert(1)&lt;/script&gt;\\x01 io::fetch)") != NULL,
+	      "flight.html: the banner's detail made printable, then HTML-escaped");
+	CHECK(strstr(buf, "\"detail\":\"\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\\\\x01 io::fetch\"") != NULL,
+	      "flight.html: … and in the data, JSON- and HTML-safe");
+}
+
+static int run_flight(const char *dir, const char *py, struct report_meta *m)
+{
+	static char out[1 << 16];
+	struct report_meta fm = *m;
+	struct report_flight fl;
+	struct report_trigger *tr = &fl.trigger;
+	char page[4096], shot[4096];
+	int rc;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.window_ns = 30000 * MS;
+	fl.window_bytes = 64 << 20;
+	fl.to_ns = 300 * MS;
+	fl.records = 1234;
+	fl.bytes = 56832;
+	fl.cut_by_memory = true;
+	fl.dump_index = 1;
+	fl.triggers_suppressed = 3;
+	fl.basename = "synthetic-4242-20251130T105320Z-long_poll";
+	tr->kind = tr->spec = "long_poll";
+	tr->ts = 101 * MS;                /* task 2's long poll began */
+	tr->at_ns = 153 * MS;
+	tr->pid = PID;
+	tr->tid = W0;
+	tr->has_task = true;
+	tr->task_id = 2;
+	tr->header_ptr = 0x1002;
+	tr->value_ns = 52 * MS;
+	tr->threshold_ns = 10 * MS;
+	snprintf(tr->detail, sizeof(tr->detail), "%s", FLIGHT_DETAIL);
+	fm.flight = &fl;
+	fm.ended_by = "process_crash";
+	fm.exit_signal = SIGSEGV;
+	fm.exit_core = true;
+	fm.exit_status = -1;
+	snprintf(page, sizeof(page), "%s/flight.html", dir);
+	snprintf(shot, sizeof(shot), "%s/flight.png", dir);
+	CHECK(!write_page(page, &fm), "report_html writes %s (a flight-recorder dump)", page);
+	check_flight_file(page);
+	rc = browse(py, page, EVAL_FLIGHT, AFTER_FLIGHT, shot, out, sizeof(out));
+	if (!browser_ok("flight.html", rc, out))
+		return 2;
+	printf("# %s\n", out);
+	EXPECT(out, "eval", "rendered", 1, "flight.html: the script ran to the end");
+	EXPECT(out, "eval", "banner", 1, "flight.html: the banner: dump, trigger, moment, detail as text, window");
+	EXPECT(out, "eval", "banner_more", 1, "flight.html: … records, memory, cut, suppressed triggers");
+	EXPECT(out, "eval", "scripts", 2, "flight.html: no script element from the detail");
+	EXPECT(out, "eval", "crash", 1, "flight.html: the process was killed by SIGSEGV (core dumped)");
+	EXPECT(out, "eval", "marks", 1, "flight.html: one trigger line over the timeline");
+	EXPECT(out, "eval", "mark_shown", 1, "flight.html: … shown");
+	EXPECT(out, "eval", "mark_label", 1, "flight.html: … labelled with the trigger's kind");
+	EXPECT(out, "eval", "mark_x", 1, "flight.html: … at +101ms on the timeline's scale");
+	EXPECT(out, "eval", "mark_height", 1, "flight.html: … across every row");
+	EXPECT(out, "eval", "data_at", 1, "DATA: flight.at_ns, task, pid");
+	EXPECT(out, "eval", "data_detail", 1, "DATA: flight.detail made printable");
+	EXPECT(out, "eval", "data_trigger", 1, "DATA: findings[].trigger true for task 2's long poll only");
+	EXPECT(out, "eval", "data_false", 1, "DATA: … false for the other");
+	EXPECT(out, "eval", "first_row", 1, "flight.html: the trigger's task on the first timeline row");
+	EXPECT(out, "eval", "li", 1, "flight.html: one finding highlighted");
+	EXPECT(out, "eval", "li_site", 1, "flight.html: … site B's, saying its task fired the dump");
+	EXPECT(out, "eval", "task_rows", 1, "flight.html: the trigger's task highlighted in the tasks table");
+	EXPECT(out, "eval", "imgs", 0, "flight.html: no <img>");
+	EXPECT(out, "eval_after", "tip", 1, "flight.html: hovering the line says the trigger and its detail, as text");
+	EXPECT(out, "eval_after", "zoom_x", 1, "flight.html: zoomed in, the line moves with the scale");
 	return 0;
 }
 
@@ -638,6 +786,8 @@ int main(int argc, char **argv)
 	m.top = 5;
 	m.why = &why;
 	rc = run_pages(dir, py, &m, &notes_only);
+	if (!rc)
+		rc = run_flight(dir, py, &m);
 	an_free(A);
 	printf("# %d checks, %d failed\n", run, failed);
 	return rc ? rc : failed ? 1 : 0;

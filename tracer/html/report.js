@@ -4,6 +4,8 @@
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('report-data').textContent);
+  /* a flight-recorder dump: its trigger (moment, task), else null */
+  var F = D.flight || null;
   var SVG = 'http://www.w3.org/2000/svg';
   var $ = function (id) { return document.getElementById(id); };
   var RESULT = ['Pending', 'Ready', 'Notified', 'Cancelled', 'Panicked'];
@@ -65,6 +67,7 @@
   /* a task: Tokio's task id, or its header address in the uprobe fallback */
   function taskId(id) { return D.task_key === 'header_ptr' ? '0x' + Number(id).toString(16) : String(id); }
   function taskName(id) { return 'task ' + taskId(id); }
+  function isTriggerTask(pid, id) { return !!F && F.task !== null && F.task === id && F.pid === pid; }
   function pendingRatio(busy, sched, pend) {
     var t = (busy || 0) + (sched || 0) + (pend || 0);
     return t > 0 ? (pend || 0) / t : null;
@@ -174,6 +177,8 @@
     var note = [];
     if (T.total > T.kept) note.push('The timeline kept the last ' + num(T.kept) + ' of ' + num(T.total) + ' events (--timeline-events): it starts at +' + dur(T.from_ns) + '.');
     note.push(tasks.length + ' of ' + num(T.tasks_in_window || 0) + ' tasks seen in the timeline are shown.');
+    if (F) note.push('The dashed red line marks the flight-recorder trigger (' + F.spec + ' at +' + dur(F.at_ns) + ')' +
+      (F.task !== null ? '; the highlighted row is its ' + taskName(F.task) + '.' : '.'));
     tasks.forEach(function (t) { if (t.kept < t.events) note.push(taskName(t.id) + ': the last ' + num(t.kept) + ' of ' + num(t.events) + ' polls and wakes.'); });
     $('tl-note').textContent = note.join(' ');
     var canvas = $('tl-canvas'), wrap = $('tl-wrap');
@@ -186,7 +191,16 @@
     var first = T.from_ns;
     tasks.forEach(function (t) { if (t.polls.length && t.polls[0].b < first) first = t.polls[0].b; });
     var v0 = first, v1 = Math.max(T.to_ns, first + 1000);
+    if (F) { v0 = Math.min(v0, F.at_ns); v1 = Math.max(v1, F.at_ns); }
     var full0 = v0, full1 = v1;
+    /* the trigger's moment: a line over the canvas (it lets the mouse through), moved by draw() */
+    var mark = null;
+    if (F) {
+      mark = el('div', 'tl-trigger');
+      mark.appendChild(el('span', 'tl-trigger-label', F.kind || 'trigger'));
+      mark.setAttribute('data-at-ns', String(F.at_ns));
+      wrap.appendChild(mark);
+    }
     var ctx = canvas.getContext('2d');
     var width = 0;
     function resize() {
@@ -194,6 +208,7 @@
       var h = TOP + tasks.length * ROW + 4, dpr = window.devicePixelRatio || 1;
       canvas.width = Math.round(width * dpr); canvas.height = Math.round(h * dpr);
       canvas.style.width = width + 'px'; canvas.style.height = h + 'px';
+      if (mark) mark.style.height = h + 'px';
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       draw();
     }
@@ -224,7 +239,8 @@
       ctx.textAlign = 'left';
       tasks.forEach(function (t, i) {
         var y = TOP + i * ROW;
-        if (i % 2) { ctx.fillStyle = '#f6f8fb'; ctx.fillRect(0, y, width, ROW); }
+        if (isTriggerTask(t.pid, t.id)) { ctx.fillStyle = '#fdecea'; ctx.fillRect(0, y, width, ROW); }
+        else if (i % 2) { ctx.fillStyle = '#f6f8fb'; ctx.fillRect(0, y, width, ROW); }
         ctx.fillStyle = '#1d2330';
         /* the end of a location (file name, line) says more than its start */
         /* a future type (uprobe fallback): its generic tail ({async_fn_env#0}, {{closure}}) says little */
@@ -264,6 +280,12 @@
         ctx.restore();
       });
       $('tl-range').textContent = 'showing +' + dur(v0) + ' … +' + dur(v1) + ' (' + dur(v1 - v0) + ')';
+      if (mark) {
+        var mx = X(F.at_ns);
+        mark.hidden = mx < LABEL || mx > width - 8;
+        mark.style.left = Math.round(mx) + 'px';
+        mark.classList.toggle('tl-trigger-left', mx > width - 140); /* the label inside the canvas */
+      }
     }
     function zoom(f, cx) {
       var c = cx === undefined ? (v0 + v1) / 2 : Tm(cx);
@@ -301,6 +323,8 @@
         text = taskName(t.id) + ' (PID ' + t.pid + ')\n' + siteName(t.site) + (s && s.type ? '\n' + s.type : '') +
           '\n' + num(t.polls.length) + ' polls, ' + num(t.wakes.length) + ' wakes in the timeline';
       } else {
+        if (F && Math.abs(X(F.at_ns) - x) <= 3)
+          text = 'flight-recorder trigger: ' + F.spec + ' at +' + dur(F.at_ns) + (F.detail ? '\n' + F.detail : '');
         for (var q = 0; q < t.wakes.length && !text; q++) {
           var w = t.wakes[q];
           if (Math.abs(w.t - tm) <= slack)
@@ -463,7 +487,7 @@
         fmt: function (v) { return v === null ? 'unknown' : v; } },
       { label: 'Still pending', get: function (f) { return f.ongoing ? 'yes' : f.contradicted ? 'no (woken later)' : 'no'; } },
       { label: 'Since', get: function (f) { return f.first_at_ns; }, num: true, fmt: function (v) { return '+' + dur(v); } }
-    ], rows, { sort: 4, asc: false, limit: 200 });
+    ], rows, { sort: 4, asc: false, limit: 200, rowClass: function (f) { return f.trigger ? 'trigger' : ''; } });
   }
 
   function sites() {
@@ -511,7 +535,9 @@
       { label: 'Lifetime', get: g('lifetime_ns'), num: true, fmt: dur },
       { label: 'Live wakers', get: g('live_wakers'), num: true, fmt: function (v) { return v === null ? 'unknown' : v; } },
       { label: 'Findings', get: function (r) { return kindsOf(r[ix.findings]); }, cls: 'nowrap' }
-    ], rows, { sort: 4, asc: false, limit: 500, rowClass: function (r) { return r[ix.findings] ? 'has-finding' : ''; },
+    ], rows, { sort: 4, asc: false, limit: 500, rowClass: function (r) {
+        return (r[ix.findings] ? 'has-finding' : '') + (isTriggerTask(r[ix.pid], r[ix.id]) ? ' trigger' : '');
+      },
       note: D.tasks_total > rows.length ? '(the ' + num(rows.length) + ' busiest of ' + num(D.tasks_total) + ' tasks, and every task with a finding; all in the JSON report)' : '' });
   }
 

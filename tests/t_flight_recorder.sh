@@ -1,0 +1,191 @@
+#!/bin/bash
+# Intent: the flight recorder (--flight-recorder WINDOW) keeps the last WINDOW and dumps it when
+# a trigger fires, as the usual reports, marked — on the usdt sample service (Tokio 1.53,
+# batched capture):
+#  - SIGUSR1 → a dump within a second holding the last WINDOW and nothing older: process A
+#    runs a yield workload and exits, the window passes, process B runs another and C one
+#    60 ms poll (--binary follows them all); the dump holds B's and C's events only, and its
+#    tasks, polls and findings equal those of a normal capture (a second tracer, attached the
+#    same way, run side by side) restricted to B and C; every format says which trigger made it;
+#  - --trigger long_poll with --trigger-cooldown C on the blocking-call pathology: one dump per
+#    cooldown (consecutive triggers at least C apart), each holding its triggering poll,
+#    marked (JSON finding trigger=true, Perfetto instant event, HTML marker and banner), the
+#    other triggers counted as suppressed;
+#  - a process killed by SIGSEGV and one aborting on a panic (panic = "abort" behaviour) each
+#    produce a dump saying so (ended_by process_crash, the signal), the tracer exits 0; on a
+#    kernel without sched_process_exit (TET_TEST_NO_EXIT_TP=1) a warning says so at start and a
+#    crash dumps nothing and claims no signal;
+#  - --binary follows the service across a restart: a crash of the first process dumps under
+#    its PID, a trigger in the second under the second's, each holding its own events only.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_tracer
+bin=$(sample_bin 1.53 usdt)
+need_file "$bin" "usdt sample service (1.53)"
+
+# dumps DIR [SUFFIX]: the dump files of DIR (default: JSON reports), oldest first
+dumps() { ls -1tr "$1" 2>/dev/null | grep -E "\\.${2:-json}\$" | grep -v '\.trace\.json$' | sed "s|^|$1/|"; }
+# base_of FILE: the dump's base name
+base_of() { basename "$1" | sed -E 's/\.(json|html|trace\.json)$//'; }
+
+# --binary follows every process of a path: a private copy, so that no other process of the
+# machine (another run of the sample service) is traced too
+mkdir -p "$TMPD/bin"
+cp "$bin" "$TMPD/bin/sample-service"
+own="$TMPD/bin/sample-service"
+
+# ---- SIGUSR1: the last WINDOW, nothing older, the same as a normal capture ----
+D="$TMPD/usr1"; mkdir -p "$D"
+start_bg fr.usr1 "$TRACER" --binary "$own" --flight-recorder 3s --post-trigger 200ms --dump-dir "$D" -q
+FRP=$BG_PID
+start_bg normal.usr1 "$TRACER" --binary "$own" -q -o "$TMPD/normal.json"
+NP=$BG_PID
+wait_for_line "$TMPD/fr.usr1.err" "flight recorder: keeping" 30 || not_ok "recorder attached: $(cat "$TMPD/fr.usr1.err")"
+wait_for_line "$TMPD/normal.usr1.err" "attached" 30 || not_ok "normal capture attached"
+"$own" yield-workload --tasks 3 --yields 20 --workers 2 > /dev/null &
+PA=$!; wait $PA
+sleep 4   # A's events leave the 3 s window
+"$own" yield-workload --tasks 5 --yields 30 --workers 2 > /dev/null &
+PB=$!; wait $PB
+"$own" long-poll --ms 60 --workers 2 > /dev/null &
+PC=$!; wait $PC
+sleep 0.5
+t0=$(date +%s%N)
+kill -USR1 "$FRP"
+for _ in $(seq 40); do [ -n "$(dumps "$D")" ] && break; sleep 0.05; done
+t1=$(date +%s%N)
+J=$(dumps "$D" | head -1)
+check "SIGUSR1: a dump within a second ($(( (t1 - t0) / 1000000 )) ms)" test -n "$J" -a $(( (t1 - t0) / 1000000 )) -lt 1000
+kill -INT "$NP"; wait_exit "$NP" 30
+kill -INT "$FRP"; wait_exit "$FRP" 30
+check_eq "SIGUSR1: recorder exit 0" 0 "$RC"
+if [ -n "$J" ]; then
+    B=$(base_of "$J")
+    check "SIGUSR1: named <executable>-<pid>-<UTC time>-sigusr1" \
+        bash -c "echo '$B' | grep -qE '^sample-service-$PC-[0-9]{8}T[0-9]{6}\\.[0-9]{3}Z-sigusr1\$'"
+    check "SIGUSR1: the HTML report and the Perfetto trace next to it" test -s "$D/$B.html" -a -s "$D/$B.trace.json"
+    check_eq "SIGUSR1: trigger in the JSON" sigusr1 "$(jqr "$J" .flight_recorder.trigger.kind)"
+    check_eq "SIGUSR1: nothing of process A (it ran before the window)" "" \
+        "$(jq -r --arg a "$PA" '[.. | objects | select(.pid? == ($a | tonumber))] | length | select(. > 0)' "$J")"
+    check_eq "SIGUSR1: the window is 3 s long (plus 200 ms after)" 3200 \
+        "$(jqr "$J" '(.flight_recorder.window_end_at_ns - .flight_recorder.window_start_at_ns) / 1000000 | round')"
+    # the normal capture, restricted to B
+    nsite() { jq -r --arg p "$PB" "$2" "$1"; }
+    want=$(jq -r '[.spawn_sites[] | select(.type_name // "" | contains("workload::yield_task"))] | "\(map(.polls) | add) \(map(.tasks) | add) \(map(.tasks_terminated) | add)"' "$J")
+    check_eq "SIGUSR1: B's yield tasks in the dump: N×(M+1) polls, N tasks, N ended" "155 5 5" "$want"
+    sel='[.tasks[] | select(.pid == ($b | tonumber) or .pid == ($c | tonumber)) | [.pid, .task_id, .polls, .state, .location]] | sort'
+    check_eq "SIGUSR1: tasks of B and C: dump = normal capture (pid, id, polls, state, spawn site)" \
+        "$(jq -c --arg b "$PB" --arg c "$PC" "$sel" "$TMPD/normal.json")" "$(jq -c --arg b "$PB" --arg c "$PC" "$sel" "$J")"
+    sel='[.findings[] | select(.pid == ($b | tonumber) or .pid == ($c | tonumber)) | [.pid, .kind, .task_id]] | sort'
+    check_eq "SIGUSR1: findings of B and C: dump = normal capture (pid, kind, task)" \
+        "$(jq -c --arg b "$PB" --arg c "$PC" "$sel" "$TMPD/normal.json")" "$(jq -c --arg b "$PB" --arg c "$PC" "$sel" "$J")"
+    check_eq "SIGUSR1: C's 60 ms poll is a long_poll finding in the dump" 1 \
+        "$(jq --arg c "$PC" '[.findings[] | select(.pid == ($c | tonumber) and .kind == "long_poll" and .value_ns > 50000000)] | length' "$J")"
+    check "SIGUSR1: the Perfetto trace marks the trigger" \
+        bash -c "jq -e '[.traceEvents[] | select(.ph == \"i\" and (.name | startswith(\"trigger\")))] | length == 1' '$D/$B.trace.json' > /dev/null"
+    check "SIGUSR1: the HTML report says it is a dump and why" grep -q 'id="flight"><b>Flight-recorder</b> .*sigusr1' "$D/$B.html"
+fi
+
+# ---- --trigger long_poll, one dump per cooldown ----
+D="$TMPD/lp"; mkdir -p "$D"
+start_bg svc.lp "$bin" serve --workers 2 --pathology blocking_call --load 30 --duration 30s
+SP=$BG_PID
+wait_for_line "$TMPD/svc.lp.out" "listening on" 20 || not_ok "service started"
+start_bg fr.lp "$TRACER" --pid "$SP" --flight-recorder 5s --trigger long_poll --trigger-cooldown 3s \
+    --post-trigger 300ms --dump-dir "$D" -q
+FRP=$BG_PID
+wait_for_line "$TMPD/fr.lp.err" "flight recorder: keeping" 30 || not_ok "recorder attached: $(cat "$TMPD/fr.lp.err")"
+sleep 10
+kill -INT "$FRP"; wait_exit "$FRP" 30
+check_eq "long_poll: recorder exit 0" 0 "$RC"
+mapfile -t LP < <(dumps "$D")
+n=${#LP[@]}
+check "long_poll: 3 or 4 dumps in 10 s with a 3 s cooldown (got $n)" test "$n" -ge 3 -a "$n" -le 4
+check "long_poll: other triggers counted as suppressed" \
+    grep -qE "flight recorder: $n dumps written, 0 failed, [1-9][0-9]* triggers suppressed" "$TMPD/fr.lp.err"
+prev=
+for J in "${LP[@]}"; do
+    B=$(base_of "$J")
+    tid=$(jqr "$J" .flight_recorder.trigger.task_id)
+    at=$(jqr "$J" .flight_recorder.trigger.detected_at_ns)
+    check_eq "long_poll $B: trigger kind" long_poll "$(jqr "$J" .flight_recorder.trigger.kind)"
+    check_eq "long_poll $B: exactly one finding marked as the trigger, the triggering task's long_poll" \
+        "long_poll $tid" "$(jqr "$J" '[.findings[] | select(.trigger == true)] | map("\(.kind) \(.task_id)") | join(",")')"
+    check "long_poll $B: the triggering poll is in the dump (its finding over 10 ms, blocking_call)" \
+        bash -c "jq -e '[.findings[] | select(.trigger == true and .value_ns > 10000000 and (.location // \"\" | contains(\"pathology.rs\")))] | length == 1' '$J' > /dev/null"
+    check "long_poll $B: the Perfetto trace marks it" \
+        bash -c "jq -e '[.traceEvents[] | select(.ph == \"i\" and .name == \"trigger: long_poll\")] | length == 1' '$D/$B.trace.json' > /dev/null"
+    check "long_poll $B: the HTML report marks it" grep -q 'class="[^"]*trigger' "$D/$B.html"
+    # consecutive triggers: wall times from the names, at least the cooldown apart
+    ms=$(echo "$B" | sed -E 's/.*-([0-9]{8})T([0-9]{2})([0-9]{2})([0-9]{2})\.([0-9]{3})Z-.*/\2 \3 \4 \5/' | awk '{ print (($1 * 60 + $2) * 60 + $3) * 1000 + $4 }')
+    if [ -n "$prev" ]; then
+        check "long_poll $B: at least the cooldown after the previous dump's trigger ($(( ms - prev )) ms)" test $(( ms - prev )) -ge 2990
+    fi
+    prev=$ms
+done
+stop_pid "$SP"
+
+# ---- crashes: SIGSEGV, and a panic with panic = "abort" ----
+for how in segv panic-abort; do
+    D="$TMPD/crash-$how"; mkdir -p "$D"
+    start_bg svc.$how "$bin" serve --workers 2 --pathology blocking_call --load 20 --crash "$how" --crash-after 3s
+    SP=$BG_PID
+    wait_for_line "$TMPD/svc.$how.out" "listening on" 20 || not_ok "$how: service started"
+    start_bg fr.$how "$TRACER" --pid "$SP" --flight-recorder 10s --dump-dir "$D" -q
+    FRP=$BG_PID
+    wait_exit "$FRP" 30
+    check_eq "$how: the recorder ends with the process, exit 0" 0 "$RC"
+    sig=$([ "$how" = segv ] && echo SIGSEGV || echo SIGABRT)
+    J=$(dumps "$D" | head -1)
+    check_eq "$how: one dump" 1 "$(dumps "$D" | wc -l)"
+    if [ -n "$J" ]; then
+        check_eq "$how: ended_by process_crash, the signal" "process_crash $sig" \
+            "$(jqr "$J" '"\(.capture.ended_by // .ended_by) \(.exit.signal)"')"
+        check_eq "$how: the trigger is the crash" "process_crash $sig" \
+            "$(jqr "$J" '"\(.flight_recorder.trigger.kind) \(.flight_recorder.trigger.signal)"')"
+        check "$how: the dump holds the process's last seconds (polls, the long polls)" \
+            test "$(jqr "$J" .totals.polls)" -gt 50 -a "$(jqr "$J" '[.findings[] | select(.kind == "long_poll")] | length')" -gt 0
+        check "$how: the terminal says it" grep -q "process $SP was killed by $sig" "$TMPD/fr.$how.err"
+        check "$how: named ...-crash" bash -c "basename '$J' | grep -q -- '-$SP-.*-crash\\.json\$'"
+    fi
+    wait "$SP" 2>/dev/null
+done
+
+# ---- a kernel without sched_process_exit (TET_TEST_NO_EXIT_TP=1): said at start, no crash dump ----
+D="$TMPD/noexit"; mkdir -p "$D"
+start_bg svc.noexit "$bin" serve --workers 2 --load 20 --crash segv --crash-after 2s
+SP=$BG_PID
+wait_for_line "$TMPD/svc.noexit.out" "listening on" 20 || not_ok "noexit: service started"
+TET_TEST_NO_EXIT_TP=1 "$TRACER" --pid "$SP" --flight-recorder 10s --dump-dir "$D" -q > /dev/null 2> "$TMPD/fr.noexit.err"
+check_eq "noexit: the recorder ends with the process, exit 0" 0 "$?"
+check "noexit: one warning says crashes will not dump" \
+    grep -q "^tokio-ebpf-trace: warning: the kernel has no sched_process_exit BTF tracepoint.*a crash will not dump" "$TMPD/fr.noexit.err"
+check_eq "noexit: no dump, no signal claimed" "0 0" \
+    "$(ls "$D" | wc -l) $(grep -c 'killed by' "$TMPD/fr.noexit.err")"
+wait "$SP" 2>/dev/null
+
+# ---- --binary: across a restart ----
+D="$TMPD/follow"; mkdir -p "$D"
+start_bg fr.follow "$TRACER" --binary "$own" --flight-recorder 20s --trigger long_poll --dump-dir "$D" -q
+FRP=$BG_PID
+wait_for_line "$TMPD/fr.follow.err" "flight recorder: keeping" 30 || not_ok "follow: recorder attached"
+start_bg svc.f1 "$own" serve --workers 2 --load 20 --crash segv --crash-after 2s
+P1=$BG_PID
+wait_exit "$P1" 20
+start_bg svc.f2 "$own" long-poll --ms 200 --workers 2
+P2=$BG_PID
+wait_exit "$P2" 20
+for _ in $(seq 50); do [ "$(dumps "$D" | wc -l)" -ge 2 ] && break; sleep 0.1; done
+sleep 1
+kill -INT "$FRP"; wait_exit "$FRP" 30
+check_eq "follow: recorder exit 0" 0 "$RC"
+J1=$(dumps "$D" | grep -- "-$P1-.*-crash.json" | head -1)
+J2=$(dumps "$D" | grep -- "-$P2-.*-long_poll.json" | head -1)
+check "follow: the first process's crash dumped under its PID" test -n "$J1"
+check "follow: the restarted process's long poll dumped under its PID" test -n "$J2"
+if [ -n "$J1" ] && [ -n "$J2" ]; then
+    check_eq "follow: each dump holds its own process only" "$P1 $P2" \
+        "$(jq -r '[.tasks[].pid] | unique | join(",")' "$J1") $(jq -r '[.tasks[].pid] | unique | join(",")' "$J2")"
+fi
+finish
