@@ -112,52 +112,6 @@ static __always_inline __s64 syscall_of(struct task_struct *t)
 	return BPF_CORE_READ(regs, orig_ax);
 #else
 	return -1;
-#define TET_SIGNAL_GROUP_EXIT 0x00000004 /* include/linux/sched/signal.h, unchanged since 2.6 */
-
-/* Set by user space from the tracepoint's BTF: sched_process_exit has a group_dead argument
- * (Linux 6.16 moved the tracepoint before the exit's `signal->live` decrement and added it);
- * before, the group is dead when signal->live is 0 at the tracepoint. */
-const volatile bool exit_group_dead_arg = false;
-
-SEC("tp_btf/sched_process_exit")
-int tet_exit(__u64 *ctx)
-{
-	struct task_struct *p = (struct task_struct *)ctx[0];
-	__u32 tgid = BPF_CORE_READ(p, tgid), flags;
-	struct tet_exit_rec *r;
-	struct tet_counters *c;
-	bool dead;
-
-	if (!tgid || !of_target(tgid))
-		return 0;
-	if (exit_group_dead_arg)
-		dead = (__u8)ctx[1];
-	else
-		dead = BPF_CORE_READ(p, signal, live.counter) == 0;
-	if (!dead)
-		return 0;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		if ((c = counters_get()))
-			__sync_fetch_and_add(&c->exit_drops, 1);
-		goto forget;
-	}
-	flags = BPF_CORE_READ(p, signal, flags);
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.type = TET_REC_EXIT;
-	r->h.pid = tgid;
-	r->h.tid = (__u32)BPF_CORE_READ(p, pid);
-	r->h.cpu = bpf_get_smp_processor_id();
-	r->group_exit = !!(flags & TET_SIGNAL_GROUP_EXIT);
-	r->code = r->group_exit ? (__u32)BPF_CORE_READ(p, signal, group_exit_code) :
-				  (__u32)BPF_CORE_READ(p, exit_code);
-	bpf_ringbuf_submit(r, 0); /* rare, and the tracer may be waiting for it: wake it */
-forget:
-	if (!target_tgid)
-		bpf_map_delete_elem(&tgids, &tgid);
-	return 0;
-}
-
 #endif
 }
 

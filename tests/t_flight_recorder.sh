@@ -10,7 +10,9 @@
 #  - --trigger long_poll with --trigger-cooldown C on the blocking-call pathology: one dump per
 #    cooldown (consecutive triggers at least C apart), each holding its triggering poll,
 #    marked (JSON finding trigger=true, Perfetto instant event, HTML marker and banner), the
-#    other triggers counted as suppressed;
+#    other triggers counted as suppressed; a second recorder on the same process at once, with
+#    --trigger 'poll>40ms' --trigger exit and a 60 s cooldown: one poll dump, then one when the
+#    process exits (ended_by process_exit, status 0);
 #  - a process killed by SIGSEGV and one aborting on a panic (panic = "abort" behaviour) each
 #    produce a dump saying so (ended_by process_crash, the signal), the tracer exits 0; on a
 #    kernel without sched_process_exit (TET_TEST_NO_EXIT_TP=1) a warning says so at start and a
@@ -89,12 +91,17 @@ fi
 
 # ---- --trigger long_poll, one dump per cooldown ----
 D="$TMPD/lp"; mkdir -p "$D"
-start_bg svc.lp "$bin" serve --workers 2 --pathology blocking_call --load 30 --duration 30s
+D2="$TMPD/thr"; mkdir -p "$D2"
+start_bg svc.lp "$bin" serve --workers 2 --pathology blocking_call --load 30 --duration 13s
 SP=$BG_PID
 wait_for_line "$TMPD/svc.lp.out" "listening on" 20 || not_ok "service started"
 start_bg fr.lp "$TRACER" --pid "$SP" --flight-recorder 5s --trigger long_poll --trigger-cooldown 3s \
     --post-trigger 300ms --dump-dir "$D" -q
 FRP=$BG_PID
+# a second recorder at once: a threshold trigger and the process's exit
+start_bg fr.thr "$TRACER" --pid "$SP" --flight-recorder 5s --trigger 'poll>40ms' --trigger exit \
+    --trigger-cooldown 60s --dump-dir "$D2" -q
+FR2=$BG_PID
 wait_for_line "$TMPD/fr.lp.err" "flight recorder: keeping" 30 || not_ok "recorder attached: $(cat "$TMPD/fr.lp.err")"
 sleep 10
 kill -INT "$FRP"; wait_exit "$FRP" 30
@@ -124,6 +131,16 @@ for J in "${LP[@]}"; do
     fi
     prev=$ms
 done
+wait_exit "$FR2" 30
+check_eq "poll>40ms + exit: the recorder ends with the process, exit 0" 0 "$RC"
+J=$(dumps "$D2" | grep -- '-poll+40ms\.json$' | head -1)
+check_eq "poll>40ms: one dump (a 60 s cooldown)" 1 "$(dumps "$D2" | grep -c -- '-poll+40ms\.json$')"
+[ -n "$J" ] && check_eq "poll>40ms: its trigger: a poll over 40 ms of the service, no finding marked" "poll poll>40ms true 0" \
+    "$(jqr "$J" '"\(.flight_recorder.trigger.kind) \(.flight_recorder.trigger.spec) \(.flight_recorder.trigger.value_ns > 40000000) \([.findings[] | select(.trigger == true)] | length)"')"
+J=$(dumps "$D2" | grep -- '-exit\.json$' | head -1)
+check "exit: a dump when the process exits" test -n "$J"
+[ -n "$J" ] && check_eq "exit: ended_by process_exit, status 0, no signal" "process_exit 0 null" \
+    "$(jqr "$J" '"\(.capture.ended_by // .ended_by) \(.exit.status) \(.exit.signal)"')"
 stop_pid "$SP"
 
 # ---- crashes: SIGSEGV, and a panic with panic = "abort" ----

@@ -209,54 +209,16 @@ static int parse_count(const char *flag, const char *s, uint64_t min, uint64_t m
 	return 0;
 }
 
-static int parse_size(const char *flag, const char *s, size_t *out)
+/* A byte count: a number and K, M, G or T (powers of 1024), or bytes without a unit. The caller
+ * checks the range. */
+static int parse_bytes(const char *flag, const char *s, uint64_t *out, bool quiet)
 {
 	unsigned long long v, mult = 1;
 	char *end;
 
 	errno = 0;
-	if (!*s || *s == '-' || *s == '+') {
-		p_err("%s '%s': expected a size such as 16M", flag, s);
-		return -EINVAL;
-	}
-	v = strtoull(s, &end, 10);
-	if (errno || end == s) {
-		p_err("%s '%s': expected a size such as 16M", flag, s);
-		return -EINVAL;
-	}
-	if (!strcmp(end, "K") || !strcmp(end, "k"))
-		mult = 1ull << 10;
-	else if (!strcmp(end, "M"))
-		mult = 1ull << 20;
-	else if (!strcmp(end, "G"))
-		mult = 1ull << 30;
-	else if (*end) {
-		p_err("%s '%s': unknown unit '%s' (K, M or G)", flag, s, end);
-		return -EINVAL;
-	}
-	if (v > (1ull << 30) / mult || v * mult < (64ull << 10) || (v * mult & (v * mult - 1))) {
-		p_err("%s '%s': must be a power of two between 64K and 1G", flag, s);
-		return -ERANGE;
-	}
-	*out = (size_t)(v * mult);
-	return 0;
-}
-
-/* A byte count: a number and K, M, G or T (powers of 1024), or bytes without a unit. */
-static int parse_bytes(const char *flag, const char *s, uint64_t min, uint64_t max,
-		       uint64_t *out, bool quiet)
-{
-	unsigned long long v, mult = 1;
-	char *end;
-
-	errno = 0;
-	if (!*s || *s < '0' || *s > '9') {
-		if (!quiet)
-			p_err("%s '%s': expected a size such as 256M", flag, s);
-		return -EINVAL;
-	}
-	v = strtoull(s, &end, 10);
-	if (errno) {
+	v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+	if (*s < '0' || *s > '9' || errno) {
 		if (!quiet)
 			p_err("%s '%s': expected a size such as 256M", flag, s);
 		return -EINVAL;
@@ -274,13 +236,37 @@ static int parse_bytes(const char *flag, const char *s, uint64_t min, uint64_t m
 			p_err("%s '%s': unknown unit '%s' (K, M, G or T)", flag, s, end);
 		return -EINVAL;
 	}
-	if (v > max / mult || v * mult < min || v * mult > max) {
+	*out = v > UINT64_MAX / mult ? UINT64_MAX : v * mult;
+	return 0;
+}
+
+/* A byte count within [min, max]: the error names the range in M and G. */
+static int parse_bytes_in(const char *flag, const char *s, uint64_t min, uint64_t max,
+			  uint64_t *out, bool quiet)
+{
+	if (parse_bytes(flag, s, out, quiet))
+		return -EINVAL;
+	if (*out < min || *out > max) {
 		if (!quiet)
 			p_err("%s '%s': must be between %lluM and %lluG", flag, s,
 			      (unsigned long long)(min >> 20), (unsigned long long)(max >> 30));
 		return -ERANGE;
 	}
-	*out = v * mult;
+	return 0;
+}
+
+/* The BPF ring's size: a power of two, 64K to 1G. */
+static int parse_size(const char *flag, const char *s, size_t *out)
+{
+	uint64_t v;
+
+	if (parse_bytes(flag, s, &v, false))
+		return -EINVAL;
+	if (v < (64ull << 10) || v > (1ull << 30) || (v & (v - 1))) {
+		p_err("%s '%s': must be a power of two between 64K and 1G", flag, s);
+		return -ERANGE;
+	}
+	*out = (size_t)v;
 	return 0;
 }
 
@@ -502,8 +488,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			}
 			ret = 0;
 			o->fl.window_ns = 0;
-			if (parse_bytes("--flight-recorder", optarg, FR_MIN_BYTES, 1ull << 40,
-					&o->fl.window_bytes, true)) {
+			if (parse_bytes_in("--flight-recorder", optarg, FR_MIN_BYTES, 1ull << 40,
+					   &o->fl.window_bytes, true)) {
 				p_err("--flight-recorder '%s': expected a duration (60s, 5m) or a size (256M, 1G) of at least %lluM",
 				      optarg, (unsigned long long)(FR_MIN_BYTES >> 20));
 				return -EINVAL;
@@ -538,13 +524,13 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		case OPT_DUMP_MAX:
 			o->fl.needs = "--dump-max-bytes";
-			ret = parse_bytes("--dump-max-bytes", optarg, 1ull << 20, 1ull << 40,
-					  &o->fl.dump_max_bytes, false);
+			ret = parse_bytes_in("--dump-max-bytes", optarg, 1ull << 20, 1ull << 40,
+					     &o->fl.dump_max_bytes, false);
 			break;
 		case OPT_FLIGHT_MEMORY:
 			o->fl.needs = "--flight-memory";
-			ret = parse_bytes("--flight-memory", optarg, FR_MIN_BYTES, 1ull << 40,
-					  &o->fl.window_bytes, false);
+			ret = parse_bytes_in("--flight-memory", optarg, FR_MIN_BYTES, 1ull << 40,
+					     &o->fl.window_bytes, false);
 			o->fl.memory_given = true;
 			break;
 		case OPT_TIMELINE:
