@@ -30,14 +30,63 @@ static __always_inline struct tet_counters *counters_get(void)
 	return bpf_map_lookup_elem(&counters, &zero);
 }
 
+/* The capture's end (CLOCK_MONOTONIC ns), set by user space (.bss, mmapped) before it detaches
+ * the probes one by one: from then on nothing is recorded nor counted, so the ring does not
+ * fill with events after the end while the detach takes its time (~0.1 s per probe). 0: running. */
+__u64 stop_ns = 0;
+
+static __always_inline bool stopped(void)
+{
+	__u64 stop = *(volatile __u64 *)&stop_ns;
+
+	return stop && bpf_ktime_get_ns() > stop;
+}
+
 /* Returns the tgid when this hit is for us, else 0. */
-static __always_inline __u32 filter(void)
+static __always_inline __u32 filter_pid(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (target_tgid && tgid != target_tgid)
 		return 0;
 	return tgid;
+}
+
+/* … and the capture has not ended. */
+static __always_inline __u32 filter(void)
+{
+	return stopped() ? 0 : filter_pid();
+}
+
+/* Tasks an event of which was lost (the ring was full): user space leaves their findings out —
+ * a lost wake makes a false stall, a lost poll end a false never_yields. Key: the process and
+ * the task id (per-event capture) or header pointer (uprobe fallback); value: events lost. A
+ * full map counts in lost_untracked (user space then judges by time instead). */
+struct lost_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 task;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct lost_key);
+	__type(value, __u64);
+} lost_tasks SEC(".maps");
+
+static __always_inline void note_lost(struct tet_counters *c, __u32 tgid, __u64 task)
+{
+	struct lost_key k = { .tgid = tgid, .pad = 0, .task = task };
+	__u64 one = 1, *n;
+
+	if (!task)
+		return;
+	n = bpf_map_lookup_elem(&lost_tasks, &k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&lost_tasks, &k, &one, BPF_NOEXIST) && c)
+		__sync_fetch_and_add(&c->lost_untracked, 1);
 }
 
 /* Counts a hit of `type` in `seen` and reserves a record of `size` bytes (a constant) in the

@@ -223,6 +223,7 @@ struct tet_counters {
 	__u64 sample_drops;         /* … the ring had no room for */
 	__u64 stack_errors;         /* stacks not captured (stack map full or a walk that failed) */
 	__u64 exit_drops;           /* process exits the ring had no room for */
+	__u64 lost_untracked;       /* events lost whose task lost_tasks had no room for */
 };
 
 #ifndef __VMLINUX_H__

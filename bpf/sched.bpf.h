@@ -184,6 +184,8 @@ int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_str
 {
 	__u32 ptgid = BPF_CORE_READ(prev, tgid), ntgid = BPF_CORE_READ(next, tgid);
 
+	if (stopped())
+		return 0;
 	if (ptgid && of_target(ptgid))
 		switch_out(ctx, prev, preempt);
 	if (ntgid && of_target(ntgid))
@@ -213,7 +215,7 @@ int tet_sample(struct bpf_perf_event_data *ctx)
 	struct tet_sample_rec *r;
 	struct tet_counters *c;
 
-	if (!tgid || !of_target(tgid))
+	if (!tgid || !of_target(tgid) || stopped())
 		return 0;
 	c = counters_get();
 	if (!c)

@@ -67,8 +67,10 @@ static __always_inline int emit(struct tet_counters *c, __u32 tgid, __u32 type, 
 	struct tet_event_rec *r;
 
 	r = rec_reserve(c, type, sizeof(*r));
-	if (!r)
+	if (!r) {
+		note_lost(c, tgid, hdr);
 		return 0;
+	}
 	hdr_fill(&r->h, type, tgid);
 	r->task_id = 0;
 	r->header_ptr = hdr;

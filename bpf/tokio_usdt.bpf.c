@@ -72,8 +72,11 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 	if (!c)
 		return 0;
 	r = rec_reserve(c, type, sizeof(*r));
-	if (!r)
+	if (!r) {
+		if (n_task >= 0)
+			note_lost(c, tgid, arg(ctx, n_task, c));
 		return 0;
+	}
 	hdr_fill(&r->h, type, tgid);
 	r->task_id = n_task >= 0 ? arg(ctx, n_task, c) : 0;
 	r->header_ptr = n_hdr >= 0 ? arg(ctx, n_hdr, c) : 0;
@@ -179,8 +182,10 @@ static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
 	if (!c)
 		return 0;
 	r = rec_reserve(c, TET_EV_SPAWN, sizeof(*r));
-	if (!r)
+	if (!r) {
+		note_lost(c, tgid, arg(ctx, 0, c));
 		return 0;
+	}
 	hdr_fill(&r->h, TET_EV_SPAWN, tgid);
 	r->task_id = arg(ctx, 0, c);
 	r->header_ptr = arg(ctx, 1, c);
@@ -260,7 +265,9 @@ int tet_batch(struct pt_regs *ctx)
 	__u32 tgid;
 	__u64 n;
 
-	tgid = filter();
+	/* not stopped(): a batch flushed after the end still holds events from before it (the
+	 * decoder cuts them) */
+	tgid = filter_pid();
 	if (!tgid)
 		return 0;
 	c = counters_get();

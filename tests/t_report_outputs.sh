@@ -52,7 +52,7 @@ fails_early() {  # fails_early LABEL WANT_EXIT ARGS…
     cat "$TMPD/fe.err"
 }
 fails_early "-o into a missing directory" 4 -o "$TMPD/w/ok.json" -o "$TMPD/missing/r.html"
-check "… the message names the file and the reason" grep -q "cannot write the HTML report $TMPD/missing/r.html: No such file or directory" "$TMPD/fe.err"
+check "… the message names the file and the reason" grep -q "cannot write the HTML report $TMPD/missing/r.html: its directory does not exist" "$TMPD/fe.err"
 fails_early "--trace into a missing directory" 4 -o "$TMPD/w/ok.json" --trace "$TMPD/missing/t.json"
 check "… names the trace" grep -q "cannot write the trace $TMPD/missing/t.json" "$TMPD/fe.err"
 fails_early "-o onto a directory" 4 -o "$TMPD/w/ok.json" -o "$TMPD/w/adir.html"

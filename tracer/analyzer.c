@@ -240,6 +240,13 @@ struct analyzer {
 	size_t fst_cap;
 	struct kq_ent *ents;       /* the entries charged to the poll that just ended */
 	size_t nents, ents_cap;
+	/* events lost (an_lost_task, an_loss_window): findings they could explain go aside */
+	struct htab lost;
+	bool lost_by_task;
+	struct { uint64_t from, to; } *loss;
+	size_t nloss, loss_cap;
+	struct an_finding *aside;
+	size_t naside;
 };
 
 void an_opts_default(struct an_opts *o)
@@ -345,7 +352,116 @@ void an_free(struct analyzer *a)
 		free(a->fst[i].v);
 	free(a->fst);
 	free(a->ents);
+	free(a->lost.e);
+	free(a->loss);
+	free(a->aside);
 	free(a);
+}
+
+/* ---- lost events ---- */
+static int grow(void **v, size_t *cap, size_t need, size_t elem);
+
+int an_lost_task(struct analyzer *a, uint32_t pid, uint64_t key)
+{
+	a->lost_by_task = true;
+	if (htab_get(&a->lost, pid, key))
+		return 0;
+	return htab_put(&a->lost, pid, key, (void *)1);
+}
+
+void an_loss_window(struct analyzer *a, uint64_t from, uint64_t to)
+{
+	if (a->nloss && from <= a->loss[a->nloss - 1].to) { /* overlaps the last: one window */
+		if (to > a->loss[a->nloss - 1].to)
+			a->loss[a->nloss - 1].to = to;
+		return;
+	}
+	if (a->nloss == 4096 || grow((void **)&a->loss, &a->loss_cap, a->nloss + 1, sizeof(*a->loss))) {
+		if (a->nloss) /* bounded: the last window stretches */
+			a->loss[a->nloss - 1].to = to;
+		return;
+	}
+	a->loss[a->nloss].from = from;
+	a->loss[a->nloss].to = to;
+	a->nloss++;
+}
+
+void an_lost_by_task(struct analyzer *a, bool by_task)
+{
+	a->lost_by_task = by_task;
+}
+
+/* Could lost events explain finding f? With the lost tasks known (an_lost_task): one of its
+ * task's events was lost. Otherwise: events were lost while its evidence ran (from its first
+ * occurrence to its end, or now when it is still going on). */
+static bool finding_lossy(const struct analyzer *a, const struct an_finding *f)
+{
+	uint64_t end = f->ongoing ? a->now : f->last_ts + f->value_ns + f->cpu_wait_ns;
+
+	if (a->lost_by_task)
+		return htab_get(&a->lost, f->pid, a->o.key_by_header ? f->header_ptr : f->task_id);
+	for (size_t i = 0; i < a->nloss; i++)
+		if (a->loss[i].from <= end && a->loss[i].to >= f->first_ts)
+			return true;
+	return false;
+}
+
+/* Moves the findings lost events could explain out of the list (an_findings), into the aside
+ * list (an_findings_aside), keeping every index (tasks', per-finding stacks) right. */
+static void set_aside(struct analyzer *a)
+{
+	int32_t *map;
+	size_t n = 0, na = 0;
+
+	if ((!a->lost_by_task && !a->nloss) || !a->nfindings)
+		return;
+	map = calloc(a->nfindings, sizeof(*map));
+	a->aside = realloc(a->aside, (a->naside + a->nfindings) * sizeof(*a->aside));
+	if (!map || !a->aside) {
+		free(map);
+		return;
+	}
+	for (size_t i = 0; i < a->nfindings; i++) {
+		struct an_finding *f = &a->findings[i];
+
+		if (finding_lossy(a, f)) {
+			a->aside[a->naside + na++] = *f;
+			if (f->site && f->site->findings[f->kind])
+				((struct an_site *)f->site)->findings[f->kind]--;
+			if (i < a->fst_cap) {
+				free(a->fst[i].v);
+				a->fst[i].v = NULL;
+				a->fst[i].n = a->fst[i].cap = 0;
+			}
+			continue;
+		}
+		map[i] = (int32_t)(n + 1);
+		if (n != i) {
+			a->findings[n] = *f;
+			if (i < a->fst_cap) {
+				a->fst[n] = a->fst[i];
+				memset(&a->fst[i], 0, sizeof(a->fst[i]));
+			}
+		}
+		n++;
+	}
+	a->nfindings = n;
+	a->naside += na;
+	a->t.findings_set_aside = a->naside;
+	for (size_t i = 0; i < a->tasks.cap; i++) {
+		struct task *t = a->tasks.e[i].v;
+
+		for (int k = 0; t && k < AN_FINDING_KINDS; k++)
+			if (t->finding[k])
+				t->finding[k] = map[t->finding[k] - 1];
+	}
+	free(map);
+}
+
+size_t an_findings_aside(const struct analyzer *a, const struct an_finding **f)
+{
+	*f = a->aside;
+	return a->naside;
 }
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -1649,6 +1765,7 @@ void an_finish(struct analyzer *a, uint64_t now)
 		while (kt && kt->len)
 			kq_pop(a, kt, false);
 	}
+	set_aside(a);
 }
 
 size_t an_cpu_stacks(const struct analyzer *a, const struct an_stack **v)

@@ -211,6 +211,7 @@ struct an_totals {
 	uint64_t outside_wakes, self_wakes;
 	uint64_t tasks_seen, tasks_live, tasks_untracked, task_records_omitted;
 	uint64_t findings_omitted;
+	uint64_t findings_set_aside;       /* lost events could explain them (an_findings_aside) */
 	uint64_t unmatched_poll_ends;      /* poll_end with no poll_begin (lost, or pre-attach) */
 	uint64_t unknown_task_events;      /* wake/clone/drop/terminate of a task never polled */
 	uint64_t lost_waker_contradicted;
@@ -242,7 +243,19 @@ void an_tick(struct analyzer *a, uint64_t now);
  * live waker counts depend on were lost, lost_waker stops being reported (stalled instead). */
 void an_note_drops(struct analyzer *a, const __u64 drops[TET_EV_COUNT]);
 bool an_wakers_unreliable(const struct analyzer *a);
-/* Ends the capture: evaluates the ratio detectors and marks what is still ongoing. */
+/* Events were lost (a full ring). Before an_finish, say which tasks lost one (an_lost_task:
+ * (pid, task id or, with key_by_header, header pointer); from the BPF side's lost_tasks), or
+ * when events whose tasks are not known were lost (an_loss_window: some moment in [from, to]).
+ * An_finish then sets aside every finding such a loss could explain — a lost wake makes a false
+ * stall, a lost poll end a false never_yields: with the tasks known, the findings of those
+ * tasks; else those whose evidence (first occurrence to end, or now) overlaps a window.
+ * an_lost_by_task(a, false) makes the windows decide even when tasks were given (the task
+ * list is incomplete). Returns 0 or -ENOMEM. */
+int an_lost_task(struct analyzer *a, uint32_t pid, uint64_t key);
+void an_loss_window(struct analyzer *a, uint64_t from, uint64_t to);
+void an_lost_by_task(struct analyzer *a, bool by_task);
+/* Ends the capture: evaluates the ratio detectors, marks what is still ongoing, sets aside the
+ * findings lost events could explain. */
 void an_finish(struct analyzer *a, uint64_t now);
 
 const struct an_opts *an_get_opts(const struct analyzer *a);
@@ -251,6 +264,8 @@ uint64_t an_now(const struct analyzer *a); /* the `now` of the last tick/finish 
 
 size_t an_sites(const struct analyzer *a, const struct an_site *const **sites);
 size_t an_findings(const struct analyzer *a, const struct an_finding **f);
+/* The findings an_finish set aside: lost events could explain them. */
+size_t an_findings_aside(const struct analyzer *a, const struct an_finding **f);
 size_t an_workers(const struct analyzer *a, const struct an_worker *const **w);
 /* Slowest polls / worst scheduling delays, worst first. */
 size_t an_top_polls(const struct analyzer *a, const struct an_top **t);

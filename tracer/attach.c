@@ -701,6 +701,15 @@ int tet_session_stacks_fd(const struct tet_session *s)
 	return s->skel ? bpf_map__fd(s->skel->maps.stacks) : -1;
 }
 
+int tet_session_lost_fd(const struct tet_session *s)
+{
+	if (s->fb)
+		return tet_fb_lost_fd(s->fb);
+	if (s->bc)
+		return -1; /* a lost batch names no task */
+	return s->skel ? bpf_map__fd(s->skel->maps.lost_tasks) : -1;
+}
+
 int tet_session_drain(struct tet_session *s)
 {
 	if (s->fb)
@@ -727,14 +736,29 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 	return 0;
 }
 
-void tet_session_detach(struct tet_session *s)
+void tet_session_end(struct tet_session *s, uint64_t cutoff_ns)
 {
 	if (s->fb) {
-		tet_fb_detach(s->fb);
+		tet_fb_detach(s->fb, cutoff_ns);
 		return;
 	}
 	if (s->bc) {
-		tet_bc_detach(s->bc);
+		tet_bc_detach(s->bc, cutoff_ns);
+		return;
+	}
+	if (!s->cutoff_ns)
+		s->cutoff_ns = cutoff_ns;
+	tet_session_detach(s);
+}
+
+void tet_session_detach(struct tet_session *s)
+{
+	if (s->fb) {
+		tet_fb_detach(s->fb, 0);
+		return;
+	}
+	if (s->bc) {
+		tet_bc_detach(s->bc, 0);
 		return;
 	}
 	if (!s->cutoff_ns) {
@@ -743,6 +767,9 @@ void tet_session_detach(struct tet_session *s)
 		clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
 		s->cutoff_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
+	/* every program stops at the cutoff, before the links go one by one */
+	if (s->skel && s->skel->bss)
+		__atomic_store_n(&s->skel->bss->stop_ns, s->cutoff_ns, __ATOMIC_SEQ_CST);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
 	for (size_t i = 0; i < s->nlinks; i++)

@@ -126,6 +126,9 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
  * ids of TET_REC_OFFCPU / TET_REC_SAMPLE records; readable until tet_session_close). */
 const struct tet_sched_info *tet_session_sched(const struct tet_session *s);
 int tet_session_stacks_fd(const struct tet_session *s);
+/* The BPF map of tasks that lost an event (bpf/common.bpf.h lost_tasks: struct lost_key →
+ * count), -1 when the capture cannot tell them (batched). */
+int tet_session_lost_fd(const struct tet_session *s);
 /* Consumes every record in the ring buffer; returns the count or a negative errno. */
 int tet_session_drain(struct tet_session *s);
 /* Sums the per-CPU counters. */
@@ -133,6 +136,9 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum);
 /* Detaches every probe (the kernel resets the semaphores); the ring buffer stays readable.
  * The capture ends here: events stamped later are not analyzed and not counted as hits. */
 void tet_session_detach(struct tet_session *s);
+/* The same, the capture ending at cutoff_ns (CLOCK_MONOTONIC; 0: now) for every probe at once:
+ * the BPF programs stop recording at that instant, before the links go one by one. */
+void tet_session_end(struct tet_session *s, uint64_t cutoff_ns);
 void tet_session_close(struct tet_session *s);
 
 /* The tokio_usdt BPF object, opened for pid (0: every process of the binary); the caller

@@ -464,15 +464,17 @@ int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum)
 	return 0;
 }
 
-void tet_bc_detach(struct tet_bc *s)
+void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 {
-	uint64_t cutoff;
-
 	if (!s->batch.nlinks && !s->batch.nfds)
 		return;
-	cutoff = mono_ns();
+	if (!cutoff)
+		cutoff = mono_ns();
 	s->cutoff_ns = cutoff;
 	tb_set_cutoff(s->tb, cutoff);
+	/* the kernel side stops at the cutoff; batches still come (they hold earlier events) */
+	if (s->skel->bss)
+		__atomic_store_n(&s->skel->bss->stop_ns, cutoff, __ATOMIC_SEQ_CST);
 	/* what is in the ring, then what the threads still hold, then stop them */
 	tet_bc_drain(s);
 	clock_pair(s);

@@ -58,7 +58,7 @@ int tet_bc_drain(struct tet_bc *s);
 int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum);
 /* Ends the capture at this instant: later records are left out; reads what the threads still
  * hold, detaches (the kernel resets the semaphores), drains and delivers everything. */
-void tet_bc_detach(struct tet_bc *s);
+void tet_bc_detach(struct tet_bc *s, uint64_t cutoff_ns); /* 0: now */
 void tet_bc_close(struct tet_bc *s);
 int tet_bc_stacks_fd(const struct tet_bc *s);
 

@@ -56,6 +56,8 @@ struct tet_fb {
 	struct tet_sched *sched;
 	struct tet_sched_info sched_info;
 	uint64_t cutoff_ns;     /* the capture's end (0: running) */
+	uint64_t late[TET_EV_COUNT]; /* hits stamped after it (the BPF side stops at it, but an
+				      * event that passed that check can be stamped just after) */
 };
 
 static uint64_t mono_ns(void)
@@ -178,6 +180,10 @@ static int ring_cb(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
 		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->on_event(s->ctx, data, size);
+	if (size >= sizeof(*h) && h->type < TET_EV_COUNT && s->cutoff_ns && h->ts > s->cutoff_ns) {
+		s->late[h->type]++; /* after the end: neither analyzed nor counted as a hit */
+		return 0;
+	}
 	if (size < sizeof(r))
 		return s->on_event(s->ctx, data, size);
 	memcpy(&r, data, sizeof(r));
@@ -440,16 +446,23 @@ int tet_fb_drain(struct tet_fb *s)
 
 int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
 {
-	return tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
+	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
+
+	for (int i = 0; !ret && i < TET_EV_COUNT; i++)
+		sum->seen[i] -= s->late[i] < sum->seen[i] ? s->late[i] : sum->seen[i];
+	return ret;
 }
 
-void tet_fb_detach(struct tet_fb *s)
+void tet_fb_detach(struct tet_fb *s, uint64_t cutoff)
 {
 	uint64_t t0 = mono_ns();
 
 	if (!s->att.nlinks && !s->att.nfds)
 		return;
-	s->cutoff_ns = t0;
+	s->cutoff_ns = cutoff ? cutoff : t0;
+	/* every program stops at the cutoff, before the links go one by one */
+	if (s->skel->bss)
+		__atomic_store_n(&s->skel->bss->stop_ns, s->cutoff_ns, __ATOMIC_SEQ_CST);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
 	tet_att_release(&s->att);
@@ -466,11 +479,16 @@ int tet_fb_stacks_fd(const struct tet_fb *s)
 	return bpf_map__fd(s->skel->maps.stacks);
 }
 
+int tet_fb_lost_fd(const struct tet_fb *s)
+{
+	return bpf_map__fd(s->skel->maps.lost_tasks);
+}
+
 void tet_fb_close(struct tet_fb *s)
 {
 	if (!s)
 		return;
-	tet_fb_detach(s);
+	tet_fb_detach(s, 0);
 	tet_sched_detach(s->sched);
 	ring_buffer__free(s->rb);
 	tokio_uprobe__destroy(s->skel);

@@ -49,10 +49,11 @@ const struct tet_fb_info *tet_fb_info(const struct tet_fb *s);
 size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names, size_t max);
 int tet_fb_drain(struct tet_fb *s);
 int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum);
-void tet_fb_detach(struct tet_fb *s);
+void tet_fb_detach(struct tet_fb *s, uint64_t cutoff_ns); /* 0: now */
 void tet_fb_close(struct tet_fb *s);
 const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s);
 int tet_fb_stacks_fd(const struct tet_fb *s);
+int tet_fb_lost_fd(const struct tet_fb *s);
 
 /* TET_NO_UPROBE_MULTI=1 in the environment forces one uprobe per function (tests, bench). */
 #endif

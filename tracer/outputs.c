@@ -1,13 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
- * outputs.c — the report files of a capture (--output, repeatable, and --trace).
+ * outputs.c — the report files of a capture (--output, repeatable, and --trace, --stacks; the
+ * flight recorder's dumps).
  *
- * Each file is written to a temporary file next to it (FILE.tmp.PID), created before tracing
- * starts so that an unwritable path fails at once, and renamed into place when complete: a
- * reader never sees half a report, and a failed write leaves nothing behind.
+ * What sits at the path decides how it is written, as a careful Unix tool does:
+ *   nothing, or a regular file   written to a temporary file next to it (FILE.tmp.PID) and
+ *                                renamed into place when complete: a reader never sees half a
+ *                                report, a failed write leaves the old file as it was;
+ *   a symlink                    followed: its target is what is written (the rules above and
+ *                                below), the link itself is never replaced; a dangling one is
+ *                                refused;
+ *   a FIFO, a character device   opened and written as a stream (/dev/null, /dev/stdout, a
+ *                                pipe someone reads);
+ *   '-'                          stdout (JSON only);
+ *   anything else                refused (a directory, a socket, a block device).
+ * outputs_open() checks each path before tracing starts, so that an unwritable one fails at
+ * once, but creates nothing: temporary files exist only while a report is written, and a
+ * tracer killed during the capture leaves none behind. Errors name the path as given and the
+ * reason the system gave for it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -93,46 +108,144 @@ static void file_abort(struct out_file *f)
 	if (f->tmp)
 		unlink(f->tmp);
 	free(f->tmp);
+	free(f->real);
 	f->fp = NULL;
 	f->tmp = NULL;
+	f->real = NULL;
+}
+
+/* Whether a file can be created in the directory of `path` (tried: root passes access(), a
+ * read-only file system still refuses). Returns 0 or -errno. */
+static int dir_writable(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *probe;
+	int fd, e;
+
+	if (asprintf(&probe, "%.*s.tokio-ebpf-trace-probe.%d", slash ? (int)(slash - path + 1) : 0,
+		     path, (int)getpid()) < 0)
+		return -ENOMEM;
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	e = errno;
+	if (fd >= 0) {
+		close(fd);
+		unlink(probe);
+	}
+	free(probe);
+	return fd < 0 ? -e : 0;
+}
+
+/* Decides how f is written (see the top): f->stream, f->real (the path written, symlinks
+ * resolved). Returns 0 or -errno, with *what saying more than strerror when it can. */
+static int file_check(struct out_file *f, const char **what)
+{
+	struct stat st, lst;
+	int fd, ret;
+
+	*what = NULL;
+	f->stream = false;
+	if (lstat(f->path, &lst)) {
+		if (errno != ENOENT)
+			return -errno;
+		f->real = strdup(f->path);             /* a new file */
+		if (!f->real)
+			return -ENOMEM;
+		ret = dir_writable(f->real);
+		if (ret == -ENOENT)
+			*what = "its directory does not exist";
+		return ret;
+	}
+	if (stat(f->path, &st)) {
+		if (S_ISLNK(lst.st_mode) && errno == ENOENT) {
+			*what = "a symlink to a missing file";
+			return -ENOENT;
+		}
+		return -errno;
+	}
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+		f->stream = true;
+		f->real = strdup(f->path);
+		return f->real ? 0 : -ENOMEM;
+	}
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode)) {
+		*what = "not a regular file, FIFO or character device";
+		return -EINVAL;
+	}
+	f->real = realpath(f->path, NULL);     /* a symlink's target is replaced, not the link */
+	if (!f->real)
+		return -errno;
+	fd = open(f->real, O_WRONLY | O_CLOEXEC); /* no truncation: only asks */
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	ret = dir_writable(f->real);
+	if (ret) { /* e.g. /proc/version: writable in place, but no file can be made next to it */
+		static char why[PATH_MAX + 128];
+		const char *slash = strrchr(f->real, '/');
+
+		snprintf(why, sizeof(why), "it is replaced through a temporary file next to it, which %.*s/ does not allow (%s)",
+			 slash ? (int)(slash - f->real) : 1, slash ? f->real : ".", strerror(-ret));
+		*what = why;
+	}
+	return ret;
+}
+
+static void say_cannot(const struct out_file *f, int err, const char *what)
+{
+	if (what)
+		p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path, what);
+	else
+		p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path, strerror(-err));
 }
 
 int outputs_open(struct outputs *o)
 {
 	for (size_t i = 0; i < o->n; i++) {
 		struct out_file *f = &o->v[i];
-		int fd, e;
+		const char *what;
+		int ret;
 
-		struct stat st;
-
-		if (!strcmp(f->path, "-")) {
-			f->fp = stdout;
+		if (!strcmp(f->path, "-"))
 			continue;
-		}
-		if (!stat(f->path, &st) && S_ISDIR(st.st_mode)) { /* rename() would fail at the end */
-			p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path,
-			      strerror(EISDIR));
+		ret = file_check(f, &what);
+		if (ret) {
+			say_cannot(f, ret, what);
 			outputs_abort(o);
-			return -EISDIR;
+			return ret;
 		}
-		if (asprintf(&f->tmp, "%s.tmp.%d", f->path, (int)getpid()) < 0) {
+	}
+	return 0;
+}
+
+/* At write time: the stream, or a new temporary file next to the file written. */
+static int file_start(struct out_file *f)
+{
+	int fd;
+
+	if (!strcmp(f->path, "-")) {
+		f->fp = stdout;
+		return 0;
+	}
+	if (!f->real) /* outputs_open() was not called */
+		return -EINVAL;
+	if (f->stream) {
+		fd = open(f->real, O_WRONLY | O_CLOEXEC); /* a FIFO waits for its reader here */
+	} else {
+		if (asprintf(&f->tmp, "%s.tmp.%d", f->real, (int)getpid()) < 0) {
 			f->tmp = NULL;
-			p_err("out of memory");
-			outputs_abort(o);
 			return -ENOMEM;
 		}
 		fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0 && (f->fp = fdopen(fd, "w")))
-			continue;
-		e = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(f->tmp);
-		}
-		free(f->tmp);
-		f->tmp = NULL;
-		p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path, strerror(e));
-		outputs_abort(o);
+	}
+	if (fd < 0)
+		return -errno;
+	f->fp = fdopen(fd, "w");
+	if (!f->fp) {
+		int e = errno;
+
+		close(fd);
 		return -e;
 	}
 	return 0;
@@ -149,9 +262,9 @@ static int file_commit(struct out_file *f)
 	if (fclose(f->fp))
 		ret = -errno;
 	f->fp = NULL;
-	if (!ret && rename(f->tmp, f->path))
+	if (!ret && f->tmp && rename(f->tmp, f->real))
 		ret = -errno;
-	if (ret)
+	if (f->tmp && ret)
 		unlink(f->tmp);
 	free(f->tmp);
 	f->tmp = NULL;
@@ -181,8 +294,16 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 		struct trace_stats st = { 0 };
 		int ret;
 
-		if (!f->fp)
+		if (!f->real && strcmp(f->path, "-"))
 			continue;
+		ret = file_start(f);
+		if (ret) {
+			file_abort(f);
+			p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path,
+			      strerror(-ret));
+			status = -1;
+			continue;
+		}
 		errno = 0;
 		switch (f->fmt) {
 		case OUT_HTML:

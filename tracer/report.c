@@ -541,9 +541,36 @@ static void print_findings(FILE *out, const struct analyzer *a, const struct rep
 	free(g);
 }
 
+/* What would lose less, when drops are more than 2 % of the events; "" otherwise. */
+const char *report_drop_advice(const struct report_meta *m, const struct an_totals *t, char *buf,
+			       size_t len)
+{
+	uint64_t drops = report_total_drops(m);
+	size_t n = 0;
+
+	*buf = 0;
+	if (!m->counters_valid || !drops || drops * 50 < t->events + drops)
+		return buf;
+	n += (size_t)snprintf(buf + n, len - n, "%.1f %% of the events were lost: ",
+			      100.0 * (double)drops / (double)(t->events + drops));
+	if (m->ringbuf && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "a larger ring (--ringbuf-size, %zuM now)",
+				      m->ringbuf >> 20);
+	if (n < len && m->batch && m->sample_rate <= 1)
+		n += (size_t)snprintf(buf + n, len - n, ", sampling (--sample-rate 10)");
+	else if (n < len && !m->batch && m->mode && !strcmp(m->mode, "usdt"))
+		n += (size_t)snprintf(buf + n, len - n, ", batched capture (a target built by this kit's current scripts/tokio-usdt-build), fewer probe classes (--probes)");
+	else if (n < len && !m->batch)
+		n += (size_t)snprintf(buf + n, len - n, ", fewer probe classes (--probes)");
+	if (n < len)
+		snprintf(buf + n, len - n, ", or a lower --nice so the tracer keeps up");
+	return buf;
+}
+
 static void print_drops(FILE *out, const struct report_meta *m, const struct analyzer *a)
 {
 	uint64_t drops = report_total_drops(m);
+	char advice[400];
 
 	if (!m->counters_valid) {
 		fprintf(out, "  drop counters unavailable\n");
@@ -559,6 +586,14 @@ static void print_drops(FILE *out, const struct report_meta *m, const struct ana
 				(unsigned long long)m->counters.drops[i], report_drop_impact(i));
 	if (an_wakers_unreliable(a))
 		fprintf(out, "  lost_waker detection was switched off when the drops began\n");
+	if (an_totals(a)->findings_set_aside)
+		fprintf(out, "  %llu finding%s set aside: events of %s tasks were lost, which could explain %s (a lost wake looks like a stall)\n",
+			(unsigned long long)an_totals(a)->findings_set_aside,
+			an_totals(a)->findings_set_aside == 1 ? "" : "s",
+			an_totals(a)->findings_set_aside == 1 ? "its" : "their",
+			an_totals(a)->findings_set_aside == 1 ? "it" : "them");
+	if (*report_drop_advice(m, an_totals(a), advice, sizeof(advice)))
+		fprintf(out, "  to lose less: %s\n", advice);
 }
 
 /* Batched capture: what did not arrive, or arrived out of place. */
@@ -1242,6 +1277,11 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	else
 		jw_null(w);
 	jw_kstr(w, "ended_by", m->ended_by);
+	jw_key(w, "last_event_at_ns"); /* the newest event analyzed, from the start */
+	if (an_totals(a)->last_ts)
+		jw_i64(w, (int64_t)an_totals(a)->last_ts - (int64_t)m->start_ns);
+	else
+		jw_null(w);
 	jw_key(w, "thresholds");
 	jw_obj_begin(w);
 	report_json_thresholds_ns(w, o);
@@ -1285,6 +1325,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "task_records_omitted", t->task_records_omitted);
 	jw_ku64(w, "findings", an_findings(a, &f));
 	jw_ku64(w, "findings_omitted", t->findings_omitted);
+	jw_ku64(w, "findings_set_aside", t->findings_set_aside);
 	jw_ku64(w, "unmatched_poll_ends", t->unmatched_poll_ends);
 	jw_ku64(w, "untracked_task_events", t->unknown_task_events);
 	jw_ku64(w, "waker_count_inconsistent", t->waker_count_inconsistent);
@@ -1319,6 +1360,36 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	}
 	jw_arr_end(w);
 	jw_kbool(w, "lost_waker_disabled", an_wakers_unreliable(a));
+	{ /* the findings lost events could explain: counted by kind, their tasks listed */
+		const struct an_finding *fa;
+		size_t na = an_findings_aside(a, &fa);
+		uint64_t by[AN_FINDING_KINDS] = { 0 };
+		char advice[400];
+
+		jw_key(w, "findings_set_aside");
+		jw_obj_begin(w);
+		for (size_t i = 0; i < na; i++)
+			by[fa[i].kind]++;
+		for (int k = 0; k < AN_FINDING_KINDS; k++)
+			jw_ku64(w, an_finding_name(k), by[k]);
+		jw_key(w, "tasks");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < na && i < 100; i++) {
+			jw_obj_begin(w);
+			jw_kstr(w, "kind", an_finding_name(fa[i].kind));
+			jw_ku64(w, "pid", fa[i].pid);
+			jw_ku64(w, "task_id", fa[i].task_id);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_obj_end(w);
+		report_drop_advice(m, an_totals(a), advice, sizeof(advice));
+		jw_key(w, "advice");
+		if (*advice)
+			jw_str(w, advice);
+		else
+			jw_null(w);
+	}
 	jw_ku64(w, "string_read_errors", m->counters.read_errors);
 	jw_ku64(w, "argument_errors", m->counters.arg_errors);
 	jw_key(w, "batches");

@@ -103,6 +103,7 @@ struct report_meta {
 	struct tet_counters counters;
 	bool counters_valid;
 	size_t top;               /* rows per terminal table */
+	size_t ringbuf;           /* the BPF ring's size (bytes) */
 	const struct report_fallback *fallback; /* NULL in usdt mode */
 	const struct why_report *why;     /* why polls were slow (why.h); NULL = not tracked */
 	const struct report_flight *flight; /* a flight-recorder dump; NULL otherwise */
@@ -128,6 +129,10 @@ const char *report_flight_line(const struct report_meta *m, char *buf, size_t le
 /* The finding that fired this dump's trigger: same kind name, pid and task (task_id, or
  * header_ptr when task_id is 0). Threshold triggers ("poll", "sched_delay") match none. */
 bool report_is_trigger(const struct report_meta *m, const struct an_finding *f);
+/* What would lose less, when more than 2 % of the events were dropped (the summary and the
+ * JSON's data_loss.advice); "" otherwise. Returns buf. */
+const char *report_drop_advice(const struct report_meta *m, const struct an_totals *t, char *buf,
+			       size_t len);
 /* Which figures drops of this event type affect (for the summary and the JSON). */
 const char *report_drop_impact(unsigned type);
 /* Events dropped, all probes together. */

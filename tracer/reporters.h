@@ -57,10 +57,12 @@ enum out_format { OUT_JSON, OUT_HTML, OUT_TRACE, OUT_STACKS };
 #define OUT_MAX 8
 
 struct out_file {
-	const char *path;         /* "-": stdout (JSON only) */
+	const char *path;         /* as given; "-": stdout (JSON only) */
 	enum out_format fmt;
+	char *real;               /* the path written (symlinks resolved); set by outputs_open */
+	bool stream;              /* a FIFO or a character device: written in place */
 	FILE *fp;
-	char *tmp;
+	char *tmp;                /* while writing a regular file */
 };
 
 struct outputs {
@@ -76,11 +78,12 @@ const char *out_format_name(enum out_format f);
 int outputs_add(struct outputs *o, const char *path, enum out_format fmt);
 bool outputs_want(const struct outputs *o, enum out_format fmt);
 bool outputs_stdout(const struct outputs *o);
-/* Creates every temporary file (FILE.tmp.PID next to FILE), so an unwritable path fails
- * before tracing; on failure nothing is left behind. Prints the error. */
+/* Checks every path before tracing (what sits there, whether it can be written: see
+ * outputs.c), creating nothing. Prints the error (the path as given, the reason). */
 int outputs_open(struct outputs *o);
-/* Writes each report and renames it into place; says where on stderr. A file that cannot be
- * written leaves nothing behind (its temporary is removed). Returns 0 or -1 (errors printed). */
+/* Writes each report — a regular file through a temporary renamed into place, a FIFO or a
+ * character device as a stream — and says where on stderr. A file that cannot be written
+ * leaves nothing behind. Returns 0 or -1 (errors printed). */
 int outputs_write(struct outputs *o, const struct analyzer *a, const struct report_meta *m);
 void outputs_abort(struct outputs *o);
 

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "analyzer.h"
 #include "attach.h"
 #include "batch.h"
@@ -1105,6 +1107,51 @@ static const struct report_batch *batch_meta(struct report_batch *rb, struct tet
 	return rb;
 }
 
+/* ---- lost events: the findings they could explain are set aside (an_lost_task) ---- */
+static uint64_t drops_total(const struct tet_counters *c)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		n += c->drops[i];
+	return n;
+}
+
+/* Drops are seen at each reading of the counters: a lost event happened since the previous
+ * reading — or, with batched capture, up to 2 s before it (a thread hands its events over that
+ * late at most). */
+struct loss_track {
+	uint64_t since, drops, margin;
+};
+
+static void loss_track(struct loss_track *lt, struct analyzer *an, const struct tet_counters *c,
+		       uint64_t now)
+{
+	uint64_t d = drops_total(c);
+
+	if (d > lt->drops && an)
+		an_loss_window(an, lt->since > lt->margin ? lt->since - lt->margin : 0, now);
+	lt->drops = d;
+	lt->since = now;
+}
+
+/* The tasks that lost events (BPF lost_tasks), when the capture can tell them; else, or when
+ * the map overflowed, the windows decide. */
+static void lost_tasks_to(struct analyzer *an, struct tet_session *sess, const struct tet_counters *c)
+{
+	struct { uint32_t tgid, pad; uint64_t task; } k, next;
+	int fd = tet_session_lost_fd(sess);
+	bool first = true;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
+		an_lost_task(an, next.tgid, next.task);
+		k = next;
+		first = false;
+	}
+	if (fd < 0 || !c || c->lost_untracked)
+		an_lost_by_task(an, false);
+}
+
 /* What a dump needs of the capture. */
 struct dump_env {
 	const struct trace_opts *o;
@@ -1236,6 +1283,29 @@ static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
 		}
 		meta.counters = now_c;
 		an_note_drops(f.an, now_c.drops);
+		/* the loss windows of the snapshots (oldest first), then since the last one */
+		{
+			struct loss_track lt = { 0, 0, meta.batch ? 2 * NSEC_PER_SEC : 0 };
+			size_t first = fl->nsnaps < FR_SNAPS_MAX ? 0 : fl->snap_next;
+
+			for (size_t i = 0; i < fl->nsnaps; i++) {
+				const struct fr_snap *sn = &fl->snaps[(first + i) % FR_SNAPS_MAX];
+
+				if (!i) {
+					lt.since = sn->ts;
+					lt.drops = drops_total(&sn->c);
+					continue;
+				}
+				loss_track(&lt, f.an, &sn->c, sn->ts);
+			}
+			if (fl->nsnaps) {
+				struct tet_counters cur;
+
+				if (!tet_session_counters(env->sess, &cur))
+					loss_track(&lt, f.an, &cur, mono);
+			}
+		}
+		lost_tasks_to(f.an, env->sess, &now_c);
 	}
 	an_finish(f.an, rf.to_ns);
 	why_meta(&why, env->sess, f.an, env->ectx->ss, meta.counters_valid ? &meta.counters : NULL);
@@ -1355,6 +1425,7 @@ int cmd_trace(int argc, char **argv)
 	struct why_report why = { 0 };
 	struct prom_server *metrics = NULL;
 	struct flight_rt fl = { 0 };
+	struct loss_track lt = { 0 };
 	struct dump_env denv;
 	struct trace_opts o;
 	struct sigaction sa;
@@ -1619,6 +1690,7 @@ int cmd_trace(int argc, char **argv)
 	meta.requested_ns = o.duration_ns;
 	meta.start_ns = start;
 	meta.top = o.top;
+	meta.ringbuf = o.ringbuf;
 	rfiles = calloc(targets.n ? targets.n : 1, sizeof(*rfiles));
 	if (!rfiles) {
 		p_err("out of memory");
@@ -1663,6 +1735,8 @@ int cmd_trace(int argc, char **argv)
 				TET_PROG, (unsigned long long)(o.fl.window_bytes >> 20), o.fl.dir, trig);
 	}
 	next_tick = start + DETECT_TICK_NS;
+	lt.since = start;
+	lt.margin = batched ? 2 * NSEC_PER_SEC : 0;
 	if (o.interval_ns)
 		next_interval = start + o.interval_ns;
 	for (;;) {
@@ -1688,8 +1762,10 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 		if (now >= next_tick && an) {
-			if (!tet_session_counters(sess, &meta.counters))
+			if (!tet_session_counters(sess, &meta.counters)) {
 				an_note_drops(an, meta.counters.drops);
+				loss_track(&lt, an, &meta.counters, now);
+			}
 			an_tick(an, now);
 			next_tick = now + DETECT_TICK_NS;
 		}
@@ -1738,7 +1814,7 @@ int cmd_trace(int argc, char **argv)
 	 * still in the ring, then the counters — every event that was submitted is analyzed. */
 	now = mono_ns(); /* the capture ends here; detaching takes ~0.1s per probe (an RCU
 			  * grace period per uprobe in the kernel), not part of it */
-	tet_session_detach(sess);
+	tet_session_end(sess, now); /* the end, for every probe at once */
 	while ((ret = tet_session_drain(sess)) > 0)
 		;
 	if (gone) { /* how it ended (TET_REC_EXIT, drained just now) */
@@ -1777,8 +1853,11 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	meta.counters_valid = !tet_session_counters(sess, &meta.counters);
-	if (meta.counters_valid)
+	if (meta.counters_valid) {
 		an_note_drops(an, meta.counters.drops);
+		loss_track(&lt, an, &meta.counters, now);
+	}
+	lost_tasks_to(an, sess, meta.counters_valid ? &meta.counters : NULL);
 	meta.batch = batch_meta(&rbatch, sess);
 	an_finish(an, now);
 	why_meta(&why, sess, an, ectx.ss, meta.counters_valid ? &meta.counters : NULL);
