@@ -69,7 +69,7 @@ $(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h tracer/batch.c tracer/
 # flight_test: unit tests of the flight recorder's store, triggers, dump names and directory, and
 # of the analyzer's on_detect hook (tests/t_flight_unit.sh)
 FLIGHT_TEST := $(BUILD)/tests/flight_test
-FLIGHT_TEST_SRCS := $(addprefix tracer/,flight.c analyzer.c hist.c units.c)
+FLIGHT_TEST_SRCS := $(addprefix tracer/,flight.c fsutil.c analyzer.c hist.c units.c)
 ALL_TARGETS += $(FLIGHT_TEST)
 $(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) tracer/flight.h \
                 tracer/analyzer.h tracer/hist.h tracer/units.h tracer/commands.h bpf/events.h

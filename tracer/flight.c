@@ -28,6 +28,7 @@
 #include "analyzer.h"
 #include "commands.h"
 #include "flight.h"
+#include "fsutil.h"
 #include "units.h"
 
 #define PACKED_SPAWN 0x80000000u
@@ -468,8 +469,8 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t)
 int fr_dir_check(const char *dir, char *err, size_t len)
 {
 	struct stat st;
-	char *probe;
-	int fd, e;
+	char *slashed;
+	int e;
 
 	if (stat(dir, &st)) {
 		e = errno;
@@ -480,20 +481,15 @@ int fr_dir_check(const char *dir, char *err, size_t len)
 		snprintf(err, len, "--dump-dir %s: %s", dir, strerror(ENOTDIR));
 		return -ENOTDIR;
 	}
-	if (asprintf(&probe, "%s/.tokio-ebpf-trace-probe.%d", dir, (int)getpid()) < 0) {
+	if (asprintf(&slashed, "%s/", dir) < 0) {
 		snprintf(err, len, "out of memory");
 		return -ENOMEM;
 	}
-	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	e = errno;
-	if (fd >= 0) {
-		close(fd);
-		unlink(probe);
-	}
-	free(probe);
-	if (fd < 0) {
-		snprintf(err, len, "--dump-dir %s: cannot create files in it: %s", dir, strerror(e));
-		return -e;
+	e = fs_can_create(slashed, strlen(slashed));
+	free(slashed);
+	if (e) {
+		snprintf(err, len, "--dump-dir %s: cannot create files in it: %s", dir, strerror(-e));
+		return e;
 	}
 	return 0;
 }

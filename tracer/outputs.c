@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "fsutil.h"
 #include "reporters.h"
 #include "units.h"
 #include "why.h"
@@ -114,25 +115,12 @@ static void file_abort(struct out_file *f)
 	f->real = NULL;
 }
 
-/* Whether a file can be created in the directory of `path` (tried: root passes access(), a
- * read-only file system still refuses). Returns 0 or -errno. */
+/* Whether a file can be created in the directory of `path`. Returns 0 or -errno. */
 static int dir_writable(const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	char *probe;
-	int fd, e;
 
-	if (asprintf(&probe, "%.*s.tokio-ebpf-trace-probe.%d", slash ? (int)(slash - path + 1) : 0,
-		     path, (int)getpid()) < 0)
-		return -ENOMEM;
-	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	e = errno;
-	if (fd >= 0) {
-		close(fd);
-		unlink(probe);
-	}
-	free(probe);
-	return fd < 0 ? -e : 0;
+	return fs_can_create(path, slash ? (size_t)(slash - path + 1) : 0);
 }
 
 /* Decides how f is written (see the top): f->stream, f->real (the path written, symlinks
