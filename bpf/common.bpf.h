@@ -58,10 +58,11 @@ static __always_inline __u32 filter(void)
 	return stopped() ? 0 : filter_pid();
 }
 
-/* Tasks an event of which was lost (the ring was full): user space leaves their findings out —
- * a lost wake makes a false stall, a lost poll end a false never_yields. Key: the process and
- * the task id (per-event capture) or header pointer (uprobe fallback); value: events lost. A
- * full map counts in lost_untracked (user space then judges by time instead). */
+/* Tasks an event of which was lost (the ring was full): user space leaves out the findings such
+ * a loss could explain — a lost wake makes a false stall, a lost poll end a false never_yields.
+ * Key: the process and the task id (per-event capture) or header pointer (uprobe fallback);
+ * value: the types of the events lost (bit 1 << enum tet_event). A full map counts in
+ * lost_untracked (user space then judges by time instead). */
 struct lost_key {
 	__u32 tgid;
 	__u32 pad;
@@ -75,17 +76,21 @@ struct {
 	__type(value, __u64);
 } lost_tasks SEC(".maps");
 
-static __always_inline void note_lost(struct tet_counters *c, __u32 tgid, __u64 task)
+static __always_inline void note_lost(struct tet_counters *c, __u32 tgid, __u32 type, __u64 task)
 {
 	struct lost_key k = { .tgid = tgid, .pad = 0, .task = task };
-	__u64 one = 1, *n;
+	__u64 bit = 1ull << (type & 63), *n;
 
 	if (!task)
 		return;
 	n = bpf_map_lookup_elem(&lost_tasks, &k);
+	if (!n && !bpf_map_update_elem(&lost_tasks, &k, &bit, BPF_NOEXIST))
+		return;
+	if (!n) /* inserted by another CPU meanwhile, or the map is full */
+		n = bpf_map_lookup_elem(&lost_tasks, &k);
 	if (n)
-		__sync_fetch_and_add(n, 1);
-	else if (bpf_map_update_elem(&lost_tasks, &k, &one, BPF_NOEXIST) && c)
+		__sync_fetch_and_or(n, bit);
+	else if (c)
 		__sync_fetch_and_add(&c->lost_untracked, 1);
 }
 

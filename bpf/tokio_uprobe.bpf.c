@@ -68,7 +68,7 @@ static __always_inline int emit(struct tet_counters *c, __u32 tgid, __u32 type, 
 
 	r = rec_reserve(c, type, sizeof(*r));
 	if (!r) {
-		note_lost(c, tgid, hdr);
+		note_lost(c, tgid, type, hdr);
 		return 0;
 	}
 	hdr_fill(&r->h, type, tgid);

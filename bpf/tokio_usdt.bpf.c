@@ -74,7 +74,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 	r = rec_reserve(c, type, sizeof(*r));
 	if (!r) {
 		if (n_task >= 0)
-			note_lost(c, tgid, arg(ctx, n_task, c));
+			note_lost(c, tgid, type, arg(ctx, n_task, c));
 		return 0;
 	}
 	hdr_fill(&r->h, type, tgid);
@@ -183,7 +183,7 @@ static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
 		return 0;
 	r = rec_reserve(c, TET_EV_SPAWN, sizeof(*r));
 	if (!r) {
-		note_lost(c, tgid, arg(ctx, 0, c));
+		note_lost(c, tgid, TET_EV_SPAWN, arg(ctx, 0, c));
 		return 0;
 	}
 	hdr_fill(&r->h, TET_EV_SPAWN, tgid);

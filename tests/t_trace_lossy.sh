@@ -1,12 +1,13 @@
 #!/bin/bash
-# Intent: lost events invent no findings. The sample service runs a spawn storm (bursts of
-# thousands of tiny tasks) and a planted stall (stalled_task: a task waiting on a channel whose
-# sender never sends); a per-event capture with a 64 KiB ring is forced to drop. The report
-# counts the drops, sets aside the findings lost events could explain (findings_set_aside > 0:
-# BPF names the task of every failed reservation), keeps every stalled/never_yields/lost_waker
-# finding it still lists at the planted stall's spawn site — and still finds the planted stall.
-# The same run with a 256 MiB ring drops nothing and sets nothing aside. The advice says what
-# would lose less.
+# Intent: lost events invent no findings. Two processes of the sample service, traced together
+# (--binary, per-event capture, one 64 KiB ring): B runs a spawn storm (bursts of thousands of
+# tiny tasks), A a planted stall (stalled_task: a task waiting on a channel whose sender never
+# sends), started half a second apart so that A's stalls are not spawned in B's bursts. The ring
+# is forced to drop. The report counts the drops, sets aside the findings lost events could
+# explain (findings_set_aside > 0: BPF names the task and event type of every failed
+# reservation), lists no stalled / never_yields / lost_waker finding but at the planted stall's
+# spawn site — and still finds A's planted stall. The same run with a 256 MiB ring drops
+# nothing and sets nothing aside. The advice says what would lose less.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -14,15 +15,27 @@ need_tracer
 bin=$(sample_bin 1.53 usdt)
 need_file "$bin" "usdt sample service (1.53)"
 stall_loc=$(loc_of stalled_task)
+# --binary traces every process of a path: a private copy, so that nothing else is traced
+mkdir -p "$TMPD/bin"
+cp "$bin" "$TMPD/bin/sample-service"
+own="$TMPD/bin/sample-service"
 
 run() {  # run LABEL RING
-    start_bg "svc.$1" "$bin" serve --workers 2 --pathology spawn_storm,stalled_task --duration 30s
-    local sp=$BG_PID
-    wait_for_line "$TMPD/svc.$1.out" "listening on" 20 || not_ok "$1: service started"
-    "$TRACER" --pid "$sp" -d 6s --capture per-event --probes all --ringbuf-size "$2" -o "$TMPD/$1.json" \
+    start_bg "a.$1" "$own" serve --workers 2 --pathology stalled_task --duration 30s
+    local pa=$BG_PID
+    wait_for_line "$TMPD/a.$1.out" "listening on" 20 || not_ok "$1: service A started"
+    sleep 0.5
+    start_bg "b.$1" "$own" serve --workers 2 --pathology spawn_storm --duration 30s
+    local pb=$BG_PID
+    wait_for_line "$TMPD/b.$1.out" "listening on" 20 || not_ok "$1: service B started"
+    "$TRACER" --binary "$own" -d 6s --capture per-event --probes all --ringbuf-size "$2" -o "$TMPD/$1.json" \
         > "$TMPD/$1.out" 2> "$TMPD/$1.err"
     check_eq "$1: tracer exit 0" 0 "$?"
-    stop_pid "$sp"
+    PA=$pa
+    stop_pid "$pa"; stop_pid "$pb"
+}
+planted() {  # planted FILE: A's stall findings at the planted site
+    jq --arg l "$stall_loc" --arg a "$PA" '[.findings[] | select((.kind == "stalled" or .kind == "lost_waker") and .pid == ($a | tonumber) and (.location // "" | endswith($l)))] | length' "$1"
 }
 run small 64K
 R="$TMPD/small.json"
@@ -30,14 +43,12 @@ check "small ring: events were dropped ($(jqr "$R" .totals.drops))" test "$(jqr 
 check "small ring: findings set aside ($(jqr "$R" .totals.findings_set_aside))" test "$(jqr "$R" .totals.findings_set_aside)" -gt 0
 check_eq "small ring: every stalled / never_yields / lost_waker finding listed is at the planted stall's site" "" \
     "$(jq -r --arg l "$stall_loc" '[.findings[] | select(.kind == "stalled" or .kind == "never_yields" or .kind == "lost_waker") | select(.location // "" | endswith($l) | not) | "\(.kind)@\(.location)"] | unique | join(" ")' "$R")"
-check "small ring: the planted stall is still found" \
-    test "$(jq --arg l "$stall_loc" '[.findings[] | select((.kind == "stalled" or .kind == "lost_waker") and (.location // "" | endswith($l)))] | length' "$R")" -gt 0
+check "small ring: A's planted stall is still found ($(planted "$R"))" test "$(planted "$R")" -gt 0
 check "small ring: the advice names a larger ring" bash -c "jq -r .data_loss.advice '$R' | grep -q -- '--ringbuf-size'"
 check "small ring: the summary says findings were set aside" grep -q "set aside: events of" "$TMPD/small.out"
 run big 256M
 R="$TMPD/big.json"
 check_eq "big ring: nothing dropped, nothing set aside, no advice" "0 0 null" \
     "$(jqr "$R" '"\(.totals.drops) \(.totals.findings_set_aside) \(.data_loss.advice)"')"
-check "big ring: the planted stall found" \
-    test "$(jq --arg l "$stall_loc" '[.findings[] | select((.kind == "stalled" or .kind == "lost_waker") and (.location // "" | endswith($l)))] | length' "$R")" -gt 0
+check "big ring: A's planted stall found" test "$(planted "$R")" -gt 0
 finish

@@ -361,12 +361,33 @@ void an_free(struct analyzer *a)
 /* ---- lost events ---- */
 static int grow(void **v, size_t *cap, size_t need, size_t elem);
 
-int an_lost_task(struct analyzer *a, uint32_t pid, uint64_t key)
+int an_lost_task(struct analyzer *a, uint32_t pid, uint64_t key, uint64_t types)
 {
+	uintptr_t had = (uintptr_t)htab_get(&a->lost, pid, key);
+
 	a->lost_by_task = true;
-	if (htab_get(&a->lost, pid, key))
+	if (!types || (had & types) == types)
 		return 0;
-	return htab_put(&a->lost, pid, key, (void *)1);
+	return htab_put(&a->lost, pid, key, (void *)(had | (uintptr_t)types));
+}
+
+/* The event types whose loss could make up a finding of kind k. */
+static uint64_t rests_on(enum an_finding_kind k)
+{
+	switch (k) {
+	case AN_STALLED:
+		return 1ull << TET_EV_WAKE;
+	case AN_LOST_WAKER:
+		return 1ull << TET_EV_WAKE | 1ull << TET_EV_WAKER_CLONE;
+	case AN_NEVER_YIELDS:
+		return 1ull << TET_EV_POLL_END;
+	case AN_LONG_POLL:
+		return 1ull << TET_EV_POLL_BEGIN | 1ull << TET_EV_POLL_END;
+	case AN_SELF_WAKE:
+		return 1ull << TET_EV_YIELD;
+	default:
+		return ~0ull;
+	}
 }
 
 void an_loss_window(struct analyzer *a, uint64_t from, uint64_t to)
@@ -399,7 +420,9 @@ static bool finding_lossy(const struct analyzer *a, const struct an_finding *f)
 	uint64_t end = f->ongoing ? a->now : f->last_ts + f->value_ns + f->cpu_wait_ns;
 
 	if (a->lost_by_task)
-		return htab_get(&a->lost, f->pid, a->o.key_by_header ? f->header_ptr : f->task_id);
+		return ((uintptr_t)htab_get(&a->lost, f->pid,
+					    a->o.key_by_header ? f->header_ptr : f->task_id) &
+			rests_on(f->kind)) != 0;
 	for (size_t i = 0; i < a->nloss; i++)
 		if (a->loss[i].from <= end && a->loss[i].to >= f->first_ts)
 			return true;

@@ -244,14 +244,16 @@ void an_tick(struct analyzer *a, uint64_t now);
 void an_note_drops(struct analyzer *a, const __u64 drops[TET_EV_COUNT]);
 bool an_wakers_unreliable(const struct analyzer *a);
 /* Events were lost (a full ring). Before an_finish, say which tasks lost one (an_lost_task:
- * (pid, task id or, with key_by_header, header pointer); from the BPF side's lost_tasks), or
+ * (pid, task id or, with key_by_header, header pointer), the types lost as bits 1 << enum
+ * tet_event; from the BPF side's lost_tasks), or
  * when events whose tasks are not known were lost (an_loss_window: some moment in [from, to]).
- * An_finish then sets aside every finding such a loss could explain — a lost wake makes a false
- * stall, a lost poll end a false never_yields: with the tasks known, the findings of those
- * tasks; else those whose evidence (first occurrence to end, or now) overlaps a window.
+ * An_finish then sets aside every finding such a loss could explain: with the tasks known, a
+ * finding of a task that lost an event its kind rests on — stalled: a wake; lost_waker: a wake
+ * or a waker clone; never_yields: a poll end; long_poll: a poll begin or end; self_wake: a
+ * yield; else the findings whose evidence (first occurrence to end, or now) overlaps a window.
  * an_lost_by_task(a, false) makes the windows decide even when tasks were given (the task
  * list is incomplete). Returns 0 or -ENOMEM. */
-int an_lost_task(struct analyzer *a, uint32_t pid, uint64_t key);
+int an_lost_task(struct analyzer *a, uint32_t pid, uint64_t key, uint64_t types);
 void an_loss_window(struct analyzer *a, uint64_t from, uint64_t to);
 void an_lost_by_task(struct analyzer *a, bool by_task);
 /* Ends the capture: evaluates the ratio detectors, marks what is still ongoing, sets aside the

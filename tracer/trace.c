@@ -1142,9 +1142,11 @@ static void lost_tasks_to(struct analyzer *an, struct tet_session *sess, const s
 	struct { uint32_t tgid, pad; uint64_t task; } k, next;
 	int fd = tet_session_lost_fd(sess);
 	bool first = true;
+	uint64_t types;
 
 	while (fd >= 0 && !bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
-		an_lost_task(an, next.tgid, next.task);
+		if (!bpf_map_lookup_elem(fd, &next, &types))
+			an_lost_task(an, next.tgid, next.task, types);
 		k = next;
 		first = false;
 	}
