@@ -2,10 +2,12 @@
 # Intent: report files behave as a careful Unix tool's: -o and --trace
 #  - onto a symlink: the link is still a link afterwards, its target holds the report;
 #  - onto a FIFO with a reader: still a FIFO, the reader got the whole report (valid JSON);
+#    onto one nobody reads: exit 2 with the reason, no hang;
 #  - onto a private character device (mknod c 1 3, a /dev/null of our own): still that device,
 #    exit 0;
 #  - onto '-': the JSON on stdout;
-#  - onto a directory, into a missing directory, onto a dangling symlink, onto /proc/version:
+#  - onto a directory, into a missing directory, onto a dangling symlink, onto a block device,
+#    onto /proc/version:
 #    exit 4 before anything is attached, one line naming the path as given and the real reason
 #    (never the reason of a temporary file);
 #  - a tracer killed by SIGKILL during a capture leaves no file next to its outputs (temporary
@@ -43,6 +45,13 @@ wait_exit $RP 10
 check_eq "FIFO: still a FIFO" "fifo" "$(stat -c %F "$TMPD/fifo")"
 check "FIFO: the reader got the whole report" jqok .totals.polls "$TMPD/fifo.out"
 
+# a FIFO nobody reads: an error at the end, not a hang
+mkfifo "$TMPD/lonely"
+timeout 30 "$TRACER" --pid "$SP" -d 1s -q -o "$TMPD/lonely" 2> "$TMPD/lonely.err"
+check_eq "FIFO without a reader: exit 2 (not a hang: timeout says 124)" 2 "$?"
+check "FIFO without a reader: said" grep -q "cannot write the report $TMPD/lonely: a FIFO nobody reads" "$TMPD/lonely.err"
+check_eq "FIFO without a reader: still a FIFO" "fifo" "$(stat -c %F "$TMPD/lonely")"
+
 # a character device of our own (the same major/minor as /dev/null)
 mknod "$TMPD/null" c 1 3
 mknod "$TMPD/null2" c 1 3
@@ -64,12 +73,15 @@ expect_fail "a missing directory" 4 "cannot write the report $TMPD/none/r.json: 
 ln -s nowhere.json "$TMPD/dangling.json"
 expect_fail "a dangling symlink" 4 "cannot write the report $TMPD/dangling.json: a symlink to a missing file" \
     "$TRACER" --pid "$SP" -o "$TMPD/dangling.json"
+mknod "$TMPD/blk" b 7 0
+expect_fail "a block device" 4 "cannot write the report $TMPD/blk: not a regular file, FIFO or character device" \
+    "$TRACER" --pid "$SP" -o "$TMPD/blk"
 expect_fail "/proc/version (no temporary file can be made next to it)" 4 \
     "cannot write the (report|trace) /proc/version: (Permission denied|it is replaced through a temporary file next to it, which /proc/ does not allow)" \
     "$TRACER" --pid "$SP" --trace /proc/version
 check_eq "refusals: nothing attached (semaphores 0)" 0 "$(sem_total "$SP" 2>/dev/null || echo 0)"
-check_eq "refusals: the directory and the link untouched" "directory symbolic link" \
-    "$(stat -c %F "$TMPD/adir") $(stat -c %F "$TMPD/dangling.json")"
+check_eq "refusals: the directory, the link and the device untouched" "directory symbolic link block special file" \
+    "$(stat -c %F "$TMPD/adir") $(stat -c %F "$TMPD/dangling.json") $(stat -c %F "$TMPD/blk")"
 
 # SIGKILL during a capture
 mkdir "$TMPD/k"

@@ -219,7 +219,16 @@ static int file_start(struct out_file *f)
 	if (!f->real) /* outputs_open() was not called */
 		return -EINVAL;
 	if (f->stream) {
-		fd = open(f->real, O_WRONLY | O_CLOEXEC); /* a FIFO waits for its reader here */
+		/* a FIFO nobody reads is an error (ENXIO), not a hang; then blocking writes */
+		fd = open(f->real, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENXIO)
+			return -ENXIO;
+		if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
 	} else {
 		if (asprintf(&f->tmp, "%s.tmp.%d", f->real, (int)getpid()) < 0) {
 			f->tmp = NULL;
@@ -288,7 +297,7 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 		if (ret) {
 			file_abort(f);
 			p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path,
-			      strerror(-ret));
+			      ret == -ENXIO ? "a FIFO nobody reads" : strerror(-ret));
 			status = -1;
 			continue;
 		}

@@ -795,7 +795,7 @@ struct flight_rt {
 	uint64_t next_snap, snap_every;
 	uint32_t last_pid;         /* of the newest record */
 	unsigned detectors;        /* --trigger detector kinds */
-	bool crash, any_exit;
+	bool any_exit;             /* --trigger exit (a crash always dumps) */
 };
 
 /* How a traced process ended (TET_REC_EXIT). */
@@ -925,7 +925,7 @@ static void note_exit(struct event_ctx *e, const struct tet_exit_rec *r)
 	x->code = r->code;
 	x->group = r->group_exit;
 	x->ts = r->h.ts;
-	if (e->fl && ((sig && e->fl->crash) || e->fl->any_exit)) {
+	if (e->fl && (sig || e->fl->any_exit)) { /* a crash always dumps */
 		struct report_trigger t = { 0 };
 		char sn[32];
 
@@ -1538,7 +1538,6 @@ int cmd_trace(int argc, char **argv)
 		bool need_live = o.metrics_addr || o.interval_ns;
 
 		fl.o = &o.fl;
-		fl.crash = true; /* always: what a flight recorder is for */
 		for (size_t i = 0; i < o.fl.ntrig; i++) {
 			const struct fr_trigger *t = &o.fl.trig[i];
 
