@@ -67,8 +67,11 @@ check_common() {  # check_common TAG FULL_STACKS(1/0) BLOCK_SELECT HOG_SELECT
             "$(jqr "$R" "[.findings[] | $SB | select(.kind == \"long_poll\") | select(.why.blocked_in.user_frame // \"\" | test(\"legacy_sync_lookup|blocking_call_in_async\"))] | length")"
         nh=$(jqr "$R" "[.findings[] | $SH | select(.kind == \"long_poll\")] | length")
         check "$tag: cpu_hog long polls found" test "$nh" -gt 0
-        check_eq "$tag: each one's hottest own frame is cpu_hog_compute with > 50 %" "$nh" \
-            "$(jqr "$R" "[.findings[] | $SH | select(.kind == \"long_poll\") | select(.why.hottest[0].frame | test(\"cpu_hog_compute\")) | select(.why.hottest[0].share > 0.5)] | length")"
+        # ~3 samples in a 30 ms poll at 99 Hz: one poll in many may have its samples elsewhere
+        # in the loop (Instant::elapsed); all but one in ten must name cpu_hog_compute
+        nc=$(jqr "$R" "[.findings[] | $SH | select(.kind == \"long_poll\") | select(.why.hottest[0].frame | test(\"cpu_hog_compute\")) | select(.why.hottest[0].share > 0.5)] | length")
+        check "$tag: at least 90 % of them have cpu_hog_compute as hottest own frame with > 50 % ($nc of $nh)" \
+            test $(( nc * 10 )) -ge $(( nh * 9 )) -a "$nh" -gt 0
         stray=$(jqr "$R" "[.why.sites[] | select(.location // \"\" | endswith(\"$HOG\") | not) | .cpu_stacks[] | select(.user_frame // \"\" | test(\"cpu_hog_compute\")) | .samples] | add // 0")
         hog=$(jqr "$R" "[.why.sites[] | $SH | .cpu_stacks[] | select(.user_frame // \"\" | test(\"cpu_hog_compute\")) | .samples] | add // 0")
         check "$tag: cpu_hog_compute samples charged to its own site ($hog there, $stray elsewhere)" \
