@@ -3,7 +3,8 @@
 # an observer we did not write): the ten per-event probes with one site each, event_batch with 4
 # sites, sample_rate with 16, each note with its documented argument count; a stock build carries
 # no tokio notes; and the patched Tokio compiled WITHOUT --cfg tokio_task_tracking carries none
-# either and has the same .text size as the stock build (the patch compiles to stock Tokio).
+# either and has the same functions with the same sizes (nm) as the same Tokio unpatched, built
+# the same way (the patch compiles to stock Tokio).
 . "$(dirname "$0")/lib.sh"
 
 # .text size in bytes (the system awk is mawk: no strtonum; bash converts the hex)
@@ -11,6 +12,11 @@ text_size() {
     local h
     h=$(readelf -S --wide "$1" | awk '$2 == ".text" { print $6 }')
     [ -n "$h" ] && echo $((16#$h))
+}
+# "name size" of every function in .text, hashes stripped, sorted (nm: an observer we did not write)
+func_sizes() {
+    nm -C -S --defined-only "$1" | awk '$3 ~ /^[tTwW]$/ { sz = $2; $1 = ""; $2 = ""; $3 = ""; print $0, sz }' |
+        sed 's/::h[0-9a-f]\{16\}//' | LC_ALL=C sort
 }
 # the Cargo.lock files this test rewrites are restored however it ends
 LOCKS=()
@@ -41,27 +47,85 @@ for line in "${LINES[@]}"; do
         bash -c "readelf -S --wide '$usdt' | grep -q ' \.probes '"
     check_eq "tokio $line stock: no tokio notes" 0 "$(tokio_notes "$stock" | wc -l)"
 
-    # the patched tokio the kit made, built without the cfg, like the stock build otherwise
+    # The patched tokio the kit made, built without the cfg, against the same tokio unpatched.
+    # Both are built as path dependencies from copies at paths of equal length: a path source's
+    # directory reaches the code (panic locations' lengths as immediates, symbol hashes that order
+    # functions), so a registry build or another path differs by a few bytes whatever the patch
+    # does (CI's clone path made it 16 bytes in .text).
     patched=$(ls -d "$BUILD/cargo/tokio-$line/usdt/tokio-usdt"/tokio-*/ 2>/dev/null | head -1)
     [ -n "$patched" ] || { not_ok "tokio $line: patched source missing under build/cargo/tokio-$line/usdt/tokio-usdt"; continue; }
+    crate=$(basename "$patched")
+    orig="$ROOT/.cache/crates/${SUITE_OF[$line]}/$crate"
+    [ -f "$orig/Cargo.toml" ] || { not_ok "tokio $line: unpatched source missing at .cache/crates/${SUITE_OF[$line]}/$crate"; continue; }
     manifest="$ROOT/sample-service/lines/tokio-$line/Cargo.toml"
     lock="$ROOT/sample-service/lines/tokio-$line/Cargo.lock"
     cp "$lock" "$TMPD/tokio-$line.lock"
     LOCKS+=("$lock")
-    if (cd "$ROOT/sample-service/lines/tokio-$line" &&
-        env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo --config "patch.crates-io.tokio.path=\"${patched%/}\"" \
-            build --release --offline --manifest-path "$manifest" --target-dir "$BUILD/cargo/tokio-$line/nocfg") \
-            > "$TMPD/nocfg.log" 2>&1; then
-        nocfg="$BUILD/cargo/tokio-$line/nocfg/release/sample-service"
+    kn="$BUILD/cargo/tokio-$line/kitnotes"
+    declare -A BIN=()
+    for v in p s; do    # p: patched, s: stock; same-length paths
+        src="$kn/src-$v/$crate"
+        if [ "$v" = p ]; then from=$patched; else from=$orig/; fi
+        # a fresh copy each run; cp -a keeps the mtimes, so cargo's cached build stays valid
+        rm -rf "$src" && mkdir -p "$src" && cp -a "$from." "$src/"
+        if (cd "$ROOT/sample-service/lines/tokio-$line" &&
+            env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo --config "patch.crates-io.tokio.path=\"$src\"" \
+                build --release --offline --manifest-path "$manifest" --target-dir "$kn/target-$v") \
+                > "$TMPD/nocfg-$v.log" 2>&1; then
+            BIN[$v]="$kn/target-$v/release/sample-service"
+        else
+            tail -20 "$TMPD/nocfg-$v.log"
+            not_ok "tokio $line: build of the $([ $v = p ] && echo patched || echo unpatched) tokio as a path dependency failed"
+        fi
+        cp "$TMPD/tokio-$line.lock" "$lock"
+    done
+    if [ -n "${BIN[p]:-}" ] && [ -n "${BIN[s]:-}" ]; then
+        nocfg=${BIN[p]}
         check_eq "tokio $line patched without cfg: no tokio notes" 0 "$(tokio_notes "$nocfg" | wc -l)"
         check "tokio $line patched without cfg: no .probes section" \
             bash -c "! readelf -S --wide '$nocfg' | grep -q ' \.probes '"
-        a=$(text_size "$stock"); b=$(text_size "$nocfg")
-        check "tokio $line patched without cfg: .text size equals the stock build's (${a:-none} = ${b:-none} bytes)" \
-            test -n "$a" -a "$a" = "$b"
-    else
-        tail -20 "$TMPD/nocfg.log"
-        not_ok "tokio $line: build of the patched tokio without the cfg failed"
+        # function by function (nm, hashes stripped): every function both builds have is the same
+        # size, and a function only one of them has must be an inlining choice LLVM made the other
+        # way (the same code kept under its caller's or its callee's name: one name on each side,
+        # within 16 bytes). Even a patch that expands to nothing shifts line numbers and the order
+        # of items, and that sways the inliner now and then (1.53: BlockingPool::new). The total
+        # .text size is printed, not compared: padding turns a 2-byte difference into 0 or 16.
+        func_sizes "${BIN[s]}" > "$TMPD/fs-s"; func_sizes "$nocfg" > "$TMPD/fs-p"
+        echo "# tokio $line .text: unpatched $(text_size "${BIN[s]}"), patched without cfg $(text_size "$nocfg") bytes"
+        verdict=$(python3 - "$TMPD/fs-s" "$TMPD/fs-p" <<'PY'
+import collections, sys
+def load(p):
+    d = collections.Counter()
+    for l in open(p):
+        name, size = l.rstrip("\n").rsplit(" ", 1)
+        d[(name.strip(), int(size, 16))] += 1
+    return d
+s, p = load(sys.argv[1]), load(sys.argv[2])
+only_s, only_p = s - p, p - s
+names_s = {n for n, _ in s}; names_p = {n for n, _ in p}
+bad = []
+resized = sorted({n for n, _ in only_s} & {n for n, _ in only_p})
+for n in resized:
+    bad.append("resized: %s %s -> %s" % (n, [z for m, z in only_s if m == n], [z for m, z in only_p if m == n]))
+flips_s = [(n, z) for n, z in only_s.elements() if n not in names_p]
+flips_p = [(n, z) for n, z in only_p.elements() if n not in names_s]
+if len(flips_s) != len(flips_p) or len(flips_s) > 4:
+    bad.append("functions only unpatched: %s; only patched: %s" % (flips_s, flips_p))
+else:
+    for (a, x), (b, y) in zip(sorted(flips_s, key=lambda t: t[1]), sorted(flips_p, key=lambda t: t[1])):
+        if abs(x - y) > 16:
+            bad.append("not an inlining flip: %s (%d) / %s (%d)" % (a, x, b, y))
+        else:
+            print("# inlining flip: %s (%d bytes) unpatched, %s (%d bytes) patched" % (a, x, b, y), file=sys.stderr)
+print("%d %d" % (sum(s.values()), len(flips_s)))
+for b in bad:
+    print(b)
+PY
+)
+        nfun=${verdict%% *}; rest=$(sed -n '2,$p' <<<"$verdict"); flips=$(head -1 <<<"$verdict" | cut -d' ' -f2)
+        check "tokio $line patched without cfg: the same ${nfun:-0} functions with the same sizes as unpatched (${flips:-?} inlining flips)" \
+            bash -c "[ '${nfun:-0}' -gt 1000 ] && [ -z '$rest' ]"
+        [ -z "$rest" ] || echo "$rest" | sed 's/^/#   /'
     fi
     cp "$TMPD/tokio-$line.lock" "$lock"
 done
