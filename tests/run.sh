@@ -17,7 +17,14 @@ for t in "$ROOT"/tests/t_*.sh; do
     rc=$?
     secs=$(( $(date +%s) - start ))
     if [ $rc = 0 ]; then
-        echo "PASS (${secs}s)"; pass=$((pass+1))
+        subskips=$(grep -c '^# SKIP (sub-check)' "$LOGS/$name.log")
+        if [ "$subskips" -gt 0 ]; then
+            echo "PASS (${secs}s) with $subskips sub-check(s) skipped:"
+            grep '^# SKIP (sub-check)' "$LOGS/$name.log" | sed 's/^/    | /'
+        else
+            echo "PASS (${secs}s)"
+        fi
+        pass=$((pass+1))
     elif [ $rc = 77 ]; then
         reason=$(grep -m1 '^SKIP' "$LOGS/$name.log" || echo "SKIP: (no reason printed)")
         if [ "${CI:-}" = true ]; then

@@ -50,6 +50,7 @@ check_eq "partial: mode uprobe-fallback" uprobe-fallback "$(jq -r .mode "$TMPD/p
 
 # --mode uprobe on a build with USDT probes
 usdt=$(sample_bin 1.53 usdt)
+[ -x "$usdt" ] || not_ok "--mode uprobe on a usdt build: $usdt missing (run 'make')"
 if [ -x "$usdt" ]; then
     "$TRACER" --binary "$usdt" --mode uprobe --duration 300ms -q -o "$TMPD/forced.json" 2> "$TMPD/forced.err"
     check_eq "--mode uprobe on a usdt build: exit 0" 0 "$?"

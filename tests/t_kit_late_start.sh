@@ -13,12 +13,13 @@ for line in "${LINES[@]}"; do
     # polls of the tasks spawned at the workload's line (the runtime may spawn blocking tasks too)
     wl=$(grep -n 'SPAWN-SITE: yield_workload$' "$ROOT/sample-service/src/workload.rs" | cut -d: -f1)
     bpftrace -e "usdt:$bin:tokio:task_spawn /arg5 == $wl/ { @mine[arg0] = 1; }
-        usdt:$bin:tokio:task_poll_begin /@mine[arg0]/ { @polls = count(); } END { clear(@mine); }" > "$TMPD/bt.$line" 2>&1 &
+        usdt:$bin:tokio:task_poll_begin /@mine[arg0]/ { @polls = count(); } END { clear(@mine); }
+        BEGIN { printf(\"ready\\n\"); }" > "$TMPD/bt.$line" 2>&1 &
     bt=$!; track_pid $bt
-    if ! wait_for_line "$TMPD/bt.$line" '^Attaching' 30; then
+    # bpftrace runs BEGIN once every probe is attached ("Attaching N probes" comes before)
+    if ! wait_for_line "$TMPD/bt.$line" '^ready' 30; then
         cat "$TMPD/bt.$line"; not_ok "tokio $line: bpftrace did not attach"; stop_pid $bt; continue
     fi
-    sleep 0.5
     "$bin" yield-workload --tasks 4 --yields 10 --workers 2 > "$TMPD/w.$line" 2>&1
     check_eq "tokio $line: workload started after attach ran" 0 $?
     stop_pid $bt INT

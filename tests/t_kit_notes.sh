@@ -66,8 +66,11 @@ for line in "${LINES[@]}"; do
     for v in p s; do    # p: patched, s: stock; same-length paths
         src="$kn/src-$v/$crate"
         if [ "$v" = p ]; then from=$patched; else from=$orig/; fi
-        # a fresh copy each run; cp -a keeps the mtimes, so cargo's cached build stays valid
-        rm -rf "$src" && mkdir -p "$src" && cp -a "$from." "$src/"
+        # the copy is renewed only when its source changed, with new mtimes (cargo rebuilds);
+        # an identical copy keeps cargo's cached build
+        if ! diff -r -q "$from" "$src" > /dev/null 2>&1; then
+            rm -rf "$src" && mkdir -p "$src" && cp -r "$from." "$src/"
+        fi
         if (cd "$ROOT/sample-service/lines/tokio-$line" &&
             env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo --config "patch.crates-io.tokio.path=\"$src\"" \
                 build --release --offline --manifest-path "$manifest" --target-dir "$kn/target-$v") \

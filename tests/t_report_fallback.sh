@@ -13,12 +13,12 @@
 need_root
 need_tracer
 need_chromium
-BIN=$(need_sample 1.53 stock) || exit $?
+need_sample 1.53 stock; BIN=$SAMPLE
 
 R="$TMPD/r"
 start_bg svc "$BIN" serve --pathology all --load 200 --workers 2 --duration 30s --wait-start "$TMPD/start"
 SVC=$BG_PID
-sleep 0.3
+wait_exec "$SVC" "$BIN" || not_ok "the service started"
 start_bg tr "$TRACER" --pid "$SVC" --duration 3s -o "$R.json" -o "$R.html" --trace "$TMPD/t.json" -q
 TR=$BG_PID
 wait_for_line "$TMPD/tr.err" 'attached' 30 || { cat "$TMPD/tr.err"; die_test "tracer attached"; }

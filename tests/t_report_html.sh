@@ -22,12 +22,12 @@ need_root
 need_tracer
 need_chromium
 command -v promtool > /dev/null || die_test "promtool missing (Debian package prometheus: make deps)"
-BIN=$(need_sample 1.53 usdt) || exit $?
+need_sample 1.53 usdt; BIN=$SAMPLE
 
 R="$TMPD/report"
 start_bg svc "$BIN" serve --pathology all --load 200 --workers 2 --duration 30s --wait-start "$TMPD/start"
 SVC=$BG_PID
-sleep 0.3
+wait_exec "$SVC" "$BIN" || not_ok "the service started"
 start_bg tr "$TRACER" --pid "$SVC" --duration 5s -o "$R.json" -o "$R.html" --trace "$TMPD/trace.json" \
     --metrics-addr 127.0.0.1:0 -q
 TR=$BG_PID

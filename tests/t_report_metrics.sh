@@ -8,8 +8,9 @@
 #   - a real Prometheus server (Debian's prometheus, on 127.0.0.1, a temporary config and data
 #     dir, scraping every 1 s) reports up == 1 for the endpoint and our polls counter > 0
 #     through its HTTP API;
-#   - a client that connects and never sends a request does not stall the ring-buffer drain:
-#     the JSON report still has every poll the fixture made and no drops;
+#   - a client that connects and never sends a request stalls neither the server nor the
+#     ring-buffer drain: two scrapes a second apart while it is connected are both answered
+#     and the polls counter moved between them; the JSON report has every poll, no drops;
 # and a bad --metrics-addr is one line on stderr, a non-zero exit, nothing attached (the
 # target's probe semaphores stay 0) and no report file: unparseable (exit 3), a port in use, an
 # address that is not local, a name that does not resolve (exit 2; resolved with
@@ -30,12 +31,19 @@ prom_session() {  # DURING hook
     url=$(sed -n 's/.*Prometheus metrics at \(http[^ ]*\).*/\1/p' "$1")
     hostport=${url#http://}; hostport=${hostport%%/*}
     echo "$url" > "$TMPD/url"
-    # a client that connects and sends nothing, for 3 s
-    python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1", int(sys.argv[1]))); time.sleep(3)' \
-        "${hostport#*:}" &
-    track_pid $!
-    sleep 1.2
-    curl -sf -o "$TMPD/scrape.txt" "$url"; echo "scrape rc=$?"
+    # a client that connects and sends nothing, for 4 s; two scrapes a second apart while it
+    # is connected: the live counters must move between them (the drain goes on) and both
+    # must be answered (the server serves one client at a time and gives up on a silent one
+    # after 2 s: a scrape waits at most that long)
+    python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1", int(sys.argv[1]))); print("connected", flush=True); time.sleep(4)' \
+        "${hostport#*:}" > "$TMPD/silent.out" &
+    SILENT=$!
+    track_pid $SILENT
+    wait_for_line "$TMPD/silent.out" '^connected$' 5
+    curl -sf --max-time 3 -o "$TMPD/scrape0.txt" -w 'scrape 0: %{time_total} s\n' "$url"; echo "scrape 0 rc=$?"
+    sleep 1
+    curl -sf --max-time 3 -o "$TMPD/scrape.txt" "$url"; echo "scrape 1 rc=$?"
+    kill -0 "$SILENT" 2>/dev/null && echo yes > "$TMPD/silent.alive"
     curl -s -o /dev/null -w '%{http_code}' "${url%/metrics}/nope" > "$TMPD/code404"
     curl -s -o "$TMPD/root.txt" -w '%{http_code}' "${url%/metrics}/" > "$TMPD/code200"
     curl -sI "$url" > "$TMPD/head.txt"
@@ -85,8 +93,11 @@ check_eq "prometheus scraped the endpoint: up" 1 "$up"
 check "prometheus has our polls counter > 0 ($polls)" test -n "$polls" -a "$polls" != 0
 check "prometheus has the poll-duration histogram" bash -c "jq -e '.data.result | length > 0' '$TMPD/prom.hist' > /dev/null"
 [ -s "$R" ] || die_test "report written"
-check_eq "the drain was not stalled by a silent client: every poll analyzed" \
-    "$(expect_of "$TMPD/m.fx.out" polls)" "$(jqr "$R" .totals.polls)"
+polls_in() { awk '/^tokio_trace_polls_total[{ ]/ { s += $NF } END { print s + 0 }' "$1" 2>/dev/null; }
+p0=$(polls_in "$TMPD/scrape0.txt"); p1=$(polls_in "$TMPD/scrape.txt")
+check "a silent client connected: both scrapes a second apart answered, polls moved ($p0 -> $p1)" \
+    bash -c "[ -s '$TMPD/silent.alive' ] && [ '$p0' -gt 0 ] && [ '$p1' -gt '$p0' ]"
+check_eq "every poll analyzed" "$(expect_of "$TMPD/m.fx.out" polls)" "$(jqr "$R" .totals.polls)"
 check_eq "… and no drops" 0 "$(jqr "$R" .totals.drops)"
 
 # bad addresses: one line, non-zero, nothing attached, no report

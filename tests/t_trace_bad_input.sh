@@ -23,7 +23,7 @@ FP=$BG_PID
 wait_for_line "$TMPD/fix.out" '^pid ' 10 || die_test "fixture started"
 start_bg stock "$FIX/stock_like"
 SP=$BG_PID
-sleep 0.3
+wait_exec "$SP" "$FIX/stock_like" || not_ok "stock_like started"
 sleep 60 & SLEEP=$!; track_pid $SLEEP
 start_bg badrate "$FIX/batch_badrate"
 BP=$BG_PID
@@ -53,6 +53,7 @@ fi
 if command -v setpriv > /dev/null; then
     expect_fail "no permission (uid nobody)" 2 "permission denied: tracing needs root, or CAP_BPF and CAP_PERFMON" \
         setpriv --reuid=65534 --regid=65534 --clear-groups "$TRACER" --pid $FP
+    command -v strace > /dev/null || not_ok "strace missing: cannot test that nothing is attempted (make deps installs it)"
     if command -v strace > /dev/null; then
         strace -f -e trace=bpf,perf_event_open,execve -o "$TMPD/strace.out" \
             setpriv --reuid=65534 --regid=65534 --clear-groups "$TRACER" --pid $FP > /dev/null 2>&1

@@ -29,7 +29,7 @@ compare() {
     bt+='BEGIN { printf("ready\n"); }'
     start_bg "bt.$label" bpftrace -e "$bt"
     local btp=$BG_PID
-    start_bg "tr.$label" "$TRACER" --binary "$bin" -q -o "$TMPD/$label.json"
+    start_bg "tr.$label" "$TRACER" --binary "$bin" -q --ringbuf-size 128M -o "$TMPD/$label.json"
     local trp=$BG_PID
     wait_for_line "$TMPD/tr.$label.err" attached 20 || not_ok "$label: tracer attached"
     wait_for_line "$TMPD/bt.$label.out" '^ready' 60 || not_ok "$label: bpftrace attached (BEGIN ran)"
@@ -54,13 +54,15 @@ compare() {
     check_eq "$label: tracer dropped nothing" 0 "$(jqr "$R" .totals.drops)"
     for p in "${PROBES[@]}"; do
         local want got
-        want=$(sed -n "s/^@c\[$p\]: //p" "$TMPD/bt.$label.out"); want=${want:-0}
+        # a count bpftrace did not print is a failure, never a 0 that matches a 0
+        want=$(sed -n "s/^@c\[$p\]: //p" "$TMPD/bt.$label.out")
+        check "$label: $p: bpftrace counted it (${want:-no count})" test "${want:-0}" -gt 0
         if [ "$p" = task_poll_end ]; then
             got=$(jqr "$R" ".data_loss.probe_hits.$p")
         else
             got=$(jqr "$R" ".totals.${TOTAL_KEY[$p]}")
         fi
-        check_eq "$label: $p: tracer = bpftrace" "$want" "$got"
+        check_eq "$label: $p: tracer = bpftrace ($got)" "${want:-no count}" "$got"
     done
 }
 
@@ -77,7 +79,7 @@ for line in "${LINES[@]}"; do
     # yield-workload: N×(M+1) polls at its spawn site
     N=6 M=25
     site_line=$(grep -n '// SPAWN-SITE: yield_workload$' "$ROOT/sample-service/src/workload.rs" | cut -d: -f1)
-    start_bg "ytr.$line" "$TRACER" --binary "$bin" -q -o "$TMPD/y.$line.json"
+    start_bg "ytr.$line" "$TRACER" --binary "$bin" -q --ringbuf-size 128M -o "$TMPD/y.$line.json"
     ytp=$BG_PID
     wait_for_line "$TMPD/ytr.$line.err" attached 20 || not_ok "tokio $line: tracer attached"
     "$bin" yield-workload --tasks $N --yields $M --workers 2 > "$TMPD/y.$line.out"

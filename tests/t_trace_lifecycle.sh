@@ -3,8 +3,8 @@
 # before any process runs it traces every process started afterwards (two of them, counted
 # separately by PID, each total exact); while attached their semaphores are raised by the
 # kernel. (2) Detach: after the tracer ends (SIGTERM; --duration), a process still running has
-# every tokio semaphore back to 0, the tracer's BPF programs are gone (by id), and no uprobe
-# event of ours is left in tracefs. (3) The traced process exits during the capture: the tracer
+# every tokio semaphore back to 0, the tracer's BPF programs are gone (by id), and bpftool sees no
+# uprobe on the target in any process (it saw the tracer's while attached). (3) The traced process exits during the capture: the tracer
 # says so, writes what it saw (ended_by process_exit) and exits 0. (4) SIGINT mid-way still
 # writes the final report.
 . "$(dirname "$0")/lib.sh"
@@ -20,12 +20,19 @@ check_progs_gone() {  # check_progs_gone LABEL ERRFILE
     for id in $ids; do bpftool prog show id "$id" > /dev/null 2>&1 && left="$left $id"; done
     check_eq "$1: the tracer's BPF programs are gone after it exited ($(echo $ids | wc -w) ids)" "" "$left"
 }
-check_no_uprobe_events() {
-    local f=/sys/kernel/tracing/uprobe_events
-    [ -r "$f" ] || f=/sys/kernel/debug/tracing/uprobe_events
-    if [ -r "$f" ]; then
-        check "$1: no uprobe event of ours in $f" bash -c "! grep -q 'fake_tokio\|libfake_rt' '$f'"
-    fi
+# uprobes (perf events, any process) on a target, as bpftool sees them: by path, or by
+# /proc/PID/map_files/ (what the kernel reports for a --pid attach). libbpf's uprobes are
+# perf-event based and never appear in tracefs' uprobe_events.
+uprobes_on() {  # uprobes_on PATH|'' PID|'' [OWNER_PID]
+    bpftool perf show 2>/dev/null | awk -v own="${3:-}" '$0 ~ / uprobe / && (own == "" || $2 == own)' |
+        grep -cF -e "filename ${1:-//none//}  offset" -e "filename /proc/${2:-none}/map_files/" || true
+}
+seen_attached() {  # seen_attached LABEL PATH PID TRACER_PID: bpftool sees the tracer's uprobes
+    local n; n=$(uprobes_on "$2" "$3" "$4")
+    check "$1: bpftool sees the tracer's uprobes on the target while attached ($n)" test "$n" -gt 0
+}
+check_no_uprobes() {  # check_no_uprobes LABEL PATH PID: none left, in any process
+    check_eq "$1: no uprobe left on the target in any process (bpftool perf)" 0 "$(uprobes_on "$2" "$3")"
 }
 
 # ---- (1)+(2) attach by path, then detach with the processes still running -----------------
@@ -40,6 +47,7 @@ P2=$BG_PID
 wait_for_line "$TMPD/p1.out" '^done$' 20 || not_ok "first process finished its scenario"
 wait_for_line "$TMPD/p2.out" '^done$' 20 || not_ok "second process finished its scenario"
 check "semaphores raised in a process started after the tracer" test "$(sem_total $P1)" -gt 0
+seen_attached "binary mode" "$FAKE" "" "$TPID"
 echo "semaphores of $P1 while attached: $(sem_values $P1 | tr '\n' ' ')"
 kill -TERM "$TPID"; wait_exit "$TPID" 20
 check_eq "tracer ends on SIGTERM with exit 0" 0 "$RC"
@@ -60,7 +68,7 @@ for pid in $P1 $P2; do
     check_eq "after detach: every tokio semaphore of $pid is 0" 0 "$(sem_total $pid)"
 done
 check_progs_gone "binary mode" "$TMPD/trb.err"
-check_no_uprobe_events "binary mode"
+check_no_uprobes "binary mode" "$FAKE" "$P1"
 stop_pid "$P1"; stop_pid "$P2"
 
 # ---- (2) --pid with --duration: detach on time ------------------------------------------------
@@ -70,8 +78,9 @@ wait_for_line "$TMPD/pd.out" '^done$' 20 || not_ok "process finished its scenari
 start_bg trd "$TRACER" --pid "$PD" --duration 1s -o "$TMPD/dur.json" -v
 TD=$BG_PID
 wait_for_line "$TMPD/trd.err" 'attached' 20 || not_ok "tracer attached by PID"
-sleep 0.3
+wait_sem "$PD" 1 10 || true
 check "while attached by PID, its semaphores are raised" test "$(sem_total $PD)" -gt 0
+seen_attached "pid mode" "" "$PD" "$TD"
 wait_exit "$TD" 20
 check_eq "tracer ends after --duration with exit 0" 0 "$RC"
 check_eq "ended_by duration" duration "$(jqr "$TMPD/dur.json" .capture.ended_by)"
@@ -79,6 +88,7 @@ dur=$(jqr "$TMPD/dur.json" .capture.duration_ns)
 check "capture lasted about 1s ($dur ns)" test "$dur" -ge 1000000000 -a "$dur" -lt 1500000000
 check_eq "after --duration: semaphores of $PD back to 0" 0 "$(sem_total $PD)"
 check_progs_gone "pid mode" "$TMPD/trd.err"
+check_no_uprobes "pid mode" "$FAKE" "$PD"
 stop_pid "$PD"
 
 # ---- (3) the traced process exits -------------------------------------------------------------

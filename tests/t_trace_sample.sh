@@ -34,8 +34,8 @@ for line in "${LINES[@]}"; do
     start_bg "svc.$tk" "$bin" serve --workers 2 --pathology all --load 50 --duration 20s \
         --wait-start "$TMPD/start.$tk"
     sp=$BG_PID
-    sleep 0.3
-    start_bg "tr.$tk" "$TRACER" --pid "$sp" --capture "$cap" --duration 6s --stall-threshold 1.2s -o "$TMPD/$tk.json"
+    wait_exec "$sp" "$bin" || not_ok "$L: the service started"
+    start_bg "tr.$tk" "$TRACER" --pid "$sp" --capture "$cap" --duration 6s --stall-threshold 1.2s --ringbuf-size 128M -o "$TMPD/$tk.json"
     tp=$BG_PID
     wait_for_line "$TMPD/tr.$tk.err" attached 20 || { not_ok "$L: attached"; cat "$TMPD/tr.$tk.err"; continue; }
     touch "$TMPD/start.$tk"

@@ -10,12 +10,22 @@ need_tracer() {
     need_file "$FAKE_SO" "fixture fake_tokio_so"
 }
 
-# need_sample LINE FLAVOUR: the sample-service binary, or skip (a failure under CI=true)
+# need_sample LINE FLAVOUR: sets SAMPLE to the sample-service binary; a missing one fails the
+# test with its reason (make builds it). Not for $(…): the reason would be swallowed.
 need_sample() {
-    local bin
-    bin=$(sample_bin "$1" "$2")
-    [ -x "$bin" ] || skip_test "sample-service tokio-$1/$2 not built: $bin (make builds it)"
-    echo "$bin"
+    SAMPLE=$(sample_bin "$1" "$2")
+    need_file "$SAMPLE" "sample-service tokio-$1/$2"
+}
+
+# wait_exec PID BINARY [TIMEOUT_S]: waits until PID runs BINARY (a background job is a shell for
+# a moment before its exec; a tracer given --pid then would look at the shell)
+wait_exec() {
+    local i want; want=$(readlink -f "$2")
+    for i in $(seq $(( ${3:-10} * 20 ))); do
+        [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$want" ] && return 0
+        sleep 0.05
+    done
+    echo "# wait_exec: $1 does not run $2 after ${3:-10} s"; return 1
 }
 
 # sem_values PID: "probe=value" for every tokio probe semaphore of PID (summed over sites
