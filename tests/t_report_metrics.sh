@@ -9,8 +9,9 @@
 #     dir, scraping every 1 s) reports up == 1 for the endpoint and our polls counter > 0
 #     through its HTTP API;
 #   - a client that connects and never sends a request stalls neither the server nor the
-#     ring-buffer drain: two scrapes a second apart while it is connected are both answered
-#     and the polls counter moved between them; the JSON report has every poll, no drops;
+#     ring-buffer drain: two scrapes 1.5 s apart while it is connected are both answered,
+#     the first within 1 s (not after the silent client's 2 s timeout), and the polls counter
+#     moved between them; the JSON report has every poll, no drops;
 # and a bad --metrics-addr is one line on stderr, a non-zero exit, nothing attached (the
 # target's probe semaphores stay 0) and no report file: unparseable (exit 3), a port in use, an
 # address that is not local, a name that does not resolve (exit 2; resolved with
@@ -31,17 +32,22 @@ prom_session() {  # DURING hook
     url=$(sed -n 's/.*Prometheus metrics at \(http[^ ]*\).*/\1/p' "$1")
     hostport=${url#http://}; hostport=${hostport%%/*}
     echo "$url" > "$TMPD/url"
-    # a client that connects and sends nothing, for 4 s; two scrapes a second apart while it
-    # is connected: the live counters must move between them (the drain goes on) and both
-    # must be answered (the server serves one client at a time and gives up on a silent one
-    # after 2 s: a scrape waits at most that long)
+    # a client that connects and sends nothing, for 4 s; two scrapes 1.5 s apart while it
+    # is connected: the live counters must move between them (the drain goes on), and both
+    # are answered at once (clients are served side by side: the silent one holds only its
+    # own slot, for 2 s)
+    # the counters are rendered once a second: first wait for polls in a scrape
+    for i in $(seq 50); do
+        curl -sf --max-time 3 "$url" | grep -q '^tokio_trace_polls_total{.*} [1-9]' && break
+        sleep 0.1
+    done
     python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1", int(sys.argv[1]))); print("connected", flush=True); time.sleep(4)' \
         "${hostport#*:}" > "$TMPD/silent.out" &
     SILENT=$!
     track_pid $SILENT
     wait_for_line "$TMPD/silent.out" '^connected$' 5
-    curl -sf --max-time 3 -o "$TMPD/scrape0.txt" -w 'scrape 0: %{time_total} s\n' "$url"; echo "scrape 0 rc=$?"
-    sleep 1
+    curl -sf --max-time 3 -o "$TMPD/scrape0.txt" -w '%{time_total}\n' "$url" > "$TMPD/scrape0.time"; echo "scrape 0 rc=$?"
+    sleep 1.5
     curl -sf --max-time 3 -o "$TMPD/scrape.txt" "$url"; echo "scrape 1 rc=$?"
     kill -0 "$SILENT" 2>/dev/null && echo yes > "$TMPD/silent.alive"
     curl -s -o /dev/null -w '%{http_code}' "${url%/metrics}/nope" > "$TMPD/code404"
@@ -95,8 +101,11 @@ check "prometheus has the poll-duration histogram" bash -c "jq -e '.data.result 
 [ -s "$R" ] || die_test "report written"
 polls_in() { awk '/^tokio_trace_polls_total[{ ]/ { s += $NF } END { print s + 0 }' "$1" 2>/dev/null; }
 p0=$(polls_in "$TMPD/scrape0.txt"); p1=$(polls_in "$TMPD/scrape.txt")
-check "a silent client connected: both scrapes a second apart answered, polls moved ($p0 -> $p1)" \
+t0=$(cat "$TMPD/scrape0.time" 2>/dev/null)
+check "a silent client connected: both scrapes 1.5 s apart answered, polls moved ($p0 -> $p1)" \
     bash -c "[ -s '$TMPD/silent.alive' ] && [ '$p0' -gt 0 ] && [ '$p1' -gt '$p0' ]"
+check "… the first one at once, not after the silent client's 2 s (${t0:-no answer} s)" \
+    awk -v t="${t0:-9}" 'BEGIN { exit !(t < 1.0) }'
 check_eq "every poll analyzed" "$(expect_of "$TMPD/m.fx.out" polls)" "$(jqr "$R" .totals.polls)"
 check_eq "… and no drops" 0 "$(jqr "$R" .totals.drops)"
 

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "reporters.h"
@@ -562,27 +563,16 @@ static void respond(int fd, const char *status, const char *type, const char *bo
 		send_all(fd, body, len);
 }
 
-static void serve_one(struct prom_server *ps, int fd)
+/* Answers the request in req[0, got) on fd (blocking from here on, 2 s send timeout: a client
+ * that does not read its answer holds the server that long at most). */
+static void answer(struct prom_server *ps, int fd, char *req, size_t got)
 {
-	char req[PROM_REQ_MAX + 1], *sp, *path, *q;
-	size_t got = 0;
 	struct timeval tv = { 2, 0 };
+	char *sp, *path, *q;
 	bool head;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (got < PROM_REQ_MAX) {
-		ssize_t r = recv(fd, req + got, PROM_REQ_MAX - got, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-		req[got] = 0;
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
-	}
 	req[got] = 0;
 	sp = strchr(req, ' ');
 	if (!sp) {
@@ -634,30 +624,127 @@ static void serve_one(struct prom_server *ps, int fd)
 	}
 }
 
+/* A connection whose request is still coming in. Clients are served side by side: one that
+ * connects and says nothing (a port scan, a stuck scraper) holds only its own slot, until its
+ * PROM_REQ_TIMEOUT_MS run out; beyond PROM_CLIENTS at once, the oldest is dropped. */
+#define PROM_CLIENTS 16
+#define PROM_REQ_TIMEOUT_MS 2000
+
+struct pclient {
+	int fd;                     /* -1: free */
+	size_t got;
+	struct timespec since;
+	char req[PROM_REQ_MAX + 1];
+};
+
+static long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+static void pclient_close(struct pclient *c)
+{
+	shutdown(c->fd, SHUT_WR);
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* Reads what the client sent; answers once the request is complete (a blank line), the buffer
+ * full or the client done sending. */
+static void pclient_read(struct prom_server *ps, struct pclient *c)
+{
+	for (;;) {
+		ssize_t r = recv(c->fd, c->req + c->got, PROM_REQ_MAX - c->got, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r > 0) {
+			c->got += (size_t)r;
+			c->req[c->got] = 0;
+			if (c->got < PROM_REQ_MAX && !strstr(c->req, "\r\n\r\n") &&
+			    !strstr(c->req, "\n\n"))
+				continue;
+		}
+		break;
+	}
+	c->req[c->got] = 0;
+	answer(ps, c->fd, c->req, c->got);
+	pclient_close(c);
+}
+
 static void *serve(void *p)
 {
 	struct prom_server *ps = p;
+	struct pclient *cl = calloc(PROM_CLIENTS, sizeof(*cl));
 
+	if (!cl)
+		return NULL;
+	for (int i = 0; i < PROM_CLIENTS; i++)
+		cl[i].fd = -1;
 	for (;;) {
-		struct pollfd fds[2] = { { ps->lfd, POLLIN, 0 }, { ps->stop[0], POLLIN, 0 } };
-		int fd;
+		struct pollfd fds[2 + PROM_CLIENTS];
+		int map[PROM_CLIENTS], n = 2, timeout = -1, fd;
 
-		if (poll(fds, 2, -1) < 0) {
+		fds[0] = (struct pollfd){ ps->lfd, POLLIN, 0 };
+		fds[1] = (struct pollfd){ ps->stop[0], POLLIN, 0 };
+		for (int i = 0; i < PROM_CLIENTS; i++) {
+			long left;
+
+			if (cl[i].fd < 0)
+				continue;
+			left = PROM_REQ_TIMEOUT_MS - ms_since(&cl[i].since);
+			if (left <= 0) { /* said nothing complete in time: answered with what it sent */
+				answer(ps, cl[i].fd, cl[i].req, cl[i].got);
+				pclient_close(&cl[i]);
+				continue;
+			}
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
+			map[n - 2] = i;
+			fds[n++] = (struct pollfd){ cl[i].fd, POLLIN, 0 };
+		}
+		if (poll(fds, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (fds[1].revents)
 			break;
+		for (int k = 2; k < n; k++)
+			if (fds[k].revents)
+				pclient_read(ps, &cl[map[k - 2]]);
 		if (!(fds[0].revents & POLLIN))
 			continue;
-		fd = accept4(ps->lfd, NULL, NULL, SOCK_CLOEXEC);
+		fd = accept4(ps->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			continue;
-		serve_one(ps, fd);
-		shutdown(fd, SHUT_WR);
-		close(fd);
+		{
+			int slot = -1, oldest = -1;
+
+			for (int i = 0; i < PROM_CLIENTS && slot < 0; i++)
+				if (cl[i].fd < 0)
+					slot = i;
+				else if (oldest < 0 || ms_since(&cl[i].since) > ms_since(&cl[oldest].since))
+					oldest = i;
+			if (slot < 0) {
+				pclient_close(&cl[oldest]);
+				slot = oldest;
+			}
+			cl[slot].fd = fd;
+			cl[slot].got = 0;
+			cl[slot].req[0] = 0;
+			clock_gettime(CLOCK_MONOTONIC, &cl[slot].since);
+		}
 	}
+	for (int i = 0; i < PROM_CLIENTS; i++)
+		if (cl[i].fd >= 0)
+			close(cl[i].fd);
+	free(cl);
 	return NULL;
 }
 
