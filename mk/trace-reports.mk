@@ -21,3 +21,12 @@ $(FIXTURES)/report_tokio: $(FIXTURE_SRC)/report_tokio.c $(FIXTURE_SRC)/fake_rt.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/report_tokio.c $(FIXTURE_SRC)/fake_rt.c
+
+# doc_tokio: fake_tokio's probes playing the scenarios of tests/t_report_documented*.sh (planted
+# poll times and scheduling delays, spawn_local, cancelled and panicked tasks, self-wake ratios,
+# a contradicted lost waker; --findings N / --sites N for the report's limits)
+ALL_TARGETS += $(FIXTURES)/doc_tokio
+$(FIXTURES)/doc_tokio: $(FIXTURE_SRC)/doc_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/doc_tokio.c $(FIXTURE_SRC)/fake_rt.c

@@ -3,7 +3,8 @@
 # for a few seconds, prints the findings and writes the reports: build/demo/report.json and
 # build/demo/report.html (self-contained: open it in any browser), build/demo/trace.json
 # (Perfetto UI / chrome://tracing).
-# Environment: DEMO_LINE (1.53) DEMO_SECONDS (6) DEMO_RPS (200)
+# Environment: DEMO_LINE (1.53) DEMO_SECONDS (6) DEMO_RPS (200) DEMO_OUT (build/demo: where the
+# reports go; `make demo DEMO_OUT=DIR` too — tests/t_demo.sh leaves build/demo alone this way)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$ROOT/build"
@@ -12,7 +13,7 @@ SECS=${DEMO_SECONDS:-6}
 RPS=${DEMO_RPS:-200}
 BIN="$BUILD/sample-service/tokio-$LINE/usdt/sample-service"
 TRACER="$BUILD/bin/tokio-ebpf-trace"
-OUT="$BUILD/demo"
+OUT=${DEMO_OUT:-$BUILD/demo}
 die() { echo "demo: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF): run 'sudo make demo'"

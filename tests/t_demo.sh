@@ -1,0 +1,76 @@
+#!/bin/bash
+# Intent: `make demo`, the README's first command, does what the README says: it builds, runs the
+# usdt sample service under load with every pathology, traces it, prints the findings and writes
+# the reports. Judged against the sample service's sources, not the tracer: the printed findings
+# name each planted pathology at its spawn site (the "// SPAWN-SITE:" marker line and the column
+# of its tokio::spawn call) with the detector tests/t_trace_sample.sh and the pathology docs assign
+# to it — blocking_call and cpu_hog → long_poll, lost_waker → lost_waker, stalled_task and
+# slow_dependency → stalled — and name no healthy site (sample-service/README.md: everything else
+# must produce no finding); report.html is complete (doctype … closing </html>), report.json and
+# trace.json are valid JSON, and the report is the demo's capture (mode usdt, batched, ended by
+# its duration, no drops). Run as `make demo DEMO_OUT=$TMPD/demo` so that a user's build/demo is
+# left as it was (checked: its files' checksums before and after).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_file "$(sample_bin 1.53 usdt)" "usdt sample service (1.53)"
+
+PATHO=(blocking_call cpu_hog lost_waker stalled_task slow_dependency)
+declare -A KIND=([blocking_call]=long_poll [cpu_hog]=long_poll [lost_waker]=lost_waker
+                 [stalled_task]=stalled [slow_dependency]=stalled)
+HEALTHY=(connection load_client work_subtask pathology_driver spawn_storm storm_burst)
+declare -A LOC
+for s in "${PATHO[@]}" "${HEALTHY[@]}"; do
+    LOC[$s]=$(loc_of "$s"); [ -n "${LOC[$s]}" ] || die_test "no SPAWN-SITE marker: $s"
+done
+
+snapshot() { [ -d "$ROOT/build/demo" ] && (cd "$ROOT/build/demo" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
+before=$(snapshot)
+
+D="$TMPD/demo"
+start=$(date +%s)
+make -C "$ROOT" --no-print-directory demo DEMO_OUT="$D" > "$TMPD/demo.out" 2> "$TMPD/demo.err" < /dev/null
+rc=$?
+echo "# make demo: exit $rc after $(( $(date +%s) - start )) s"
+sed 's/^/# | /' "$TMPD/demo.out" | tail -n 25
+check_eq "make demo exits 0" 0 "$rc"
+[ "$rc" = 0 ] || { tail -n 30 "$TMPD/demo.err"; }
+check_eq "DEMO_OUT: build/demo left as it was" "$before" "$(snapshot)"
+
+# ---- the printed findings: the block after "demo: findings by spawn site:" ----
+awk '/^demo: findings by spawn site:/ { on = 1; next } on && /^  [a-z_]+  / { print } on && /^demo: / { on = 0 }' \
+    "$TMPD/demo.out" > "$TMPD/findings"
+check "the demo prints its findings by spawn site" test -s "$TMPD/findings"
+for s in "${PATHO[@]}"; do
+    want="${KIND[$s]}  [^ ]*${LOC[$s]}  ×[0-9]+"
+    check "planted $s: printed as ${KIND[$s]} at ${LOC[$s]}" grep -qE "^  $want( |\$)" "$TMPD/findings"
+done
+for s in "${HEALTHY[@]}"; do
+    check "healthy $s (${LOC[$s]}): no finding printed" bash -c "! grep -qF '${LOC[$s]}  ' '$TMPD/findings'"
+done
+check_eq "every printed finding is a planted pathology (kind at its site)" "" \
+    "$(while read -r kind loc _; do
+           hit=""
+           for s in "${PATHO[@]}"; do
+               [ "$kind" = "${KIND[$s]}" ] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
+           done
+           [ -n "$hit" ] || echo "$kind $loc"
+       done < "$TMPD/findings")"
+check "the tracer's summary (printed by the demo) lists findings" grep -qE '^Findings \([0-9]+\)' "$TMPD/demo.out"
+
+# ---- the reports ----
+H="$D/report.html"
+check "report.html written into DEMO_OUT" test -s "$H"
+check "the demo names report.html's path" grep -qF "HTML report: $H" "$TMPD/demo.out"
+check "report.html starts with a doctype" bash -c "head -c 200 '$H' | grep -qi '^<!doctype html'"
+check "report.html is complete (ends with </html>)" bash -c "tail -c 200 '$H' | tr -d ' \n' | grep -qi '</html>\$'"
+R="$D/report.json"
+valid_json() { jq -e "$1" "$2" > /dev/null; }   # valid_json FILTER FILE: parses, FILTER true
+check "report.json is valid JSON (an object)" valid_json 'type == "object"' "$R"
+check "trace.json is valid JSON (a trace-event file)" valid_json '.traceEvents | length > 0' "$D/trace.json"
+check_eq "report: the demo's capture (usdt, batched, ended by its duration, 0 drops)" "usdt batched duration 0" \
+    "$(jq -r '"\(.mode) \(.capture.capture) \(.capture.ended_by) \(.totals.drops)"' "$R")"
+check_eq "report.json has the printed findings (same kinds at the same sites)" \
+    "$(awk '{ print $1, $2, $3 }' "$TMPD/findings" | sort)" \
+    "$(jq -r '.findings | group_by(.kind + " " + (.location // "?"))[] | "\(.[0].kind) \(.[0].location // "?") ×\(length)"' "$R" | sort)"
+finish
