@@ -1545,6 +1545,8 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 				f->ongoing = false;
 				f->contradicted = true;
 				a->t.lost_waker_contradicted++;
+				if (d > f->value_ns) /* the worst value: the whole wait, not the last check's */
+					f->value_ns = d;
 			}
 		}
 		if (d >= a->o.stall_ns && !t->finding[AN_LOST_WAKER] &&

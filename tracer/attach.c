@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -307,8 +308,11 @@ int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 			seterr(err, len, "no process with PID %d", (int)pid);
 			return ret;
 		}
-		if (ret) {
-			seterr(err, len, "PID %d: %s", (int)pid, nerr);
+		if (ret) { /* named by PID once (the walk's messages may name it already) */
+			if (!strncmp(nerr, "PID ", 4) || !strncmp(nerr, "process ", 8))
+				seterr(err, len, "%s", nerr);
+			else
+				seterr(err, len, "PID %d: %s", (int)pid, nerr);
 			return ret;
 		}
 		for (size_t i = 0; i < n && !ret; i++) {
@@ -435,19 +439,14 @@ static struct bpf_program *prog_of(const struct tet_session *s, int ev)
 	return NULL;
 }
 
-/* Reads len bytes of process pid at addr (faulting pages in, unlike bpf_probe_read_user()). */
+/* Reads len bytes of process pid at addr (faulting pages in, unlike bpf_probe_read_user()),
+ * with process_vm_readv: ptrace permission only (root, CAP_SYS_PTRACE), where opening another
+ * user's /proc/PID/mem needs CAP_DAC_READ_SEARCH too. */
 static size_t read_process(uint32_t pid, uint64_t addr, char *buf, size_t len)
 {
-	char path[64];
-	ssize_t n;
-	int fd;
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
 
-	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = pread(fd, buf, len, (off_t)addr);
-	close(fd);
 	return n > 0 ? (size_t)n : 0;
 }
 

@@ -7,7 +7,7 @@
  * it through tokio:event_batch: one ring record holds the buffer's head (sequence number,
  * counts, the polls in progress) and its records. A thread that has gone quiet with records
  * still in its buffer (a worker inside a long poll, a blocking-pool thread waiting for work)
- * is "swept": its buffer is read in place from /proc/PID/mem, like a seqlock reader — head,
+ * is "swept": its buffer is read in place (process_vm_readv), like a seqlock reader — head,
  * records, head again; the copy is kept only if the sequence number and the polls in
  * progress did not change in between. Records already decoded by a sweep are skipped when
  * the batch arrives (`consumed`).

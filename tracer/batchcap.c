@@ -14,7 +14,7 @@
  * goes away, also when the tracer dies.
  *
  * Reading in place. A thread that has not flushed for a while is swept: its buffer is read
- * through /proc/PID/mem (the tracer must be allowed to ptrace-read the process: root, or
+ * with process_vm_readv (the tracer must be allowed to ptrace the process: root, or
  * CAP_SYS_PTRACE; without it, batches only, and events wait up to 2 s for ordering). The same
  * callback reads a spawn's strings when the batch that carried them was lost.
  *
@@ -28,6 +28,7 @@
  * (the narrowest of three tries): two at start, one per drain at most every 10 ms.
  */
 #include <dirent.h>
+#include <sys/uio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -47,7 +48,6 @@
 #include "seterr.h"
 #include "tokio_usdt.skel.h"
 
-#define MEM_FDS 16
 
 struct tet_bc {
 	struct tokio_usdt *skel;
@@ -61,8 +61,6 @@ struct tet_bc {
 	struct tet_bc_opts o;
 	uint64_t last_pair_ns;
 	uint64_t last_advance_ns;
-	struct { uint32_t pid; int fd; } mem[MEM_FDS];
-	size_t nmem;
 	FILE *dump;                  /* TET_BATCH_DUMP: raw records for tests/unit/batch_replay */
 };
 
@@ -111,63 +109,39 @@ static void clock_pair(struct tet_bc *s)
 	}
 }
 
-/* ---- process memory ---- */
-static int mem_fd(struct tet_bc *s, uint32_t pid)
+/* ---- process memory ----
+ * process_vm_readv(2): it needs ptrace permission only (root or CAP_SYS_PTRACE), where opening
+ * /proc/PID/mem of another user's process needs CAP_DAC_READ_SEARCH too; like that file it
+ * faults the pages in. */
+
+/* 0: the tracer may read pid's memory; -EPERM: not allowed; -ESRCH: no such process. Address 0
+ * is never mapped: the permission check comes first, then the copy fails with EFAULT. */
+static int mem_allowed(uint32_t pid)
 {
-	char path[64];
-	int fd;
+	char c;
+	struct iovec l = { &c, 1 }, r = { NULL, 1 };
 
-	for (size_t i = 0; i < s->nmem; i++)
-		if (s->mem[i].pid == pid)
-			return s->mem[i].fd;
-	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (s->nmem == MEM_FDS) { /* --binary with many processes: recycle the oldest */
-		close(s->mem[0].fd);
-		memmove(s->mem, s->mem + 1, (MEM_FDS - 1) * sizeof(s->mem[0]));
-		s->nmem--;
-	}
-	s->mem[s->nmem].pid = pid;
-	s->mem[s->nmem].fd = fd;
-	s->nmem++;
-	return fd;
-}
-
-static void mem_forget(struct tet_bc *s, uint32_t pid)
-{
-	for (size_t i = 0; i < s->nmem; i++) {
-		if (s->mem[i].pid == pid) {
-			close(s->mem[i].fd);
-			s->mem[i] = s->mem[--s->nmem];
-			return;
-		}
-	}
-}
-
-static bool process_alive(uint32_t pid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%u", pid);
-	return !access(path, F_OK);
+	if (process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0) >= 0 || errno == EFAULT)
+		return 0;
+	return errno == EACCES ? -EPERM : -errno;
 }
 
 static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
 	struct tet_bc *s = ctx;
-	int fd = mem_fd(s, pid);
 	ssize_t n;
 
-	if (fd < 0)
-		return fd == -ENOENT ? -ESRCH : fd;
-	n = pread(fd, buf, len, (off_t)addr);
+	n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
 	if (n > 0)
 		return n;
-	if (!process_alive(pid)) {
-		mem_forget(s, pid);
-		return -ESRCH;
+	if (n < 0 && (errno == EPERM || errno == EACCES)) {
+		/* --binary: a process of the binary the tracer may not read (another user's) */
+		if (s->info.sweeps) {
+			s->info.sweeps = false;
+			s->info.why_no_sweeps = "no permission to read the memory of a process of the binary (needs root or CAP_SYS_PTRACE)";
+		}
+		return -EPERM;
 	}
 	return n < 0 ? -errno : -EIO;
 }
@@ -273,7 +247,7 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	struct tb_opts to = { 0 };
 	struct tet_bc *s;
 	const struct tet_target *first = NULL;
-	int ret, fd;
+	int ret;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
@@ -327,12 +301,13 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	/* in-place reads: allowed for this process? (--binary: checked per process later) */
 	s->info.sweeps = true;
 	if (o->pid > 0) {
-		fd = mem_fd(s, (uint32_t)o->pid);
-		if (fd < 0) {
+		int e = mem_allowed((uint32_t)o->pid);
+
+		if (e) {
 			s->info.sweeps = false;
-			s->info.why_no_sweeps = fd == -EACCES || fd == -EPERM ?
+			s->info.why_no_sweeps = e == -EPERM ?
 				"no permission to read the process's memory (needs root or CAP_SYS_PTRACE)" :
-				"cannot open the process's memory";
+				"cannot read the process's memory";
 		}
 	}
 	to.emit = emit;
@@ -499,8 +474,6 @@ void tet_bc_close(struct tet_bc *s)
 	tb_free(s->tb);
 	if (s->dump)
 		fclose(s->dump);
-	for (size_t i = 0; i < s->nmem; i++)
-		close(s->mem[i].fd);
 	free(s);
 }
 

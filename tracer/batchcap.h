@@ -38,7 +38,7 @@ struct tet_bc_info {
 	bool preemption;         /* sched_switch attached: preempted time left out of polls */
 	const char *why_no_preemption;
 	struct tet_sched_info sched;
-	bool sweeps;             /* threads' buffers readable in place (/proc/PID/mem) */
+	bool sweeps;             /* threads' buffers readable in place (process_vm_readv) */
 	const char *why_no_sweeps;
 	uint64_t start_ns;       /* capture start: every site attached from here on */
 };

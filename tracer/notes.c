@@ -1321,7 +1321,7 @@ int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles, char e
 {
 	struct usdt_file **out = NULL;
 	struct map *m = NULL;
-	size_t nm = 0, n = 0, i, j;
+	size_t nm = 0, n = 0, i, j, denied = 0;
 	struct stat exe_st;
 	bool have_exe;
 	const char *delay;
@@ -1396,6 +1396,8 @@ int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles, char e
 				ret = -ESRCH;
 				goto fail;
 			}
+			if (errno == EACCES || errno == EPERM)
+				denied++;
 			continue;  /* cannot open it: not something we can trace either */
 		}
 		if (!is_elf_file(fd)) {
@@ -1432,6 +1434,12 @@ int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles, char e
 					break;
 		}
 		out[n++] = f;
+	}
+	if (!n && denied) { /* say why, rather than "no probes" */
+		seterr(err, "PID %d: permission denied opening its executable and libraries (another user's process: tracing it needs root or CAP_SYS_PTRACE)",
+		       (int)pid);
+		ret = -EACCES;
+		goto fail;
 	}
 	maps_free(m, nm);
 	*files = out;
