@@ -49,7 +49,7 @@ counted() {
     check_eq "$label: workload exit 0" 0 "$RC"
     kill -INT "$trp"; wait_exit "$trp" 60
     check_eq "$label: tracer exit 0" 0 "$RC"
-    kill -INT "$btp"; wait_exit "$btp" 30
+    bt_stop "$btp" "$label"
 }
 bt_count() { local v; v=$(sed -n "s/^@c\[$2\]: //p" "$TMPD/bt.$1.out"); echo "${v:-missing}"; }
 

@@ -35,7 +35,7 @@ compare() {
     check_eq "$label: workload exit 0" 0 "$?"
     kill -INT "$trp"; wait_exit "$trp" 60
     check_eq "$label: tracer exit 0" 0 "$RC"
-    kill -INT "$btp"; wait_exit "$btp" 60
+    bt_stop "$btp" "$label"
     R="$TMPD/$label.json"
     local p wv wr
     p=$(sed -n 's/^@p: //p' "$TMPD/bt.$label.out"); wv=$(sed -n 's/^@wv: //p' "$TMPD/bt.$label.out")

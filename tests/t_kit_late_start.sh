@@ -5,6 +5,7 @@
 # breaks this). bpftrace attaches to the binary path first; the yield workload started afterwards
 # must show exactly its 4 × (10 + 1) = 44 polls.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
 need_root
 
 for line in "${LINES[@]}"; do
@@ -22,8 +23,7 @@ for line in "${LINES[@]}"; do
     fi
     "$bin" yield-workload --tasks 4 --yields 10 --workers 2 > "$TMPD/w.$line" 2>&1
     check_eq "tokio $line: workload started after attach ran" 0 $?
-    stop_pid $bt INT
-    wait $bt 2>/dev/null
+    bt_stop $bt "tokio $line"
     check_eq "tokio $line: process started after attach is traced: 44 polls" "@polls: 44" "$(grep '^@polls' "$TMPD/bt.$line")"
 done
 finish

@@ -69,7 +69,7 @@ capture_doc() {
     fi
     touch "$TMPD/$name.go"
     wait_for_line "$E" '^done$' 60 || not_ok "$name: fixture finished"
-    [ -n "$bpid" ] && { kill -INT "$bpid"; wait_exit "$bpid" 30; }
+    [ -n "$bpid" ] && bt_stop "$bpid" "$name"
     sleep 0.2
     kill -INT "$tpid"
     wait_exit "$tpid" 60

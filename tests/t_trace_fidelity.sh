@@ -49,7 +49,7 @@ compare() {
     sleep 0.5
     kill -INT "$trp"; wait_exit "$trp" 30
     check_eq "$label: tracer exit 0" 0 "$RC"
-    kill -INT "$btp"; wait_exit "$btp" 30
+    bt_stop "$btp" "$label"
     local R="$TMPD/$label.json"
     check_eq "$label: tracer dropped nothing" 0 "$(jqr "$R" .totals.drops)"
     for p in "${PROBES[@]}"; do

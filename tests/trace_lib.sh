@@ -71,6 +71,18 @@ start_bg() {
     track_pid "$BG_PID"
 }
 
+# bt_stop PID LABEL: stops a bpftrace we started with SIGINT and waits for it to exit: it prints
+# its maps only after detaching every probe, which under load takes long (5 s for ~115 uprobes
+# with both CPUs busy; a 60 s wait ran out once), so reading its output earlier finds no counts.
+# A bpftrace still running after 300 s is a failure of its own.
+bt_stop() {
+    local t0=$SECONDS
+    kill -INT "$1" 2>/dev/null
+    wait_exit "$1" 300
+    if [ "$RC" = timeout ]; then not_ok "$2: bpftrace did not exit within 300 s of SIGINT"
+    else echo "# $2: bpftrace exited $(( SECONDS - t0 )) s after SIGINT"; fi
+}
+
 # wait_exit PID TIMEOUT_S: waits for our child PID; sets RC (its status, or "timeout")
 wait_exit() {
     local i
