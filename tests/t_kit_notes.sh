@@ -47,11 +47,12 @@ for line in "${LINES[@]}"; do
         bash -c "readelf -S --wide '$usdt' | grep -q ' \.probes '"
     check_eq "tokio $line stock: no tokio notes" 0 "$(tokio_notes "$stock" | wc -l)"
 
-    # The patched tokio the kit made, built without the cfg, against the same tokio unpatched.
-    # Both are built as path dependencies from copies at paths of equal length: a path source's
-    # directory reaches the code (panic locations' lengths as immediates, symbol hashes that order
-    # functions), so a registry build or another path differs by a few bytes whatever the patch
-    # does (CI's clone path made it 16 bytes in .text).
+    # The patched tokio the kit made, built without the cfg, against the same tokio unpatched,
+    # both as a path dependency from ONE directory (the source copied in before each build): a
+    # path source's directory reaches the code (panic locations' lengths as immediates; cargo's
+    # -C metadata, hence the symbol hashes that order functions and sway the inliner), so a
+    # registry build, or another path even of equal length, differs by a few bytes whatever the
+    # patch does (CI's clone path made it 16 bytes of .text; TimerEntry::reset 329 vs 317 bytes).
     patched=$(ls -d "$BUILD/cargo/tokio-$line/usdt/tokio-usdt"/tokio-*/ 2>/dev/null | head -1)
     [ -n "$patched" ] || { not_ok "tokio $line: patched source missing under build/cargo/tokio-$line/usdt/tokio-usdt"; continue; }
     crate=$(basename "$patched")
@@ -62,20 +63,25 @@ for line in "${LINES[@]}"; do
     cp "$lock" "$TMPD/tokio-$line.lock"
     LOCKS+=("$lock")
     kn="$BUILD/cargo/tokio-$line/kitnotes"
+    src="$kn/src/$crate"
     declare -A BIN=()
-    for v in p s; do    # p: patched, s: stock; same-length paths
-        src="$kn/src-$v/$crate"
+    for v in p s; do    # p: patched, s: stock
         if [ "$v" = p ]; then from=$patched; else from=$orig/; fi
-        # the copy is renewed only when its source changed, with new mtimes (cargo rebuilds);
-        # an identical copy keeps cargo's cached build
-        if ! diff -r -q "$from" "$src" > /dev/null 2>&1; then
-            rm -rf "$src" && mkdir -p "$src" && cp -r "$from." "$src/"
+        # a build is kept while the source it was made from is unchanged (content hash)
+        h=$(cd "$from" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32)
+        out="$kn/target-$v/release/sample-service"
+        if [ -x "$out" ] && [ "$(cat "$kn/target-$v/.built-from" 2>/dev/null)" = "$h" ]; then
+            BIN[$v]=$out
+            continue
         fi
+        # fresh mtimes: cargo rebuilds from what is in the directory now
+        rm -rf "$src" "$kn/target-$v/.built-from" && mkdir -p "$src" && cp -r "$from." "$src/"
         if (cd "$ROOT/sample-service/lines/tokio-$line" &&
             env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo --config "patch.crates-io.tokio.path=\"$src\"" \
                 build --release --offline --manifest-path "$manifest" --target-dir "$kn/target-$v") \
                 > "$TMPD/nocfg-$v.log" 2>&1; then
-            BIN[$v]="$kn/target-$v/release/sample-service"
+            BIN[$v]=$out
+            echo "$h" > "$kn/target-$v/.built-from"
         else
             tail -20 "$TMPD/nocfg-$v.log"
             not_ok "tokio $line: build of the $([ $v = p ] && echo patched || echo unpatched) tokio as a path dependency failed"

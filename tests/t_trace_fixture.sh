@@ -29,8 +29,10 @@ run_case() {  # run_case LABEL BINARY
     start_bg "fix.$label" "$bin" --tasks $N --yields $M --go "$TMPD/go.$label" --hold
     fpid=$BG_PID
     wait_for_line "$TMPD/fix.$label.out" '^pid ' 10 || not_ok "$label: fixture started"
+    # --top 20: the terminal lists every one of the 13 sites (by default the 10 busiest, and
+    # weird_names, one tiny poll, ranked 10th or 11th by chance)
     start_bg "tr.$label" env ${RUN_ENV:-} "$TRACER" --pid "$fpid" -o "$r" --stall-threshold 300ms \
-        --never-yields-threshold 200ms --lost-waker-threshold 100ms
+        --never-yields-threshold 200ms --lost-waker-threshold 100ms --top 20
     tpid=$BG_PID
     if ! wait_for_line "$TMPD/tr.$label.err" 'attached' 20; then
         not_ok "$label: tracer attached"; cat "$TMPD/tr.$label.err"; return
