@@ -8,7 +8,8 @@
 #   - a real Prometheus server (Debian's prometheus, on 127.0.0.1, a temporary config and data
 #     dir, scraping every 1 s) reports up == 1 for the endpoint and our polls counter > 0
 #     through its HTTP API;
-#   - a client that connects and never sends a request stalls neither the server nor the
+#   - clients that connect and never send a request (20 of them, more than the server's 16
+#     slots) stall neither the server nor the
 #     ring-buffer drain: two scrapes 1.5 s apart while it is connected are both answered,
 #     the first within 1 s (not after the silent client's 2 s timeout), and the polls counter
 #     moved between them; the JSON report has every poll, no drops;
@@ -41,7 +42,9 @@ prom_session() {  # DURING hook
         curl -sf --max-time 3 "$url" | grep -q '^tokio_trace_polls_total{.*} [1-9]' && break
         sleep 0.1
     done
-    python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1", int(sys.argv[1]))); print("connected", flush=True); time.sleep(4)' \
+    # 20 silent connections: more than the server's 16 slots, so the scrapes also need the
+    # oldest silent one dropped to be served
+    python3 -c 'import socket,sys,time; s=[socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(20)]; print("connected", flush=True); time.sleep(4)' \
         "${hostport#*:}" > "$TMPD/silent.out" &
     SILENT=$!
     track_pid $SILENT
