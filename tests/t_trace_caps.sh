@@ -122,5 +122,16 @@ traced_run "root's service, CAP_BPF+CAP_PERFMON+CAP_SYS_PTRACE" "$NB/root.json" 
 caps_argv +bpf,+perfmon
 expect_fail "root's service, CAP_BPF+CAP_PERFMON: a refusal names the PID and the reason" 2 \
     "PID $SVC: [^ ].*" "${CAPS_ARGV[@]}" "$NB/tet" --pid "$SVC" -d 1s
+# --binary: the tracer attaches by path, then finds it may not read that process's memory
+start_bg "bin.nb" "${AS_NOBODY[@]}" --inh-caps="-all,+bpf,+perfmon" --ambient-caps="+bpf,+perfmon" -- \
+    "$NB/tet" --binary "$NB/svc" -d 3s -q -o "$NB/bin.json"
+BT=$BG_PID
+wait_for_line "$TMPD/bin.nb.err" attached 30 || not_ok "--binary as nobody: attached"
+for i in 1 2 3; do curl -sf -o /dev/null --max-time 20 "http://$ADDR/"; done
+wait_exit "$BT" 60
+check_eq "--binary on root's process, CAP_BPF+CAP_PERFMON: exit 0" 0 "$RC"
+check_eq "… in-place reads said off, with the reason (not sweeps: true)" \
+    "false no permission to read the memory of a process of the binary (needs root or CAP_SYS_PTRACE)" \
+    "$(jqr "$NB/bin.json" '"\(.capture.batch.sweeps) \(.capture.batch.why_no_sweeps)"' 2>/dev/null)"
 stop_pid "$SVC"
 finish
