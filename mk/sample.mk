@@ -7,9 +7,11 @@
 # Cargo reads .cargo/config.toml from the directory it runs in, not from --manifest-path, so
 # every cargo command runs inside the line's manifest directory.
 #   make sample-stock   only the stock binaries;  make sample-usdt   only the usdt ones.
+# The line 1.53-uring (sample-service/lines/tokio-1.53-uring, crates of the sid-uring suite) is
+# the 1.53 line with tokio-uring: the only build with `sample-service uring-workload`.
 
-SAMPLE_LINES := 1.24 1.43 1.53
-sample_suite  = $(if $(filter 1.24,$(1)),bookworm,$(if $(filter 1.43,$(1)),trixie,sid))
+SAMPLE_LINES := 1.24 1.43 1.53 1.53-uring
+sample_suite  = $(if $(filter 1.24,$(1)),bookworm,$(if $(filter 1.43,$(1)),trixie,$(if $(filter 1.53-uring,$(1)),sid-uring,sid)))
 SAMPLE_SRCS  := $(shell find sample-service/src -name '*.rs' 2>/dev/null)
 # Inputs of the usdt builds besides the sources: the probe patches and the build kit.
 SAMPLE_USDT_KIT := scripts/tokio-usdt-build $(shell find probes-patch -type f 2>/dev/null)

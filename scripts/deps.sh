@@ -19,7 +19,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 command -v cargo >/dev/null || die "cargo not found (install a Rust toolchain: rustup or Debian's cargo)"
 
-for suite in bookworm trixie sid; do
+# sid-uring: sid's tokio-uring closure, for the sample service's tokio-1.53-uring line
+for suite in bookworm trixie sid sid-uring; do
     "$ROOT/scripts/vendor-crates.sh" "$suite"
 done
 # tracefs for bpftrace and uprobe checks

@@ -12,6 +12,8 @@ usage: sample-service [serve] [OPTIONS]
        sample-service checksum [--iterations N] [--workers W] [--current-thread]
        sample-service long-poll --ms N [--workers W] [--current-thread]
        sample-service spin-workload --tasks N --us U [--workers W] [--current-thread]
+       sample-service uring-workload [--tasks N] [--duration DUR] [--file-size BYTES] [--stuck-pipe]
+                                     [--wait-start PATH]
 
 A Tokio HTTP service with switchable pathologies, and deterministic workloads, for tracing.
 
@@ -27,6 +29,20 @@ serve options:
                        (a write to an unmapped address: SIGSEGV) or `panic-abort` (a panic, as
                        with panic = \"abort\": the message, then SIGABRT)
   --crash-after DUR    when --crash happens
+
+uring-workload (only in the tokio-1.53-uring build, cargo feature `uring`): file I/O through
+io_uring with tokio-uring (tokio_uring::start: a current-thread runtime and its own ring)
+  --tasks N            tasks (default 4), each writing a file of its own under $TMPDIR whole,
+                       reading it back and checking it, an fsync every 8 rounds, until the end
+                       of --duration; then close and unlink (removed at exit in any case)
+  --duration DUR       how long (default 5s); then exit 0
+  --file-size BYTES    size of each task's file (1..=64M, default 65536)
+  --stuck-pipe         one more task reads a pipe whose write end stays open and is never
+                       written: an io_uring READ submitted that never completes (abandoned at exit)
+  prints `uring pid=PID stuck_fd=FD` (FD: the pipe's read end, or -1) at start, and at the end
+  `uring tasks=N rounds=R bytes_verified=B elapsed_ms=MS` and the SQEs it submitted per opcode,
+  `uring ops write=W read=R fsync=F openat=O close=C unlinkat=U stuck_read=0|1` (read counts
+  the stuck read). --workers and --current-thread do not apply.
 
 common options:
   --workers N          worker threads of the multi-thread runtime (1..=1024, default: Tokio's)
@@ -71,7 +87,18 @@ pub enum Command {
     Checksum { iterations: u64 },
     LongPoll { ms: u64 },
     SpinWorkload { tasks: u64, us: u64 },
+    UringWorkload(UringOpts),
     Help,
+}
+
+/// `uring-workload` (built only with the cargo feature `uring`).
+#[derive(Debug)]
+#[cfg_attr(not(feature = "uring"), allow(dead_code))]
+pub struct UringOpts {
+    pub tasks: u64,
+    pub duration: Duration,
+    pub file_size: usize,
+    pub stuck_pipe: bool,
 }
 
 #[derive(Debug)]
@@ -116,7 +143,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut items = argv;
     let mode = match items.first().map(String::as_str) {
         Some("serve") | Some("yield-workload") | Some("checksum") | Some("long-poll")
-        | Some("spin-workload") | Some("help") => {
+        | Some("spin-workload") | Some("uring-workload") | Some("help") => {
             items.remove(0)
         }
         _ => "serve".to_string(),
@@ -140,6 +167,12 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut ms: u64 = 5000;
     let mut us: u64 = 20;
     let mut help = mode == "help";
+    let mut uring = UringOpts {
+        tasks: 4,
+        duration: Duration::from_secs(5),
+        file_size: 65536,
+        stuck_pipe: false,
+    };
 
     while let Some((flag, inline)) = args.next_flag() {
         let serve_only = matches!(
@@ -147,8 +180,12 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
             "--addr" | "--pathology" | "--duration" | "--load" | "--concurrency" | "--load-paths"
                 | "--crash" | "--crash-after"
         );
-        if serve_only && mode != "serve" {
+        let uring_too = flag == "--duration" && mode == "uring-workload";
+        if serve_only && mode != "serve" && !uring_too {
             return Err(format!("{flag}: only for `serve`"));
+        }
+        if mode == "uring-workload" && matches!(flag.as_str(), "--workers" | "--current-thread") {
+            return Err(format!("{flag}: not for `uring-workload` (tokio-uring runs its own current-thread runtime)"));
         }
         match flag.as_str() {
             "-h" | "--help" => help = true,
@@ -176,7 +213,17 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
             "--duration" => {
                 let v = args.value(&flag, inline)?;
                 serve.duration = Some(parse_duration(&v)?);
+                uring.duration = parse_duration(&v)?;
             }
+            "--tasks" if mode == "uring-workload" => {
+                let v = args.value(&flag, inline)?;
+                uring.tasks = parse_num(&flag, &v, 1, 10_000)?;
+            }
+            "--file-size" if mode == "uring-workload" => {
+                let v = args.value(&flag, inline)?;
+                uring.file_size = parse_num(&flag, &v, 1, 64 << 20)? as usize;
+            }
+            "--stuck-pipe" if mode == "uring-workload" => uring.stuck_pipe = true,
             "--load" => {
                 let v = args.value(&flag, inline)?;
                 serve.load_rps = Some(parse_num(&flag, &v, 1, MAX_RPS as u64)? as u32);
@@ -247,6 +294,15 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
             "checksum" => Command::Checksum { iterations },
             "long-poll" => Command::LongPoll { ms },
             "spin-workload" => Command::SpinWorkload { tasks, us },
+            "uring-workload" => {
+                if !cfg!(feature = "uring") {
+                    return Err(format!(
+                        "uring-workload: this binary ({}) was built without tokio-uring: use the tokio-1.53-uring line",
+                        crate::tokio_line()
+                    ));
+                }
+                Command::UringWorkload(uring)
+            }
             _ => Command::Serve(serve),
         }
     };

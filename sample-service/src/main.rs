@@ -13,6 +13,8 @@ mod load;
 mod pathology;
 mod routes;
 mod server;
+#[cfg(feature = "uring")]
+mod uring;
 mod workload;
 
 use std::path::Path;
@@ -53,6 +55,10 @@ fn run(cli: Cli) -> Result<(), String> {
     if let Some(path) = &cli.runtime.wait_start {
         wait_for_file(Path::new(path));
     }
+    // tokio-uring builds its own runtime (and exits the process at the end)
+    if let Command::UringWorkload(opts) = cli.command {
+        return uring_workload(opts);
+    }
     let runtime = build_runtime(&cli.runtime)?;
     let result = runtime.block_on(async move {
         match cli.command {
@@ -73,13 +79,24 @@ fn run(cli: Cli) -> Result<(), String> {
                 println!("{}", workload::long_poll(ms).await);
                 Ok(())
             }
-            Command::Help => Ok(()),
+            Command::Help | Command::UringWorkload(_) => Ok(()),
         }
     });
     // Never-completing pathology tasks are dropped here; a worker inside a blocking call
     // finishes that one poll first.
     runtime.shutdown_timeout(Duration::from_secs(2));
     result
+}
+
+#[cfg(feature = "uring")]
+fn uring_workload(opts: cli::UringOpts) -> Result<(), String> {
+    uring::run(opts)
+}
+
+/// Never reached: cli::parse refuses uring-workload in a build without tokio-uring.
+#[cfg(not(feature = "uring"))]
+fn uring_workload(_opts: cli::UringOpts) -> Result<(), String> {
+    Err("uring-workload: built without tokio-uring (line tokio-1.53-uring)".to_string())
 }
 
 pub fn tokio_line() -> &'static str {
