@@ -188,6 +188,43 @@ struct tet_exit_rec {
 	__u32 group_exit;   /* 1: a group exit (exit_group, a fatal signal), code from it */
 };
 
+/* io_uring (bpf/uring.bpf.h): the target's rings, their requests and which poll filled them.
+ * A ring is known by its kernel context address (identity only). The submission queue's tail
+ * counts the SQEs user space has filled (u32, wrapping); the kernel consumes them in that order,
+ * so an SQE's position — the count when it was filled — names it on both sides:
+ *   TET_REC_URING_RING    a ring of a target process: created (fd ≥ 0), or first met at a
+ *                         submission (fd -1); flags: its setup flags (IORING_SETUP_*)
+ *   TET_REC_URING_SUBMIT  io_uring_submit_req: the SQE at `pos` became a request (opcode,
+ *                         user_data, fd — with IOSQE_FIXED_FILE in flags an index)
+ *   TET_REC_URING_DONE    io_uring_complete: a CQE was posted (user_data, res, CQE flags;
+ *                         opcode 255 when the kernel posted it without a request)
+ *   TET_REC_URING_PUSH    a poll of `task` filled SQ positions [from, to) of ring `ctx` (its
+ *                         thread's ring: the one it created or last submitted to); h.ts is the
+ *                         poll's end, or the start of a poll nested in it */
+#define TET_REC_URING_RING   68
+#define TET_REC_URING_SUBMIT 69
+#define TET_REC_URING_DONE   70
+#define TET_REC_URING_PUSH   71
+#define TET_URING_NO_REQ     255
+struct tet_uring_rec {
+	struct tet_hdr h;
+	__u64 ctx;
+	__u64 user_data;
+	__s32 fd;           /* SUBMIT: the SQE's fd; RING: the ring's fd (-1: not known) */
+	__s32 res;          /* DONE */
+	__u32 pos;          /* SUBMIT */
+	__u32 flags;        /* SUBMIT: request flags (low bits: IOSQE_*); DONE: CQE flags; RING */
+	__u8 opcode;        /* SUBMIT, DONE */
+	__u8 pad[7];
+};
+struct tet_uring_push_rec {
+	struct tet_hdr h;
+	__u64 ctx;
+	__u64 task_id;      /* 0 in the uprobe fallback */
+	__u64 header_ptr;
+	__u32 from, to;
+};
+
 /* Frames per stack in the stack map (frame pointers: physical frames; a Tokio worker's stack is
  * ~30 deep). Deeper stacks keep their innermost frames. */
 #define TET_STACK_DEPTH 64
@@ -224,6 +261,11 @@ struct tet_counters {
 	__u64 stack_errors;         /* stacks not captured (stack map full or a walk that failed) */
 	__u64 exit_drops;           /* process exits the ring had no room for */
 	__u64 lost_untracked;       /* events lost whose task lost_tasks had no room for */
+	/* io_uring (bpf/uring.bpf.h) */
+	__u64 uring;                /* io_uring records sent (rings, submissions, completions,
+				     * SQ ranges of polls) */
+	__u64 uring_drops;          /* … the ring had no room for */
+	__u64 uring_deep;           /* polls nested deeper than the SQ tracking follows */
 };
 
 #ifndef __VMLINUX_H__
@@ -236,6 +278,8 @@ _Static_assert(sizeof(struct tet_batch_rec) == 64, "tet_batch_rec layout");
 _Static_assert(sizeof(struct tet_offcpu_rec) == 64, "tet_offcpu_rec layout");
 _Static_assert(sizeof(struct tet_sample_rec) == 32, "tet_sample_rec layout");
 _Static_assert(sizeof(struct tet_exit_rec) == 32, "tet_exit_rec layout");
+_Static_assert(sizeof(struct tet_uring_rec) == 64, "tet_uring_rec layout");
+_Static_assert(sizeof(struct tet_uring_push_rec) == 56, "tet_uring_push_rec layout");
 #endif
 
 #endif

@@ -30,6 +30,8 @@
 #include <bpf/bpf_core_read.h>
 #include "events.h"
 #include "common.bpf.h"
+#include "sched.bpf.h"
+#include "uring.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -127,6 +129,8 @@ int tet_fb_poll(struct pt_regs *ctx)
 	st->depth++;
 	if (track_polls)
 		poll_seen(tgid);
+	if (uring_seen)
+		uring_poll(tgid, true, 0, hdr);
 	/* a = -1: the worker index is not known here (user space numbers polling threads) */
 	return emit(c, tgid, TET_EV_POLL_BEGIN, hdr, (__u64)-1, bpf_get_attach_cookie(ctx));
 }
@@ -154,6 +158,8 @@ int tet_fb_poll_ret(struct pt_regs *ctx)
 	hdr = st->hdr[d];
 	done = st->done & (1u << d);
 	emit(c, tgid, TET_EV_POLL_END, hdr, done ? POLL_READY : POLL_PENDING, 0);
+	if (uring_seen)
+		uring_poll(tgid, false, 0, hdr);
 	if (done)
 		emit(c, tgid, TET_EV_TERMINATE, hdr, TERM_COMPLETED, 0);
 	return 0;
@@ -225,7 +231,6 @@ int tet_fb_calib(struct pt_regs *ctx)
 }
 
 /* ---- why a poll was slow ---- */
-#include "sched.bpf.h"
 
 static __always_inline bool in_poll(struct task_struct *t)
 {

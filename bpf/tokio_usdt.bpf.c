@@ -25,6 +25,8 @@
 #include <bpf/usdt.bpf.h>
 #include "events.h"
 #include "common.bpf.h"
+#include "sched.bpf.h"
+#include "uring.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -63,6 +65,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 {
 	struct tet_counters *c;
 	struct tet_event_rec *r;
+	__u64 task, hdr;
 	__u32 tgid;
 
 	tgid = filter();
@@ -78,15 +81,42 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 		return 0;
 	}
 	hdr_fill(&r->h, type, tgid);
-	r->task_id = n_task >= 0 ? arg(ctx, n_task, c) : 0;
-	r->header_ptr = n_hdr >= 0 ? arg(ctx, n_hdr, c) : 0;
+	r->task_id = task = n_task >= 0 ? arg(ctx, n_task, c) : 0;
+	r->header_ptr = hdr = n_hdr >= 0 ? arg(ctx, n_hdr, c) : 0;
 	r->a = n_a >= 0 ? arg(ctx, n_a, c) : 0;
 	r->b = n_b >= 0 ? arg(ctx, n_b, c) : 0;
 	r->cpu_wait = type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END ? run_delay() : 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	if (track_polls && (type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END))
 		poll_depth(tgid, type == TET_EV_POLL_BEGIN);
+	if (uring_seen && (type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END))
+		uring_poll(tgid, type == TET_EV_POLL_BEGIN, task, hdr);
 	return 0;
+}
+
+/* io_uring in batched capture (uring.bpf.h): the poll probes with nothing recorded but the SQ
+ * ranges the polls fill, attached once a ring of the target is seen. */
+static __always_inline int ur_poll(struct pt_regs *ctx, bool begin)
+{
+	struct tet_counters *c;
+	__u32 tgid = filter();
+
+	if (!tgid || !(c = counters_get()))
+		return 0;
+	uring_poll(tgid, begin, arg(ctx, 0, c), arg(ctx, 1, c));
+	return 0;
+}
+
+SEC("usdt")
+int tet_ur_poll_begin(struct pt_regs *ctx)
+{
+	return ur_poll(ctx, true);
+}
+
+SEC("usdt")
+int tet_ur_poll_end(struct pt_regs *ctx)
+{
+	return ur_poll(ctx, false);
 }
 
 SEC("usdt")
@@ -328,7 +358,6 @@ int tet_nop(struct pt_regs *ctx)
  * follows on that CPU find task storage busy. Entries outlive their thread (bounded; a reused
  * tid reads a stale depth, which user space, matching periods to polls, absorbs). Every process
  * of a binary: one is known (tgids) from its first poll or batch. */
-#include "sched.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -21,7 +21,7 @@ $(OBJ)/vmlinux.h:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/bpf/%.bpf.o: bpf/%.bpf.c bpf/events.h bpf/common.bpf.h bpf/sched.bpf.h $(OBJ)/vmlinux.h
+$(OBJ)/bpf/%.bpf.o: bpf/%.bpf.c bpf/events.h bpf/common.bpf.h bpf/sched.bpf.h bpf/uring.bpf.h $(OBJ)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

@@ -43,7 +43,7 @@ $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
 
-UNIT_TRACE_SRCS := $(addprefix tracer/,hist.c analyzer.c units.c report.c json.c batch.c)
+UNIT_TRACE_SRCS := $(addprefix tracer/,hist.c analyzer.c htab.c uring.c units.c report.c json.c batch.c)
 $(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*.h) bpf/events.h tests/unit/check.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -53,10 +53,10 @@ $(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcar
 # and the analyzer, on one core (the consumer's speed for make bench; real-data regressions)
 BATCH_REPLAY := $(BUILD)/tests/batch_replay
 ALL_TARGETS += $(BATCH_REPLAY)
-$(BATCH_REPLAY): tests/unit/batch_replay.c tracer/batch.c tracer/analyzer.c tracer/hist.c $(wildcard tracer/*.h) bpf/events.h
+$(BATCH_REPLAY): tests/unit/batch_replay.c tracer/batch.c tracer/analyzer.c tracer/htab.c tracer/uring.c tracer/hist.c $(wildcard tracer/*.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< tracer/batch.c tracer/analyzer.c tracer/hist.c
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< tracer/batch.c tracer/analyzer.c tracer/htab.c tracer/uring.c tracer/hist.c
 
 # batch_test: unit tests of the decode stage on synthetic batches (tests/t_batch_unit.sh)
 BATCH_TEST := $(BUILD)/tests/batch_test
@@ -69,7 +69,7 @@ $(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h tracer/batch.c tracer/
 # flight_test: unit tests of the flight recorder's store, triggers, dump names and directory, and
 # of the analyzer's on_detect hook (tests/t_flight_unit.sh)
 FLIGHT_TEST := $(BUILD)/tests/flight_test
-FLIGHT_TEST_SRCS := $(addprefix tracer/,flight.c fsutil.c analyzer.c hist.c units.c)
+FLIGHT_TEST_SRCS := $(addprefix tracer/,flight.c fsutil.c analyzer.c htab.c uring.c hist.c units.c)
 ALL_TARGETS += $(FLIGHT_TEST)
 $(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) tracer/flight.h \
                 tracer/analyzer.h tracer/hist.h tracer/units.h tracer/commands.h bpf/events.h

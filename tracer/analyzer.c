@@ -58,101 +58,8 @@
 #include <string.h>
 
 #include "analyzer.h"
-
-/* ---- small open-addressing hash table: (k1, k2) → pointer, backward-shift deletion ---- */
-struct hent {
-	uint64_t k1, k2;
-	void *v;
-};
-struct htab {
-	struct hent *e;
-	size_t cap, len; /* cap: power of two */
-};
-
-static uint64_t hmix(uint64_t a, uint64_t b)
-{
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static void *htab_get(const struct htab *t, uint64_t k1, uint64_t k2)
-{
-	if (!t->cap)
-		return NULL;
-	for (size_t i = hmix(k1, k2) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		if (!t->e[i].v)
-			return NULL;
-		if (t->e[i].k1 == k1 && t->e[i].k2 == k2)
-			return t->e[i].v;
-	}
-}
-
-static int htab_put(struct htab *t, uint64_t k1, uint64_t k2, void *v);
-
-static int htab_grow(struct htab *t)
-{
-	struct htab n = { NULL, t->cap ? t->cap * 2 : 64, 0 };
-
-	n.e = calloc(n.cap, sizeof(*n.e));
-	if (!n.e)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->e[i].v)
-			htab_put(&n, t->e[i].k1, t->e[i].k2, t->e[i].v);
-	free(t->e);
-	*t = n;
-	return 0;
-}
-
-/* Inserts or replaces. */
-static int htab_put(struct htab *t, uint64_t k1, uint64_t k2, void *v)
-{
-	if ((t->len + 1) * 10 > t->cap * 7 && htab_grow(t))
-		return -ENOMEM;
-	for (size_t i = hmix(k1, k2) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		if (!t->e[i].v) {
-			t->e[i] = (struct hent){ k1, k2, v };
-			t->len++;
-			return 0;
-		}
-		if (t->e[i].k1 == k1 && t->e[i].k2 == k2) {
-			t->e[i].v = v;
-			return 0;
-		}
-	}
-}
-
-static void htab_del(struct htab *t, uint64_t k1, uint64_t k2)
-{
-	size_t mask = t->cap - 1, i, j;
-
-	if (!t->cap)
-		return;
-	for (i = hmix(k1, k2) & mask;; i = (i + 1) & mask) {
-		if (!t->e[i].v)
-			return;
-		if (t->e[i].k1 == k1 && t->e[i].k2 == k2)
-			break;
-	}
-	t->e[i].v = NULL;
-	t->len--;
-	/* shift back the entries of the cluster that follow */
-	for (j = (i + 1) & mask; t->e[j].v; j = (j + 1) & mask) {
-		size_t home = hmix(t->e[j].k1, t->e[j].k2) & mask;
-
-		/* move e[j] to the hole at i unless its home lies cyclically in (i, j] */
-		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-			continue;
-		t->e[i] = t->e[j];
-		t->e[j].v = NULL;
-		i = j;
-	}
-}
+#include "htab.h"
+#include "uring.h"
 
 /* ---- state ---- */
 /* A record of the kernel side (off-CPU period or CPU sample) waiting for its poll. */
@@ -209,6 +116,7 @@ struct task {
 struct analyzer {
 	struct an_opts o;
 	struct an_totals t;
+	struct ur *ur;             /* io_uring requests (uring.h) */
 	uint64_t now, seq;
 	struct htab tasks, sites, workers, runtime_tids;
 	struct an_site **sitev;
@@ -268,6 +176,8 @@ void an_opts_default(struct an_opts *o)
 	o->top_n = 10;
 }
 
+static const struct an_site *task_site_of(void *ctx, uint32_t pid, uint64_t key);
+
 struct analyzer *an_new(const struct an_opts *o)
 {
 	struct analyzer *a = calloc(1, sizeof(*a));
@@ -281,10 +191,12 @@ struct analyzer *an_new(const struct an_opts *o)
 	a->top_sched = calloc(a->o.top_n, sizeof(*a->top_sched));
 	if (a->o.timeline_cap)
 		a->tl = calloc(a->o.timeline_cap, sizeof(*a->tl));
-	if (!a->top_polls || !a->top_sched || (a->o.timeline_cap && !a->tl)) {
+	a->ur = ur_new(a->o.timeline_cap);
+	if (!a->top_polls || !a->top_sched || (a->o.timeline_cap && !a->tl) || !a->ur) {
 		an_free(a);
 		return NULL;
 	}
+	ur_set_site_fn(a->ur, task_site_of, a);
 	return a;
 }
 
@@ -314,6 +226,7 @@ void an_free(struct analyzer *a)
 {
 	if (!a)
 		return;
+	ur_free(a->ur);
 	for (size_t i = 0; i < a->tasks.cap; i++)
 		if (a->tasks.e[i].v)
 			task_free(a->tasks.e[i].v);
@@ -1291,6 +1204,9 @@ again:
 			&(struct an_top){ d, r->h.ts, r->h.pid, r->h.tid, worker, r->task_id,
 					  t->site });
 	}
+	if (ur_active(a->ur))
+		ur_task_poll(a->ur, r->h.pid, task_key(a, r->task_id, r->header_ptr), r->h.ts,
+			     r->h.tid, t->site);
 	t->s.state = AN_POLLING;
 	t->s.polls++;
 	t->site->polls++;
@@ -1503,6 +1419,8 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 				       .header_ptr = r->header_ptr, .pid = r->h.pid,
 				       .tid = r->h.tid, .worker = -1, .type = AN_TL_WAKE,
 				       .code = (uint8_t)r->a });
+	if (ur_active(a->ur))
+		ur_task_wake(a->ur, r->h.pid, task_key(a, r->task_id, r->header_ptr), r->h.ts);
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
 	if (!t) {
 		a->t.unknown_task_events++;
@@ -1659,6 +1577,8 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
 
 	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
 		return on_kernel(a, rec, size);
+	if (size >= sizeof(*h) && h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH)
+		return ur_event(a->ur, rec, size);
 	if (size < sizeof(*h) || h->type >= TET_EV_COUNT ||
 	    (h->type == TET_EV_SPAWN ? size < sizeof(struct tet_spawn_rec) : size < sizeof(*r)))
 		return -EINVAL;
@@ -1708,6 +1628,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 		a->now = now;
 	now = a->now;
 	kq_expire(a, now);
+	ur_tick(a->ur, now);
 	for (size_t i = 0; i < a->tasks.cap; i++) {
 		struct task *t = a->tasks.e[i].v;
 		struct an_finding *f = NULL;
@@ -1790,7 +1711,30 @@ void an_finish(struct analyzer *a, uint64_t now)
 		while (kt && kt->len)
 			kq_pop(a, kt, false);
 	}
+	ur_finish(a->ur, a->now);
 	set_aside(a);
+}
+
+/* The spawn site of a task, live or kept as a record (io_uring requests are charged to it). */
+static const struct an_site *task_site_of(void *ctx, uint32_t pid, uint64_t key)
+{
+	struct analyzer *a = ctx;
+	struct task *t = htab_get(&a->tasks, pid, key);
+
+	if (t)
+		return t->site;
+	for (size_t i = a->nrecords; i-- > 0;) {
+		const struct an_task_summary *s = &a->records[i];
+
+		if (s->pid == pid && task_key(a, s->task_id, s->header_ptr) == key)
+			return s->site;
+	}
+	return NULL;
+}
+
+struct ur *an_uring(const struct analyzer *a)
+{
+	return a->ur;
 }
 
 size_t an_cpu_stacks(const struct analyzer *a, const struct an_stack **v)

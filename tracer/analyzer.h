@@ -287,6 +287,11 @@ size_t an_blocked_stacks(const struct analyzer *a, const struct an_stack **v);
 /* The CPU samples of finding i's polls, by stack (site = the finding's). */
 size_t an_finding_stacks(const struct analyzer *a, size_t i, const struct an_stack **v);
 
+/* io_uring requests of the traced tasks (uring.h): records TET_REC_URING_* go there, and the
+ * tasks' wakes and polls once a ring was seen. Never NULL. */
+struct ur;
+struct ur *an_uring(const struct analyzer *a);
+
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
 const char *an_state_name(enum an_task_state s);
 const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */

@@ -206,6 +206,17 @@ static bool has_tokio_symbols(struct usdt_file *f)
 	return usdt_file_for_each_symbol(f, tokio_sym_cb, NULL) > 0;
 }
 
+static int uring_sym_cb(const char *name, uint64_t value, uint64_t size, int type, void *ctx)
+{
+	return strstr(name, "io_uring") != NULL;
+}
+
+/* Code that drives io_uring (the io-uring crate, liburing, tokio-uring): symbols naming it. */
+static bool has_uring_code(struct usdt_file *f)
+{
+	return usdt_file_for_each_symbol(f, uring_sym_cb, NULL) > 0;
+}
+
 static void nothing_to_attach(const char *what, bool tokio, char *err, size_t len)
 {
 	if (tokio)
@@ -288,6 +299,7 @@ int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 		}
 		if (mode != TET_MODE_UPROBE)
 			ret = add_target(t, f);
+		t->uring_code = has_uring_code(f);
 		if (!ret && !t->n && mode != TET_MODE_USDT) {
 			ret = try_fallback(t, binary, binary, mode, err, len);
 		} else if (!ret && !t->n) {
@@ -320,6 +332,8 @@ int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 				ret = add_target(t, files[i]);
 			if (files[i]->is_main)
 				main_exe = files[i];
+			if (!t->uring_code)
+				t->uring_code = has_uring_code(files[i]);
 		}
 		t->exe = strdup(main_exe ? main_exe->path : "?");
 		if (!ret && !t->n && mode != TET_MODE_USDT) {
@@ -388,8 +402,22 @@ struct tet_session {
 	uint64_t cutoff_ns;          /* set at detach: later events are not analyzed */
 	struct tet_sched *sched;
 	struct tet_sched_info sched_info;
+	struct tet_uring *uring;
+	struct tet_uring_info uring_info;
 	uint64_t late[TET_EV_COUNT]; /* events after the cutoff, by type */
 };
+
+const char *tet_targets_exe_path(const struct tet_targets *t, pid_t pid)
+{
+	if (pid > 0)
+		return NULL;
+	if (t->fallback)
+		return t->fb_attach;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].is_main)
+			return t->v[i].attach_path;
+	return t->n ? t->v[0].attach_path : NULL;
+}
 
 /* Can a sleepable kprobe-type program (for uprobes) call bpf_copy_from_user()? Linux 6.0
  * ("bpf: Add sleepable uprobe programs", 2022). Probed by loading a 7-instruction program. */
@@ -530,7 +558,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	if (t->fallback) {
 		struct tet_fb_opts fo = { .pid = o->pid, .probes = o->probes,
 					  .ringbuf_bytes = o->ringbuf_bytes, .sched = o->sched,
-					  .on_event = o->on_event, .ctx = o->ctx };
+					  .no_uring = o->no_uring, .on_event = o->on_event,
+					  .ctx = o->ctx };
 
 		ret = tet_fb_open(&s->fb, &fo, t->fb_attach, t->syms, err, len);
 		if (ret) {
@@ -544,7 +573,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	if (o->batched) {
 		struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
 					  .sample_rate = o->sample_rate ? o->sample_rate : 1,
-					  .sched = o->sched, .on_event = o->on_event, .ctx = o->ctx };
+					  .sched = o->sched, .no_uring = o->no_uring,
+					  .on_event = o->on_event, .ctx = o->ctx };
 
 		ret = tet_bc_open(&s->bc, &bo, t, err, len);
 		if (ret) {
@@ -574,6 +604,18 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		bpf_program__set_autoload(prog_of(s, ev), !!(s->probes & (1u << ev)));
 	bpf_program__set_autoload(s->skel->progs.tet_batch, false);
 	bpf_program__set_autoload(s->skel->progs.tet_nop, false);
+	bpf_program__set_autoload(s->skel->progs.tet_ur_poll_begin, false);
+	bpf_program__set_autoload(s->skel->progs.tet_ur_poll_end, false);
+	/* io_uring: the poll programs report the SQ ranges (only with both poll probes) */
+	if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
+			      s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
+			      (uint64_t *)&s->skel->rodata->target_exe_ino,
+			      (uint32_t *)&s->skel->rodata->target_exe_dev },
+			      o->no_uring, tet_targets_exe_path(t, o->pid), &s->uring_info)) {
+		s->uring_info.hooks = (s->probes & TET_CLASS_POLL) == TET_CLASS_POLL;
+		if (!s->uring_info.hooks)
+			s->uring_info.why_no_hooks = "the poll probes are not attached (--probes): io_uring requests are not linked to tasks";
+	}
 	/* polls open per thread: only with both poll probes */
 	s->skel->rodata->track_polls =
 		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
@@ -617,6 +659,9 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
 				  s->skel->progs.tet_exit, NULL },
 				    &o->sched, &s->sched_info);
+	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
+				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
+				    NULL, NULL }, &s->uring_info);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
@@ -689,6 +734,15 @@ const struct tet_sched_info *tet_session_sched(const struct tet_session *s)
 	if (s->bc)
 		return &tet_bc_info(s->bc)->sched;
 	return &s->sched_info;
+}
+
+const struct tet_uring_info *tet_session_uring(const struct tet_session *s)
+{
+	if (s->fb)
+		return tet_fb_uring(s->fb);
+	if (s->bc)
+		return tet_bc_uring(s->bc);
+	return &s->uring_info;
 }
 
 int tet_session_stacks_fd(const struct tet_session *s)
@@ -771,6 +825,8 @@ void tet_session_detach(struct tet_session *s)
 		__atomic_store_n(&s->skel->bss->stop_ns, s->cutoff_ns, __ATOMIC_SEQ_CST);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
+	tet_uring_detach(s->uring);
+	s->uring = NULL;
 	for (size_t i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);

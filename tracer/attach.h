@@ -14,6 +14,7 @@
 
 #include "events.h"
 #include "ksched.h"
+#include "kuring.h"
 
 #define TET_ERR_LEN 640
 
@@ -73,6 +74,8 @@ struct tet_targets {
 	size_t n;
 	unsigned probes;     /* union over the files */
 	bool batch;          /* some file has tokio:event_batch (batched capture possible) */
+	bool uring_code;     /* some file has io_uring code (symbols naming io_uring): batched
+			      * capture attaches the io_uring poll hooks from the start */
 	/* uprobe fallback (stock Tokio: no tokio USDT notes, or --mode uprobe): v is empty */
 	bool fallback;
 	struct tsym_table *syms; /* tracer/symbols.h: the functions found */
@@ -103,6 +106,7 @@ struct tet_session_opts {
 	bool batched;            /* batched capture (tokio:event_batch) instead of per-event */
 	uint32_t sample_rate;    /* batched: one task in N */
 	struct tet_sched_opts sched; /* why a poll was slow: sched tracepoints, CPU profile */
+	bool no_uring;           /* --no-io-uring: io_uring requests not followed */
 	bool verbose;
 	tet_event_fn on_event;
 	void *ctx;
@@ -125,6 +129,8 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 /* What the kernel side of "why a poll was slow" runs with, and the BPF stack map's fd (stack
  * ids of TET_REC_OFFCPU / TET_REC_SAMPLE records; readable until tet_session_close). */
 const struct tet_sched_info *tet_session_sched(const struct tet_session *s);
+/* What io_uring tracing runs with (kuring.h). */
+const struct tet_uring_info *tet_session_uring(const struct tet_session *s);
 int tet_session_stacks_fd(const struct tet_session *s);
 /* The BPF map of tasks that lost an event (bpf/common.bpf.h lost_tasks: struct lost_key →
  * count), -1 when the capture cannot tell them (batched). */
@@ -140,6 +146,10 @@ void tet_session_detach(struct tet_session *s);
  * the BPF programs stop recording at that instant, before the links go one by one. */
 void tet_session_end(struct tet_session *s, uint64_t cutoff_ns);
 void tet_session_close(struct tet_session *s);
+
+/* The traced binary for the io_uring side's process filter: the main file, attached by path
+ * (NULL when attached to a PID). */
+const char *tet_targets_exe_path(const struct tet_targets *t, pid_t pid);
 
 /* The tokio_usdt BPF object, opened for pid (0: every process of the binary); the caller
  * picks what to load, then tet_usdt_load sizes the ring buffer and loads it. Both return 0 or

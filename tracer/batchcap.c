@@ -62,7 +62,49 @@ struct tet_bc {
 	uint64_t last_pair_ns;
 	uint64_t last_advance_ns;
 	FILE *dump;                  /* TET_BATCH_DUMP: raw records for tests/unit/batch_replay */
+	struct tet_uring *uring;     /* io_uring tracepoints, then the poll hooks */
+	struct tet_uring_info uinfo;
+	char **hook_paths;           /* the files with tokio:task_poll_begin/end, for the hooks */
+	size_t nhook_paths;
+	bool hooked;                 /* the hooks were tried */
 };
+
+/* A ring of the target was seen: from now on its polls report the SQ ranges they fill, through
+ * tet_ur_poll_begin/end on tokio:task_poll_begin/end (nothing else is recorded there). The
+ * SQEs filled before this took effect stay unattributed. */
+static void uring_hooks(struct tet_bc *s)
+{
+	static const char *const probes[2] = { "task_poll_begin", "task_poll_end" };
+	struct bpf_program *progs[2] = { s->skel->progs.tet_ur_poll_begin,
+					 s->skel->progs.tet_ur_poll_end };
+	size_t n = 0;
+
+	s->hooked = true;
+	if (!s->uring || !s->uinfo.on)
+		return;
+	for (size_t i = 0; i < s->nhook_paths; i++) {
+		for (int k = 0; k < 2; k++) {
+			struct bpf_link *l = bpf_program__attach_usdt(progs[k],
+				s->o.pid > 0 ? s->o.pid : -1, s->hook_paths[i], "tokio", probes[k], NULL);
+
+			if (!l || tet_uring_keep(s->uring, l))
+				continue;
+			n++;
+		}
+	}
+	s->uinfo.hooks = n > 0 && n == 2 * s->nhook_paths;
+	if (!s->uinfo.hooks)
+		s->uinfo.why_no_hooks = s->nhook_paths ?
+			"the poll hooks could not be attached: io_uring requests are not linked to tasks" :
+			"the target has no tokio:task_poll_begin/end probes: io_uring requests are not linked to tasks";
+	else
+		s->uinfo.why_no_hooks = NULL;
+}
+
+const struct tet_uring_info *tet_bc_uring(const struct tet_bc *s)
+{
+	return &s->uinfo;
+}
 
 /* Dump format: records of [u32 size][u32 kind][size bytes]; kind 1 = a ring record, 2 = a
  * clock pair (u64 tsc, u64 ns), 3 = the capture start (u64 ns). */
@@ -179,6 +221,11 @@ static int ring_cb(void *ctx, void *data, size_t size)
 		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->o.on_event(s->o.ctx, data, size);
 	if (size >= sizeof(*h) && h->type == TET_REC_EXIT) /* how a process ended: always */
 		return s->o.on_event(s->o.ctx, data, size);
+	if (size >= sizeof(*h) && h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH) {
+		if (!s->hooked && !s->cutoff_ns)
+			uring_hooks(s);
+		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->o.on_event(s->o.ctx, data, size);
+	}
 	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
 		uint64_t now = mono_ns();
 		int ret;
@@ -284,6 +331,32 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		bpf_object__for_each_program(p, s->skel->obj)
 			bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
 						  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
+		if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
+				      s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
+				      (uint64_t *)&s->skel->rodata->target_exe_ino,
+				      (uint32_t *)&s->skel->rodata->target_exe_dev },
+				      o->no_uring, tet_targets_exe_path(t, o->pid), &s->uinfo)) {
+			s->uinfo.hooks_lazy = true;
+			s->uinfo.why_no_hooks = "no io_uring ring of the target was seen";
+			bpf_program__set_autoload(s->skel->progs.tet_ur_poll_begin, true);
+			bpf_program__set_autoload(s->skel->progs.tet_ur_poll_end, true);
+			for (size_t i = 0; i < t->n; i++) {
+				char **v;
+
+				if ((t->v[i].probes & TET_CLASS_POLL) != TET_CLASS_POLL)
+					continue;
+				v = realloc(s->hook_paths, (s->nhook_paths + 1) * sizeof(*v));
+				if (!v || !(v[s->nhook_paths] = strdup(t->v[i].attach_path))) {
+					if (v)
+						s->hook_paths = v;
+					ret = -ENOMEM;
+					seterr(err, len, "out of memory");
+					goto fail;
+				}
+				s->hook_paths = v;
+				s->nhook_paths++;
+			}
+		}
 		s->skel->rodata->track_polls =
 			tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
 					  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
@@ -359,6 +432,14 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
 				  s->skel->progs.tet_exit, NULL },
 				    &o->sched, &s->info.sched);
+	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
+				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
+				    NULL, NULL }, &s->uinfo);
+	/* a target with io_uring code gets the poll hooks now: its first requests are linked too */
+	if (t->uring_code && !getenv("TET_TEST_URING_LAZY")) {
+		s->uinfo.hooks_lazy = false;
+		uring_hooks(s);
+	}
 	s->info.preemption = s->info.sched.on;
 	if (!s->info.preemption)
 		s->info.why_no_preemption = s->info.sched.why_no_sched;
@@ -458,6 +539,8 @@ void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 	tet_att_release(&s->rate);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
+	tet_uring_detach(s->uring);
+	s->uring = NULL;
 	tet_bc_drain(s);
 	tb_finish(s->tb);
 }
@@ -469,6 +552,10 @@ void tet_bc_close(struct tet_bc *s)
 	tet_att_release(&s->batch);
 	tet_att_release(&s->rate);
 	tet_sched_detach(s->sched);
+	tet_uring_detach(s->uring);
+	for (size_t i = 0; i < s->nhook_paths; i++)
+		free(s->hook_paths[i]);
+	free(s->hook_paths);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);
 	tb_free(s->tb);

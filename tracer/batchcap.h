@@ -15,6 +15,7 @@
 #include "batch.h"
 #include "events.h"
 #include "ksched.h"
+#include "kuring.h"
 
 struct tet_targets;
 
@@ -25,6 +26,7 @@ struct tet_bc_opts {
 	size_t ringbuf_bytes;
 	uint32_t sample_rate;    /* one task in N (1: every task) */
 	struct tet_sched_opts sched;
+	bool no_uring;
 	tet_bc_event_fn on_event;
 	void *ctx;
 };
@@ -53,6 +55,8 @@ struct tb *tet_bc_decoder(struct tet_bc *s);
 size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max);
 /* Consumes the ring buffer, reads the buffers of quiet threads, delivers what is in order. */
 int tet_bc_drain(struct tet_bc *s);
+/* io_uring: the tracepoints, and the poll hooks attached once a ring of the target is seen. */
+const struct tet_uring_info *tet_bc_uring(const struct tet_bc *s);
 /* Per probe: events delivered (seen), events of lost batches (drops), as tet_counters; the
  * BPF side's batch counters too. */
 int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum);

@@ -98,6 +98,11 @@ int tet_counters_sum(int map_fd, struct tet_counters *sum)
 		sum->offcpu += percpu[c].offcpu;
 		sum->offcpu_drops += percpu[c].offcpu_drops;
 		sum->samples += percpu[c].samples;
+		sum->exit_drops += percpu[c].exit_drops;
+		sum->lost_untracked += percpu[c].lost_untracked;
+		sum->uring += percpu[c].uring;
+		sum->uring_drops += percpu[c].uring_drops;
+		sum->uring_deep += percpu[c].uring_deep;
 		sum->sample_drops += percpu[c].sample_drops;
 		sum->stack_errors += percpu[c].stack_errors;
 	}

@@ -55,6 +55,8 @@ struct tet_fb {
 	struct tet_sched_opts sched_opts;
 	struct tet_sched *sched;
 	struct tet_sched_info sched_info;
+	struct tet_uring *uring;
+	struct tet_uring_info uring_info;
 	uint64_t cutoff_ns;     /* the capture's end (0: running) */
 	uint64_t late[TET_EV_COUNT]; /* hits stamped after it (the BPF side stops at it, but an
 				      * event that passed that check can be stamped just after) */
@@ -178,7 +180,8 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	struct tet_event_rec r;
 	const struct tet_hdr *h = data;
 
-	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
+	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE ||
+				   (h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH)))
 		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->on_event(s->ctx, data, size);
 	if (size >= sizeof(*h) && h->type < TET_EV_COUNT && s->cutoff_ns && h->ts > s->cutoff_ns) {
 		s->late[h->type]++; /* after the end: neither analyzed nor counted as a hit */
@@ -336,6 +339,13 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 				  s->skel->progs.tet_exit,
 				  &s->skel->rodata->exit_group_dead_arg },
 				  &o->sched, &s->sched_info);
+	/* io_uring: tet_fb_poll / tet_fb_poll_ret report the SQ ranges */
+	if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
+			      s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
+			      (uint64_t *)&s->skel->rodata->target_exe_ino,
+			      (uint32_t *)&s->skel->rodata->target_exe_dev },
+			      o->no_uring, o->pid > 0 ? NULL : path, &s->uring_info))
+		s->uring_info.hooks = true;
 	ret = tokio_uprobe__load(s->skel);
 	if (ret) {
 		seterr(err, len, "cannot load the BPF programs: %s", strerror(-ret));
@@ -397,6 +407,9 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
 				  s->skel->progs.tet_exit, NULL },
 				    &s->sched_opts, &s->sched_info);
+	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
+				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
+				    NULL, NULL }, &s->uring_info);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
@@ -465,8 +478,15 @@ void tet_fb_detach(struct tet_fb *s, uint64_t cutoff)
 		__atomic_store_n(&s->skel->bss->stop_ns, s->cutoff_ns, __ATOMIC_SEQ_CST);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
+	tet_uring_detach(s->uring);
+	s->uring = NULL;
 	tet_att_release(&s->att);
 	s->info.detach_ns = mono_ns() - t0;
+}
+
+const struct tet_uring_info *tet_fb_uring(const struct tet_fb *s)
+{
+	return &s->uring_info;
 }
 
 const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s)
@@ -490,6 +510,7 @@ void tet_fb_close(struct tet_fb *s)
 		return;
 	tet_fb_detach(s, 0);
 	tet_sched_detach(s->sched);
+	tet_uring_detach(s->uring);
 	ring_buffer__free(s->rb);
 	tokio_uprobe__destroy(s->skel);
 	free(s->tids);

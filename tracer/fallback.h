@@ -13,6 +13,7 @@
 
 #include "events.h"
 #include "ksched.h"
+#include "kuring.h"
 #include "symbols.h"
 
 typedef int (*tet_fb_event_fn)(void *ctx, void *data, size_t size);
@@ -22,6 +23,7 @@ struct tet_fb_opts {
 	unsigned probes;         /* bits of enum tet_event to attach (limited to what exists) */
 	size_t ringbuf_bytes;
 	struct tet_sched_opts sched;
+	bool no_uring;
 	tet_fb_event_fn on_event;
 	void *ctx;
 };
@@ -52,6 +54,7 @@ int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum);
 void tet_fb_detach(struct tet_fb *s, uint64_t cutoff_ns); /* 0: now */
 void tet_fb_close(struct tet_fb *s);
 const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s);
+const struct tet_uring_info *tet_fb_uring(const struct tet_fb *s);
 int tet_fb_stacks_fd(const struct tet_fb *s);
 int tet_fb_lost_fd(const struct tet_fb *s);
 

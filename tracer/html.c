@@ -395,6 +395,7 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 			fputs("</span>", out);
 		}
 		report_finding_detail(w, detail, sizeof(detail));
+		report_uring_finding_text(a, w, detail, sizeof(detail));
 		fputs("</span><div class=\"detail\">", out);
 		esc(out, detail);
 		fputs("</div>", out);
@@ -1067,6 +1068,7 @@ static void j_findings(struct jw *w, const struct analyzer *a, const struct repo
 			jw_null(w);
 		j_site_strings(w, f[i].site);
 		report_finding_detail(&f[i], detail, sizeof(detail));
+		report_uring_finding_text(a, &f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);
 		if (m->flight)
 			jw_kbool(w, "trigger", report_is_trigger(m, &f[i]));

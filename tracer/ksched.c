@@ -26,7 +26,7 @@ struct tet_sched {
 
 /* The arguments of a BTF tracepoint (its btf_trace_* typedef: a pointer to a function whose
  * first parameter is the context), -1 when vmlinux BTF does not have it. */
-static int btf_tracepoint_args(const char *name)
+int tet_btf_tracepoint_args(const char *name)
 {
 	const struct btf_type *t;
 	struct btf *vm;
@@ -49,7 +49,7 @@ static int btf_tracepoint_args(const char *name)
 
 static bool btf_has_tracepoint(const char *name)
 {
-	return btf_tracepoint_args(name) >= 0;
+	return tet_btf_tracepoint_args(name) >= 0;
 }
 
 static bool btf_tracepoints(void)
@@ -64,7 +64,7 @@ bool tet_sched_prepare(const struct tet_sched_progs *p, const struct tet_sched_o
 		       struct tet_sched_info *info)
 {
 	int exit_args = getenv("TET_TEST_NO_EXIT_TP") ? -1 : /* tests: a kernel without it */
-			btf_tracepoint_args("btf_trace_sched_process_exit");
+			tet_btf_tracepoint_args("btf_trace_sched_process_exit");
 
 	memset(info, 0, sizeof(*info));
 	info->exits = exit_args >= 1;

@@ -50,4 +50,8 @@ struct tet_sched *tet_sched_attach(const struct tet_sched_progs *p, const struct
 				   struct tet_sched_info *info);
 void tet_sched_detach(struct tet_sched *s);
 
+/* The arguments of BTF tracepoint `name` (its btf_trace_* typedef), -1 when vmlinux BTF has
+ * none. */
+int tet_btf_tracepoint_args(const char *name);
+
 #endif

@@ -73,7 +73,7 @@ const char *report_sanitize(const char *s, size_t n, size_t max_chars, char *buf
 	return buf;
 }
 
-static const char *site_loc(const struct an_site *s, char *buf, size_t len)
+const char *report_site_loc(const struct an_site *s, char *buf, size_t len)
 {
 	if (!s || s->unknown)
 		return snprintf(buf, len, "(spawned before the trace)"), buf;
@@ -100,7 +100,7 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 {
 	char loc[1200], v[32], th[32], what[400];
 
-	site_loc(f->site, loc, sizeof(loc));
+	report_site_loc(f->site, loc, sizeof(loc));
 	fmt_duration(f->value_ns, v, sizeof(v));
 	fmt_duration(f->threshold_ns, th, sizeof(th));
 	switch (f->kind) {
@@ -328,7 +328,7 @@ static void print_sites(FILE *out, const struct analyzer *a, size_t top)
 			d(hist_quantile(&s->poll_ns, 0.5), b2), d(hist_quantile(&s->poll_ns, 0.99), b3),
 			d(hist_quantile(&s->sched_ns, 0.99), b4),
 			d(hist_quantile(&s->pending_ns, 0.99), b5),
-			site_loc(s, loc, sizeof(loc)), site_type(s, 60, type, sizeof(type)));
+			report_site_loc(s, loc, sizeof(loc)), site_type(s, 60, type, sizeof(type)));
 	}
 	if (n > shown)
 		fprintf(out, "  … %zu more site%s in the JSON report\n", n - shown, n - shown == 1 ? "" : "s");
@@ -350,7 +350,7 @@ static void print_tops(FILE *out, const char *title, const struct an_top *t, siz
 		else
 			snprintf(w, sizeof(w), "tid %u", t[i].tid);
 		fprintf(out, "  %9s  task %-8llu %-10s %s  %s\n", d(t[i].value_ns, b),
-			(unsigned long long)t[i].task_id, w, site_loc(t[i].site, loc, sizeof(loc)),
+			(unsigned long long)t[i].task_id, w, report_site_loc(t[i].site, loc, sizeof(loc)),
 			site_type(t[i].site, 60, type, sizeof(type)));
 	}
 }
@@ -488,7 +488,7 @@ static void print_why(FILE *out, const struct report_meta *m)
 
 		fprintf(out, "  %9s %9s %9s %8llu  %-40s %s\n", d(ws->on_cpu_ns, a), d(ws->preempted_ns, b),
 			d(ws->blocked_ns, c), (unsigned long long)ws->samples,
-			site_loc(ws->site, loc, sizeof(loc)),
+			report_site_loc(ws->site, loc, sizeof(loc)),
 			st ? st->frames[st->user_leaf != UINT32_MAX ? st->user_leaf : 0] :
 			ws->nblocked && ws->blocked[0].syscall ? ws->blocked[0].syscall : "");
 	}
@@ -527,6 +527,7 @@ static void print_findings(FILE *out, const struct analyzer *a, const struct rep
 	fprintf(out, "\nFindings (%zu) by kind and spawn site, with the worst task of each\n", n);
 	for (size_t i = 0; i < ng && i < top * 2; i++) {
 		report_finding_detail(g[i].worst, detail, sizeof(detail));
+		report_uring_finding_text(a, g[i].worst, detail, sizeof(detail));
 		fprintf(out, "  %-12s ×%-4zu %s\n", an_finding_name(g[i].worst->kind), g[i].count,
 			detail);
 		if (m->why && (size_t)(g[i].worst - f) < m->why->nfindings &&
@@ -695,8 +696,10 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 		print_tops(out, "Worst scheduling delays (runnable → polled)", tops, ntops, m->top);
 		print_workers(out, a, span);
 	}
-	if (final)
+	if (final) {
 		print_why(out, m);
+		report_uring_terminal(out, a, m);
+	}
 	print_findings(out, a, m, final ? m->top : 2);
 	fflush(out);
 }
@@ -1270,6 +1273,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	} else {
 		jw_null(w);
 	}
+	report_uring_capture_json(w, m);
 	report_json_started(w, m);
 	jw_key(w, "requested_duration_ns");
 	if (m->requested_ns)
@@ -1468,6 +1472,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "pid", f[i].pid);
 		j_site_ref(w, f[i].site);
 		report_finding_detail(&f[i], detail, sizeof(detail));
+		report_uring_finding_text(a, &f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);
 		if (m->flight)
 			jw_kbool(w, "trigger", report_is_trigger(m, &f[i]));
@@ -1493,12 +1498,14 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		}
 		if (f[i].kind == AN_LOST_WAKER)
 			jw_kbool(w, "contradicted", f[i].contradicted);
+		report_uring_finding_json(w, a, m, &f[i]);
 		if (m->why && i < m->why->nfindings)
 			j_why_finding(w, &m->why->findings[i]);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
 	j_why(w, m->why);
+	report_uring_json(w, a, m);
 	jw_obj_end(w);
 	if (jw_finish(w))
 		return -EIO;

@@ -12,6 +12,7 @@
 #include "analyzer.h"
 #include "events.h"
 #include "why.h"
+#include "kuring.h"
 
 #define REPORT_SCHEMA_VERSION 1
 
@@ -107,6 +108,7 @@ struct report_meta {
 	const struct report_fallback *fallback; /* NULL in usdt mode */
 	const struct why_report *why;     /* why polls were slow (why.h); NULL = not tracked */
 	const struct report_flight *flight; /* a flight-recorder dump; NULL otherwise */
+	const struct tet_uring_info *uring; /* io_uring tracing (kuring.h); NULL = not set up */
 };
 
 /* Full summary (final) or the short one printed every -i interval. */
@@ -120,6 +122,20 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len);
 /* Untrusted bytes → printable UTF-8: control characters and invalid bytes as \xNN,
  * backslash as \\, cut at max_chars characters with "…". Returns buf. */
 const char *report_sanitize(const char *p, size_t n, size_t max_chars, char *buf, size_t len);
+/* A spawn site as the terminal names it: its location (sanitized), "(spawned before the
+ * trace)", "(other sites)", or "future TYPE" in the fallback. Returns buf. */
+const char *report_site_loc(const struct an_site *s, char *buf, size_t len);
+/* io_uring (uring_report.c): the terminal section and the JSON's "io_uring" (null when no ring
+ * of the target was seen); a stalled task's requests in flight appended to its finding's
+ * sentence, and listed in its JSON finding. */
+struct jw;
+void report_uring_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m);
+void report_uring_json(struct jw *w, const struct analyzer *a, const struct report_meta *m);
+void report_uring_capture_json(struct jw *w, const struct report_meta *m);
+void report_uring_finding_text(const struct analyzer *a, const struct an_finding *f, char *buf,
+			       size_t len);
+void report_uring_finding_json(struct jw *w, const struct analyzer *a,
+			       const struct report_meta *m, const struct an_finding *f);
 /* A signal's name ("SIGSEGV"), or "signal N" when it has none. Returns buf. */
 const char *report_signal_name(int sig, char *buf, size_t len);
 /* A flight-recorder dump in one line, for the terminal and the HTML page (printable text):

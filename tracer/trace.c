@@ -33,6 +33,7 @@
 #include "fallback.h"
 #include "flight.h"
 #include "report.h"
+#include "uring.h"
 #include "symbols.h"
 #include "reporters.h"
 #include "ksched.h"
@@ -83,6 +84,7 @@ struct trace_opts {
 	enum { CAPTURE_AUTO, CAPTURE_BATCHED, CAPTURE_PER_EVENT } capture;
 	uint32_t sample_rate;
 	struct tet_sched_opts sched;
+	bool no_uring;
 	int nice;
 	size_t ringbuf;
 	bool verbose, quiet;
@@ -137,6 +139,9 @@ static void trace_usage(FILE *out)
 "                           flamegraph.pl, inferno, speedscope)\n"
 "      --no-sched           no sched_switch/sched_wakeup tracking (polls are not split into\n"
 "                           on-CPU, preempted and blocked time) and no CPU profile\n"
+"io_uring (docs/io-uring.md):\n"
+"      --no-io-uring        do not follow the target's io_uring requests (the tracepoints\n"
+"                           io_uring_create/submit_req/complete and the SQ of each poll)\n"
 "Flight recorder (docs/flight-recorder.md):\n"
 "      --flight-recorder WINDOW  record continuously, keep only the last WINDOW in memory (a\n"
 "                           duration such as 60s, or a size such as 256M), analyse nothing\n"
@@ -357,7 +362,7 @@ enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
 	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
-	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
+	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
 	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
 };
 
@@ -375,6 +380,7 @@ static const struct option long_opts[] = {
 	{ "profile-hz", required_argument, NULL, OPT_PROFILE_HZ },
 	{ "stacks", required_argument, NULL, OPT_STACKS },
 	{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
+	{ "no-io-uring", no_argument, NULL, OPT_NO_URING },
 	{ "detect", required_argument, NULL, OPT_DETECT },
 	{ "long-poll-threshold", required_argument, NULL, OPT_LONG_POLL },
 	{ "stall-threshold", required_argument, NULL, OPT_STALL },
@@ -471,6 +477,9 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		case OPT_NO_SCHED:
 			o->sched.off = true;
+			break;
+		case OPT_NO_URING:
+			o->no_uring = true;
 			break;
 		case OPT_FLIGHT: {
 			char err[128];
@@ -956,6 +965,23 @@ static const struct proc_exit *exit_of(const struct event_ctx *e, uint32_t pid)
 	return NULL;
 }
 
+/* What fd `fd` of process `pid` is, as its fd table says (io_uring requests in flight). */
+static int fd_target(void *ctx, uint32_t pid, int32_t fd, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	(void)ctx;
+	if (fd < 0 || len < 2)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
+	n = readlink(path, buf, len - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct event_ctx *e = ctx;
@@ -1246,6 +1272,8 @@ static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
 	ao.timeline_cap = env->o->timeline_events;
 	ao.on_detect = NULL;
 	f.an = an_new(&ao);
+	if (f.an)
+		ur_set_fd_fn(an_uring(f.an), fd_target, NULL);
 	if (!f.an || (env->targets->fallback &&
 		      an_set_types(f.an, (const char *const *)env->targets->syms->types,
 				   env->targets->syms->ntypes))) {
@@ -1588,6 +1616,8 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (an)
+		ur_set_fd_fn(an_uring(an), fd_target, NULL);
 	if (an && targets.fallback &&
 	    an_set_types(an, (const char *const *)targets.syms->types, targets.syms->ntypes)) {
 		p_err("out of memory");
@@ -1611,6 +1641,7 @@ int cmd_trace(int argc, char **argv)
 	so.sample_rate = o.sample_rate;
 	so.verbose = o.verbose;
 	so.sched = o.sched;
+	so.no_uring = o.no_uring;
 	so.on_event = on_event;
 	ectx.an = an;
 	ectx.ss = ss_new();
@@ -1679,6 +1710,7 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	meta.mode = targets.fallback ? "uprobe-fallback" : "usdt";
+	meta.uring = tet_session_uring(sess);
 	meta.capture = batched ? "batched" : "per-event";
 	meta.sample_rate = batched ? o.sample_rate : 1;
 	meta.batch = batch_meta(&rbatch, sess);

@@ -29,7 +29,7 @@
  *   gcc -O2 -g -Wall -Wextra -Werror -Wformat-signedness -Wmissing-field-initializers \
  *       -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I$D -Itracer -Ibpf \
  *       -o $D/html_why_test tests/unit/html_why_test.c tracer/html.c tracer/json.c \
- *       tracer/units.c tracer/hist.c tracer/report.c tracer/analyzer.c -lm
+ *       tracer/units.c tracer/hist.c tracer/report.c tracer/analyzer.c tracer/htab.c tracer/uring.c -lm
  *   $D/html_why_test $D            # [BROWSER_PY, default tests/browser.py]
  * Writes $D/why.html, $D/why-none.html, $D/why-notes.html, $D/why-big.html, $D/flight.html and
  * screenshots $D/why.png, $D/why-notes.png, $D/flight.png.
