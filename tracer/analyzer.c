@@ -715,9 +715,12 @@ static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint
 	return t;
 }
 
-static void summarize(const struct task *t, struct an_task_summary *s, uint64_t now)
+static void summarize(const struct analyzer *a, const struct task *t, struct an_task_summary *s,
+		      uint64_t now)
 {
 	*s = t->s;
+	s->uring_requests = ur_task_requests(a->ur, t->s.pid, task_key(a, t->s.task_id,
+									    t->s.header_ptr));
 	hist_summarize(&t->poll, &s->poll_ns);
 	hist_summarize(&t->sched, &s->sched_ns);
 	hist_summarize(&t->pending, &s->pending_ns);
@@ -747,10 +750,11 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 	/* tasks with a finding are always kept (findings are bounded themselves) */
 	if ((a->nrecords < a->o.max_task_records || has_finding) &&
 	    !grow((void **)&a->records, &a->records_cap, a->nrecords + 1, sizeof(*a->records)))
-		summarize(t, &a->records[a->nrecords++], ts);
+		summarize(a, t, &a->records[a->nrecords++], ts);
 	else
 		a->t.task_records_omitted++;
 	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
 	if (a->memo.t == t)
 		a->memo.t = NULL;
 	a->t.tasks_live--;
@@ -1824,7 +1828,7 @@ void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx)
 	for (size_t i = 0; i < n; i++) {
 		struct an_task_summary s;
 
-		summarize(live[i], &s, a->now);
+		summarize(a, live[i], &s, a->now);
 		cb(&s, ctx);
 	}
 	free(live);

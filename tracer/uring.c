@@ -51,6 +51,8 @@ struct utask {
 	uint64_t key;
 	struct ur_op *ops;                     /* linked requests alive */
 	const struct an_site *counted;         /* the site its `tasks` count went to */
+	uint64_t requests;                     /* linked to it in all */
+	bool gone;                             /* the analyzer retired the task */
 };
 
 struct range {
@@ -268,16 +270,45 @@ static void unlink_ud(struct ur *u, struct ur_op *o)
 	o->next_ud = NULL;
 }
 
-static void unlink_task(struct ur_op *o)
+static void utask_free(struct ur *u, struct utask *t)
 {
+	htab_del(&u->tasks, t->pid, t->key);
+	free(t);
+}
+
+static void unlink_task(struct ur *u, struct ur_op *o)
+{
+	struct utask *t = o->task;
 	struct ur_op **pp;
 
-	if (!o->task)
+	if (!t)
 		return;
-	for (pp = &o->task->ops; *pp && *pp != o; pp = &(*pp)->next_task)
+	for (pp = &t->ops; *pp && *pp != o; pp = &(*pp)->next_task)
 		;
 	if (*pp)
 		*pp = o->next_task;
+	o->task = NULL;
+	if (t->gone && !t->ops)
+		utask_free(u, t);
+}
+
+uint64_t ur_task_requests(const struct ur *u, uint32_t pid, uint64_t key)
+{
+	const struct utask *t = u->t.rings ? htab_get(&u->tasks, pid, key) : NULL;
+
+	return t ? t->requests : 0;
+}
+
+void ur_task_gone(struct ur *u, uint32_t pid, uint64_t key)
+{
+	struct utask *t = u->t.rings ? htab_get(&u->tasks, pid, key) : NULL;
+
+	if (!t)
+		return;
+	if (t->ops)
+		t->gone = true;
+	else
+		utask_free(u, t);
 }
 
 /* The request leaves: into the figures of its opcode for its site (in_flight: still in flight
@@ -310,7 +341,7 @@ static void retire(struct ur *u, struct ur_op *o, const struct an_site *site, bo
 		return; /* ur_finish keeps it for the in-flight list */
 	if (!o->done)
 		unlink_ud(u, o);
-	unlink_task(o);
+	unlink_task(u, o);
 	if (o->unowned)
 		htab_del(&u->unowned, o->ring, o->pos);
 	if (o->prev)
@@ -350,10 +381,16 @@ static void link_op(struct ur *u, struct ur_op *o, uint32_t pid, uint64_t key)
 
 	if (!t)
 		return;
+	if (t->gone) { /* a new task under the key of a retired one (a reused header) */
+		t->gone = false;
+		t->requests = 0;
+		t->counted = NULL;
+	}
 	o->task = t;
 	for (pp = &t->ops; *pp; pp = &(*pp)->next_task)
 		;
 	*pp = o; /* oldest first */
+	t->requests++;
 	u->t.linked++;
 }
 
@@ -572,6 +609,13 @@ static void describe(struct ur *u, struct ur_op *o)
 		o->fd_what[0] = 0;
 }
 
+/* `ts` is at least `d` before `now` (a stamp after `now`, as records of another CPU can be, is
+ * not: the unsigned difference would be huge) */
+static bool aged(uint64_t now, uint64_t ts, uint64_t d)
+{
+	return now >= ts && now - ts >= d;
+}
+
 void ur_tick(struct ur *u, uint64_t now)
 {
 	unsigned described = 0;
@@ -581,7 +625,7 @@ void ur_tick(struct ur *u, uint64_t now)
 		const struct uq_ent *e = &u->uq[u->uq_head];
 		struct ur_op *o = htab_get(&u->unowned, e->ring, e->pos);
 
-		if (o == e->o && now > e->ts && now - e->ts < UR_UNOWNED_NS)
+		if (o == e->o && !aged(now, e->ts, UR_UNOWNED_NS))
 			break;
 		u->uq_head = (u->uq_head + 1) % u->uq_cap;
 		u->uq_len--;
@@ -598,11 +642,11 @@ void ur_tick(struct ur *u, uint64_t now)
 	u->last_walk = now;
 	for (struct ur_op *o = u->first, *n; o; o = n) {
 		n = o->next;
-		if (!o->done && !o->described && now - o->submit_ts >= UR_DESCRIBE_NS &&
+		if (!o->done && !o->described && aged(now, o->submit_ts, UR_DESCRIBE_NS) &&
 		    described < UR_DESCRIBE_PER_TICK) {
 			describe(u, o);
 			described++;
-		} else if (o->done && o->task && now - o->done_ts >= UR_WAIT_NS) {
+		} else if (o->done && o->task && aged(now, o->done_ts, UR_WAIT_NS)) {
 			u->t.unconsumed++;
 			retire(u, o, resolve(u, o), false, UINT64_MAX, 0);
 		}

@@ -112,6 +112,10 @@ bool ur_active(const struct ur *u);
 void ur_task_wake(struct ur *u, uint32_t pid, uint64_t key, uint64_t ts);
 void ur_task_poll(struct ur *u, uint32_t pid, uint64_t key, uint64_t ts, uint32_t tid,
 		  const struct an_site *site);
+/* Requests the task filled (0 when none or unknown), and: the analyzer retired the task (its
+ * summary has the count; the entry goes once no request of the task is alive). */
+uint64_t ur_task_requests(const struct ur *u, uint32_t pid, uint64_t key);
+void ur_task_gone(struct ur *u, uint32_t pid, uint64_t key);
 /* Describes the fds of requests in flight for UR_DESCRIBE_NS (a bounded number per call) and
  * gives up on completions waiting too long. Call on every drain tick. */
 void ur_tick(struct ur *u, uint64_t now);

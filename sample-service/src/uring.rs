@@ -157,6 +157,9 @@ async fn uring_file_task(
     ops: Rc<Ops>,
 ) -> Result<(), String> {
     let what = |op: &str, e: std::io::Error| format!("{}: {op}: {e}", path.display());
+    // the requests this task submits (one per tokio-uring call), printed with its Tokio task id
+    let mut mine = 0u64;
+    mine += 1;
     bump(&ops.openat, 1);
     let file = OpenOptions::new()
         .read(true)
@@ -175,6 +178,7 @@ async fn uring_file_task(
             // write it whole (a short write is continued from where it stopped)
             let mut done = 0;
             while done < size {
+                mine += 1;
                 bump(&ops.write, 1);
                 let (res, slice) = file.write_at(wbuf.slice(done..), done as u64).submit().await;
                 wbuf = slice.into_inner();
@@ -185,6 +189,7 @@ async fn uring_file_task(
             }
             round += 1;
             if round % FSYNC_EVERY == 0 {
+                mine += 1;
                 bump(&ops.fsync, 1);
                 file.sync_all().await.map_err(|e| what("fsync", e))?;
             }
@@ -192,6 +197,7 @@ async fn uring_file_task(
             rbuf.iter_mut().for_each(|b| *b = 0);
             let mut got = 0;
             while got < size {
+                mine += 1;
                 bump(&ops.read, 1);
                 let (res, slice) = file.read_at(rbuf.slice(got..size), got as u64).await;
                 rbuf = slice.into_inner();
@@ -212,10 +218,13 @@ async fn uring_file_task(
         Ok(())
     }
     .await;
+    mine += 1;
     bump(&ops.close, 1);
     let closed = file.close().await.map_err(|e| what("close", e));
+    mine += 1;
     bump(&ops.unlinkat, 1);
     let removed = tokio_uring::fs::remove_file(&path).await.map_err(|e| what("unlink", e));
+    println!("uring task id={} requests={mine}", tokio::task::id());
     result.and(closed).and(removed)
 }
 
