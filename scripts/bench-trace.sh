@@ -16,6 +16,10 @@
 #      batched, no sched  the same with --no-sched (what the kernel side costs)
 #      batched 1/100      batched, --sample-rate 100
 #      fallback           the stock build through uprobes (--mode uprobe)
+#      per-event/batched --no-io-uring  the same without io_uring tracing: this workload uses no
+#                         io_uring, so the pair says what following io_uring costs a target
+#                         that does not use it (nothing, by design: a global load per poll in
+#                         per-event capture, no hooks in batched capture)
 #    Traced runs attach by path before the process starts (--binary), with the tracer's defaults
 #    (nice 10, 64M ring for batched). Also per traced run: events, drops, the tracer's CPU per
 #    event and its peak memory (VmHWM).
@@ -120,6 +124,8 @@ yield_one() {  # yield_one REP CONFIG
     batched-nosched) tracer_start --binary "$USDT" --no-sched ;;
     batched-1/100) tracer_start --binary "$USDT" --sample-rate 100 ;;
     fallback) bin=$STOCK; tracer_start --binary "$STOCK" --mode uprobe ;;
+    per-event-nouring) tracer_start --binary "$USDT" --capture per-event --probes all --no-io-uring ;;
+    batched-nouring) tracer_start --binary "$USDT" --no-io-uring ;;
     esac
     line=$("$bin" "${WL[@]}") || die "workload failed ($cfg)"
     ns=$(sed -n 's/.*ns_per_poll=\([0-9.]*\).*/\1/p' <<< "$line")
@@ -131,7 +137,8 @@ yield_one() {  # yield_one REP CONFIG
     printf 'yield\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" >> "$RAW"
 }
 if [[ "$SKIP" != *" yield "* ]]; then
-    YCONF=(stock tokio-console usdt per-event batched batched-nosched batched-1/100 fallback)
+    YCONF=(stock tokio-console usdt per-event batched batched-nosched batched-1/100 fallback
+           per-event-nouring batched-nouring)
     echo "bench-trace: yield workload, tokio $LINE, ${WL[*]}, $REPS rounds of ${#YCONF[@]} configurations…" >&2
     "$USDT" "${WL[@]}" > /dev/null; "$STOCK" "${WL[@]}" > /dev/null   # warm-up
     for rep in $(seq "$REPS"); do
@@ -230,8 +237,10 @@ if stock:
           f"round-by-round ratios")
     print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'events/run':>11} {'drops':>7} "
           f"{'tracer ns/event':>16} {'tracer peak RSS':>16}")
-    names = {'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched'}
-    for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-nosched', 'batched-1/100', 'fallback']:
+    names = {'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched',
+             'per-event-nouring': 'per-ev no-uring', 'batched-nouring': 'batched no-uring'}
+    for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-nosched', 'batched-1/100', 'fallback',
+                'per-event-nouring', 'batched-nouring']:
         v = runs('yield', cfg)
         if not v: continue
         ns = mv('yield', cfg)
@@ -251,6 +260,11 @@ if stock:
     if pe and b: print(f"  batched vs per-event: {pe / b:.1f}× cheaper per poll")
     n = paired('yield', 'batched-nosched')
     if b and n: print(f"  the kernel side (sched + 99 Hz profile): batched {paired('yield', 'batched')[0]:.3f}× vs no-sched {n[0]:.3f}× {spread(n)}")
+    for cap in ['per-event', 'batched']:
+        on, off = {r[1]: float(r[3]) for r in runs('yield', cap)}, {r[1]: float(r[3]) for r in runs('yield', cap + '-nouring')}
+        q = [on[k] / off[k] for k in on if off.get(k)]
+        if q: print(f"  io_uring tracing on a target without io_uring, {cap}: {med(q):.3f}× its --no-io-uring run "
+                    f"(rounds {min(q):.2f}–{max(q):.2f}) — no measurable cost: {verdict(med(q) <= 1.03)}")
 hs = mv('http', 'stock')
 if hs:
     print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds; "

@@ -16,7 +16,8 @@
 #   nobody writes to is in flight, named in its task's stalled finding (opcode READ, the fd the
 #   program printed, "pipe:[…]" from its fd table) in the JSON and the terminal; the file
 #   tasks have no finding.
-#   A program without io_uring has no io_uring section; --no-io-uring turns it off and says so.
+#   A program without io_uring has no io_uring section; --no-io-uring turns it off and says so, as
+#   does a kernel without the tracepoints (TET_TEST_NO_URING_TP), with a warning.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -195,6 +196,20 @@ check_eq "plain: tracer exit 0" 0 "$RC"
 check_eq "plain: no io_uring section in the JSON, io_uring traced" "null true" \
     "$(jqr "$TMPD/plain.json" '"\(.io_uring) \(.capture.io_uring.traced)"')"
 check "plain: no io_uring section in the terminal" bash -c "! grep -q '^io_uring' '$TMPD/trplain.err'"
+
+# a kernel without the io_uring tracepoints: the capture goes on without, and says so
+export TET_TEST_NO_URING_TP=1
+TRACER_ARGS=(--duration 2s -q)
+start notp "$USDT" 10s
+touch "$TMPD/gate.notp"
+wait_exit "$TP" 30
+check_eq "no tracepoints: tracer exit 0" 0 "$RC"
+stop_pid "$WP"
+unset TET_TEST_NO_URING_TP
+check_eq "no tracepoints: off, said why, no section, the tasks still traced" "false true null true" \
+    "$(jqr "$TMPD/notp.json" '"\(.capture.io_uring.traced) \(.capture.io_uring.why_not | test("no io_uring_submit_req")) \(.io_uring) \(.totals.polls > 1000)"')"
+check "no tracepoints: a warning (the target has io_uring code)" \
+    grep -q "warning: io_uring: the kernel has no io_uring_submit_req" "$TMPD/tr.notp.err"
 
 # --no-io-uring
 TRACER_ARGS=(--no-io-uring --duration 2s -q)

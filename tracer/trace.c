@@ -1666,6 +1666,9 @@ int cmd_trace(int argc, char **argv)
 			p_warn("%s", si->why_no_profile);
 		if (o.fl.on && !si->exits)
 			p_warn("%s: a crash will not dump", si->why_no_exits);
+		/* io_uring off on this kernel: worth a word when the target has io_uring code */
+		if (!o.no_uring && targets.uring_code && !tet_session_uring(sess)->on)
+			p_warn("io_uring: %s", tet_session_uring(sess)->why_not);
 		if (o.pid && (si->on || si->profile_hz)) {
 			ectx.pids[ectx.npids++] = (uint32_t)o.pid;
 			if (ss_add_pid(ectx.ss, (uint32_t)o.pid, err, sizeof(err)))

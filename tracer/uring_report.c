@@ -276,6 +276,10 @@ void report_uring_terminal(FILE *out, const struct analyzer *a, const struct rep
 		(unsigned long long)t->linked, (unsigned long long)t->unattributed);
 	if (m->uring && !m->uring->hooks && m->uring->why_no_hooks)
 		fprintf(out, "  (not linked to tasks: %s)\n", m->uring->why_no_hooks);
+	if (m->counters_valid && (m->counters.uring_drops || m->counters.uring_deep))
+		fprintf(out, "  (%llu io_uring records lost to a full ring, %llu polls nested too deep to follow: requests may be missing or unattributed)\n",
+			(unsigned long long)m->counters.uring_drops,
+			(unsigned long long)m->counters.uring_deep);
 	n = ur_opcodes(u, &ops);
 	fprintf(out, "  %-16s %9s %9s %6s %6s %9s %9s %9s %9s %9s\n", "OP", "SUBMITTED", "COMPLETED",
 		"ERRORS", "FLIGHT", "LAT p50", "LAT p99", "LAT max", "→POLL p50", "→POLL p99");
