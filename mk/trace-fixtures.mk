@@ -76,3 +76,15 @@ $(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) 
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(FLIGHT_TEST_SRCS)
+
+# uring_test: unit tests of the io_uring request tracking (tracer/uring.c) on synthetic records
+# (tests/t_uring_unit.sh); calloc wrapped so a test can make one allocation fail
+URING_TEST := $(BUILD)/tests/uring_test
+URING_TEST_SRCS := $(addprefix tracer/,uring.c htab.c hist.c)
+ALL_TARGETS += $(URING_TEST)
+$(URING_TEST): tests/unit/uring_test.c tests/unit/check.h $(URING_TEST_SRCS) tracer/uring.h \
+               tracer/htab.h tracer/hist.h bpf/events.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(URING_TEST_SRCS) \
+	    -Wl,--wrap=calloc

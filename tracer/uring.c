@@ -257,9 +257,8 @@ static void unlink_ud(struct ur *u, struct ur_op *o)
 	struct ur_op *h = htab_get(&u->by_ud, o->ring, o->user_data), *p;
 
 	if (h == o) {
-		if (o->next_ud)
-			htab_put(&u->by_ud, o->ring, o->user_data, o->next_ud);
-		else
+		/* htab_put may grow the table even to replace, and fail: never leave o there */
+		if (!o->next_ud || htab_put(&u->by_ud, o->ring, o->user_data, o->next_ud))
 			htab_del(&u->by_ud, o->ring, o->user_data);
 	} else {
 		for (p = h; p && p->next_ud != o; p = p->next_ud)
@@ -478,6 +477,17 @@ static int on_submit(struct ur *u, const struct tet_uring_rec *r)
 		u->uq_cap = cap;
 		u->uq_head = 0;
 	}
+	{ /* a request still waiting at this position (a reused ring address): settle it first */
+		struct ur_op *old = htab_get(&u->unowned, o->ring, o->pos);
+
+		if (old) {
+			htab_del(&u->unowned, old->ring, old->pos);
+			old->unowned = false;
+			u->t.unattributed++;
+			if (old->done)
+				retire(u, old, NULL, false, UINT64_MAX, 0);
+		}
+	}
 	if (htab_put(&u->unowned, o->ring, o->pos, o))
 		return -ENOMEM;
 	o->unowned = true;
@@ -518,8 +528,6 @@ static int on_done(struct ur *u, const struct tet_uring_rec *r)
 	struct ur_op *o = htab_get(&u->by_ud, r->ctx, r->user_data);
 	struct ur_opstats *st;
 
-	u->t.completed++;
-	u->t.errors += r->res < 0;
 	if (r->flags & CQE_F_MORE)
 		u->t.multishot_more++;
 	if (!o) {
@@ -528,6 +536,9 @@ static int on_done(struct ur *u, const struct tet_uring_rec *r)
 	}
 	if (r->flags & CQE_F_MORE)
 		return 0; /* more completions follow: still in flight */
+	/* requests completed (as by_opcode counts them), not CQEs */
+	u->t.completed++;
+	u->t.errors += r->res < 0;
 	unlink_ud(u, o);
 	o->done = true;
 	o->done_ts = r->h.ts >= o->submit_ts ? r->h.ts : o->submit_ts;

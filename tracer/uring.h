@@ -77,7 +77,8 @@ struct ur_tl_rec {
 struct ur_totals {
 	uint64_t rings;
 	uint64_t records, bad_records;
-	uint64_t submitted, completed, errors;
+	uint64_t submitted, completed, errors; /* requests (completed: their final CQE matched;
+						* errors: with res < 0), as by opcode */
 	uint64_t linked;                       /* submissions joined to a task */
 	uint64_t unattributed;                 /* submissions no poll range covered (filled
 						* before the ring's thread was known, or their
