@@ -17,7 +17,8 @@
 #   program printed, "pipe:[…]" from its fd table) in the JSON and the terminal; the file
 #   tasks have no finding.
 #   A program without io_uring has no io_uring section; --no-io-uring turns it off and says so, as
-#   does a kernel without the tracepoints (TET_TEST_NO_URING_TP), with a warning.
+#   does a kernel without the tracepoints (TET_TEST_NO_URING_TP), with a warning. The flight
+#   recorder's stalled dump names the READ too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -56,7 +57,9 @@ start() {
     start_bg "run.$label" "$bin" uring-workload --duration "$dur" --wait-start "$TMPD/gate.$label" "$@"
     WP=$BG_PID
     wait_exec "$WP" "$bin" || not_ok "$label: workload started"
-    start_bg "tr.$label" "$TRACER" --pid "$WP" --ringbuf-size 128M -o "$TMPD/$label.json" "${TRACER_ARGS[@]}"
+    local out=(-o "$TMPD/$label.json")
+    [[ " ${TRACER_ARGS[*]} " == *" --flight-recorder "* ]] && out=()  # it writes dumps instead
+    start_bg "tr.$label" "$TRACER" --pid "$WP" --ringbuf-size 128M "${out[@]}" "${TRACER_ARGS[@]}"
     TP=$BG_PID
     wait_for_line "$TMPD/tr.$label.err" attached 30 || not_ok "$label: tracer attached"
 }
@@ -164,6 +167,22 @@ TRACER_ARGS=(--mode uprobe -q)
 run_a fallback "$STOCK"
 TRACER_ARGS=(--mode uprobe --duration 3s)
 run_b fallback-stuck "$STOCK"
+
+# the flight recorder (batched capture into a window): the stalled trigger's dump names the READ
+mkdir -p "$TMPD/fl"
+TRACER_ARGS=(--flight-recorder 10s --trigger stalled --dump-dir "$TMPD/fl" -q)
+start flight "$USDT" 20s --tasks 2 --stuck-pipe
+touch "$TMPD/gate.flight"
+for i in $(seq 150); do ls "$TMPD"/fl/*-stalled.json > /dev/null 2>&1 && break; sleep 0.1; done
+sleep 0.5
+kill -INT "$TP"; wait_exit "$TP" 30
+check_eq "flight: tracer exit 0" 0 "$RC"
+stop_pid "$WP"
+FD=$(sed -n 's/^uring pid=[0-9]* stuck_fd=\([0-9]*\)$/\1/p' "$TMPD/run.flight.out")
+check_eq "flight: the stalled dump's finding names the READ on the pipe, every request linked" "READ $FD true 0" \
+    "$(jq -r '[.findings[] | select(.kind == "stalled")][0] as $f
+        | "\($f.io_uring_in_flight[0].op) \($f.io_uring_in_flight[0].fd) \($f.io_uring_in_flight[0].fd_target | startswith("pipe:[")) \(.io_uring.unattributed)"' \
+        "$(ls "$TMPD"/fl/*-stalled.json | grep -v trace.json | head -1)" 2>&1)"
 
 # batched capture attaching the hooks only once a ring is seen (as for a binary without io_uring
 # code that creates a ring anyway): requests are linked from then on; those filled before the
