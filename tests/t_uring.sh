@@ -115,11 +115,15 @@ run_a() {
     check_eq "$label: 3 file tasks printed their request counts" 3 "$(grep -c . <<< "$printed")"
     check_eq "$label: requests per task = the task's own count (as a multiset)" \
         "$(cut -d' ' -f2 <<< "$printed" | sort -n | tr '\n' ' ')" \
-        "$(jq -r '[.tasks[] | select(.io_uring_requests > 0) | .io_uring_requests] | sort | map(tostring) | join(" ")' "$R") "
+        "$(jq -r '[.tasks[] | select(.io_uring != null) | .io_uring.requests] | sort | map(tostring) | join(" ")' "$R") "
     if [ "$label" != fallback ]; then
         check_eq "$label: requests per task = the task's own count (by task id)" "$printed" \
-            "$(jq -r '.tasks[] | select(.io_uring_requests > 0) | "\(.task_id) \(.io_uring_requests)"' "$R" | sort)"
+            "$(jq -r '.tasks[] | select(.io_uring != null) | "\(.task_id) \(.io_uring.requests)"' "$R" | sort)"
     fi
+    check_eq "$label: per task: completed = requests, none in flight, by opcode adding up, latencies summing to the total" \
+        "true" "$(jq -r '[.tasks[] | select(.io_uring != null) | .io_uring] as $t
+            | ([$t[] | .completed == .requests and .in_flight == 0 and ([.by_op[]] | add) == .requests] | all)
+              and ([$t[].latency_sum_ns] | add) == ([.io_uring.by_opcode[].latency_ns.sum] | add)' "$R")"
     check_eq "$label: every completion consumed by a poll of its task" \
         "$(jqr "$R" .io_uring.completed) 0 0" "$(jqr "$R" '"\(.io_uring.consumed) \(.io_uring.unconsumed) \(.io_uring.completions_unmatched)"')"
     check "$label: complete → poll delays recorded" \

@@ -719,8 +719,7 @@ static void summarize(const struct analyzer *a, const struct task *t, struct an_
 		      uint64_t now)
 {
 	*s = t->s;
-	s->uring_requests = ur_task_requests(a->ur, t->s.pid, task_key(a, t->s.task_id,
-									    t->s.header_ptr));
+	ur_task_stats(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr), &s->uring);
 	hist_summarize(&t->poll, &s->poll_ns);
 	hist_summarize(&t->sched, &s->sched_ns);
 	hist_summarize(&t->pending, &s->pending_ns);

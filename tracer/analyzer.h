@@ -12,6 +12,7 @@
 
 #include "events.h"
 #include "hist.h"
+#include "uring.h"
 
 enum an_finding_kind {
 	AN_LONG_POLL,
@@ -132,7 +133,7 @@ struct an_task_summary {
 	int64_t live_wakers;        /* clones - drops - wakes by value; valid if wakers_known */
 	bool wakers_known;
 	uint64_t waker_clones, waker_drops;
-	uint64_t uring_requests;    /* io_uring requests its polls filled (uring.h) */
+	struct ur_task_stats uring; /* io_uring requests its polls filled (uring.h) */
 };
 
 /* A stack of the kernel side (ids in the BPF stack map, negative = not captured) and what it

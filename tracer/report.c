@@ -1046,7 +1046,7 @@ static void j_task(const struct an_task_summary *t, void *p)
 		jw_null(w);
 	jw_ku64(w, "waker_clones", t->waker_clones);
 	jw_ku64(w, "waker_drops", t->waker_drops);
-	jw_ku64(w, "io_uring_requests", t->uring_requests);
+	report_uring_task_json(w, &t->uring);
 	jw_obj_end(w);
 }
 

@@ -132,6 +132,7 @@ struct jw;
 void report_uring_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m);
 void report_uring_json(struct jw *w, const struct analyzer *a, const struct report_meta *m);
 void report_uring_capture_json(struct jw *w, const struct report_meta *m);
+void report_uring_task_json(struct jw *w, const struct ur_task_stats *st);
 void report_uring_finding_text(const struct analyzer *a, const struct an_finding *f, char *buf,
 			       size_t len);
 void report_uring_finding_json(struct jw *w, const struct analyzer *a,

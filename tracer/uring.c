@@ -51,7 +51,7 @@ struct utask {
 	uint64_t key;
 	struct ur_op *ops;                     /* linked requests alive */
 	const struct an_site *counted;         /* the site its `tasks` count went to */
-	uint64_t requests;                     /* linked to it in all */
+	struct ur_task_stats st;               /* in_flight unused (counted when asked) */
 	bool gone;                             /* the analyzer retired the task */
 };
 
@@ -291,11 +291,28 @@ static void unlink_task(struct ur *u, struct ur_op *o)
 		utask_free(u, t);
 }
 
-uint64_t ur_task_requests(const struct ur *u, uint32_t pid, uint64_t key)
+void ur_task_stats(const struct ur *u, uint32_t pid, uint64_t key, struct ur_task_stats *out)
 {
 	const struct utask *t = u->t.rings ? htab_get(&u->tasks, pid, key) : NULL;
 
-	return t ? t->requests : 0;
+	memset(out, 0, sizeof(*out));
+	if (!t)
+		return;
+	*out = t->st;
+	for (const struct ur_op *o = t->ops; o; o = o->next_task)
+		out->in_flight += !o->done;
+}
+
+/* A linked request of task t completed. */
+static void task_done(struct utask *t, const struct ur_op *o)
+{
+	uint64_t lat = o->done_ts - o->submit_ts;
+
+	t->st.completed++;
+	t->st.errors += o->res < 0;
+	t->st.lat_sum_ns += lat;
+	if (lat > t->st.lat_max_ns)
+		t->st.lat_max_ns = lat;
 }
 
 void ur_task_gone(struct ur *u, uint32_t pid, uint64_t key)
@@ -382,14 +399,31 @@ static void link_op(struct ur *u, struct ur_op *o, uint32_t pid, uint64_t key)
 		return;
 	if (t->gone) { /* a new task under the key of a retired one (a reused header) */
 		t->gone = false;
-		t->requests = 0;
+		memset(&t->st, 0, sizeof(t->st));
 		t->counted = NULL;
 	}
 	o->task = t;
 	for (pp = &t->ops; *pp; pp = &(*pp)->next_task)
 		;
 	*pp = o; /* oldest first */
-	t->requests++;
+	t->st.requests++;
+	{
+		uint8_t i;
+
+		for (i = 0; i < t->st.nops && t->st.ops[i].opcode != o->opcode; i++)
+			;
+		if (i < t->st.nops) {
+			t->st.ops[i].n++;
+		} else if (i < UR_TASK_OPS) {
+			t->st.ops[i].opcode = o->opcode;
+			t->st.ops[i].n = 1;
+			t->st.nops++;
+		} else {
+			t->st.ops_other++;
+		}
+	}
+	if (o->done)
+		task_done(t, o);
 	u->t.linked++;
 }
 
@@ -549,6 +583,8 @@ static int on_done(struct ur *u, const struct tet_uring_rec *r)
 	st->completed++;
 	st->errors += r->res < 0;
 	hist_add(&st->lat_ns, o->done_ts - o->submit_ts);
+	if (o->task)
+		task_done(o->task, o);
 	if (!o->task && !o->unowned) /* nobody to consume it */
 		retire(u, o, NULL, false, UINT64_MAX, 0);
 	return 0;

@@ -48,6 +48,18 @@ struct ur_site_stats {
 	struct ur_opstats *ops;                /* by opcode, ascending */
 };
 
+/* One task's requests (copied into its summary when it is retired, tasks[].io_uring). */
+#define UR_TASK_OPS 6
+struct ur_task_stats {
+	uint64_t requests, completed, errors;  /* linked to it; … completed; … with res < 0 */
+	uint64_t in_flight;                    /* alive and not completed, when asked */
+	uint64_t lat_sum_ns, lat_max_ns;       /* submit → complete of the completed ones */
+	uint8_t nops;
+	struct { uint8_t opcode; uint64_t n; } ops[UR_TASK_OPS]; /* requests by opcode, first
+						* UR_TASK_OPS opcodes seen; the others: */
+	uint64_t ops_other;
+};
+
 /* A request still in flight at the end (or at the time of the query). */
 struct ur_inflight {
 	uint32_t pid, tid;                     /* tid: the submitting thread */
@@ -113,9 +125,9 @@ bool ur_active(const struct ur *u);
 void ur_task_wake(struct ur *u, uint32_t pid, uint64_t key, uint64_t ts);
 void ur_task_poll(struct ur *u, uint32_t pid, uint64_t key, uint64_t ts, uint32_t tid,
 		  const struct an_site *site);
-/* Requests the task filled (0 when none or unknown), and: the analyzer retired the task (its
- * summary has the count; the entry goes once no request of the task is alive). */
-uint64_t ur_task_requests(const struct ur *u, uint32_t pid, uint64_t key);
+/* The task's figures (all 0 when none or unknown), and: the analyzer retired the task (its
+ * summary has the figures; the entry goes once no request of the task is alive). */
+void ur_task_stats(const struct ur *u, uint32_t pid, uint64_t key, struct ur_task_stats *out);
 void ur_task_gone(struct ur *u, uint32_t pid, uint64_t key);
 /* Describes the fds of requests in flight for UR_DESCRIBE_NS (a bounded number per call) and
  * gives up on completions waiting too long. Call on every drain tick. */

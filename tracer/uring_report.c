@@ -172,6 +172,33 @@ static void j_ops(struct jw *w, const struct ur_opstats *v, size_t n)
 	jw_arr_end(w);
 }
 
+/* tasks[].io_uring: null for a task without requests */
+void report_uring_task_json(struct jw *w, const struct ur_task_stats *st)
+{
+	char nb[24];
+
+	jw_key(w, "io_uring");
+	if (!st->requests) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_ku64(w, "requests", st->requests);
+	jw_ku64(w, "completed", st->completed);
+	jw_ku64(w, "errors", st->errors);
+	jw_ku64(w, "in_flight", st->in_flight);
+	jw_ku64(w, "latency_sum_ns", st->lat_sum_ns);
+	jw_ku64(w, "latency_max_ns", st->lat_max_ns);
+	jw_key(w, "by_op");
+	jw_obj_begin(w);
+	for (uint8_t i = 0; i < st->nops && i < UR_TASK_OPS; i++)
+		jw_ku64(w, opname(st->ops[i].opcode, nb, sizeof(nb)), st->ops[i].n);
+	if (st->ops_other)
+		jw_ku64(w, "other", st->ops_other);
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
 void report_uring_capture_json(struct jw *w, const struct report_meta *m)
 {
 	const struct tet_uring_info *i = m->uring;

@@ -649,6 +649,14 @@ static void test_finish(void)
 	ur_free(u);
 }
 
+static uint64_t treq(const struct ur *u, uint32_t pid, uint64_t key)
+{
+	struct ur_task_stats st;
+
+	ur_task_stats(u, pid, key, &st);
+	return st.requests;
+}
+
 /* requests per task; the task's entry after the analyzer retired it */
 static void test_task_gone(void)
 {
@@ -657,35 +665,44 @@ static void test_task_gone(void)
 	uint64_t t0 = 100 * SEC;
 
 	ur_set_site_fn(u, site_fn, NULL);
-	CHECK_U64(ur_task_requests(u, PID, 1), 0, "gone: inactive tracker: 0 requests");
+	CHECK_U64(treq(u, PID, 1), 0, "gone: inactive tracker: 0 requests");
 	push(u, t0, 1, 0, 3);
 	push(u, t0, 2, 3, 4);
 	sub(u, t0 + 1, 0, 1, OP_READ);
 	sub(u, t0 + 1, 1, 2, OP_READ);
 	sub(u, t0 + 1, 2, 3, OP_READ);
 	sub(u, t0 + 1, 3, 4, OP_READ);
-	CHECK_U64(ur_task_requests(u, PID, 1), 3, "gone: task 1 filled 3 requests");
-	CHECK_U64(ur_task_requests(u, PID, 2), 1, "gone: task 2 filled 1");
-	CHECK_U64(ur_task_requests(u, PID, 3), 0, "gone: task 3 none");
+	CHECK_U64(treq(u, PID, 1), 3, "gone: task 1 filled 3 requests");
+	CHECK_U64(treq(u, PID, 2), 1, "gone: task 2 filled 1");
+	CHECK_U64(treq(u, PID, 3), 0, "gone: task 3 none");
 
 	done(u, t0 + 10, 4, 0);
 	ur_task_poll(u, PID, 2, t0 + 20, TID, SITE_B);
 	ur_task_gone(u, PID, 2);                       /* nothing of it alive: forgotten */
-	CHECK_U64(ur_task_requests(u, PID, 2), 0, "gone: a retired task with nothing alive: forgotten");
+	CHECK_U64(treq(u, PID, 2), 0, "gone: a retired task with nothing alive: forgotten");
 
 	done(u, t0 + 10, 1, 0);
 	ur_task_poll(u, PID, 1, t0 + 20, TID, SITE_A);
 	ur_task_gone(u, PID, 1);                       /* 2 and 3 still in flight */
-	CHECK_U64(ur_task_requests(u, PID, 1), 3, "gone: kept while its requests are alive");
+	CHECK_U64(treq(u, PID, 1), 3, "gone: kept while its requests are alive");
+	{
+		struct ur_task_stats st;
+
+		ur_task_stats(u, PID, 1, &st);
+		CHECK(st.completed == 1 && st.errors == 0 && st.in_flight == 2 &&
+		      st.lat_sum_ns == 9 && st.lat_max_ns == 9 && st.nops == 1 &&
+		      st.ops[0].opcode == OP_READ && st.ops[0].n == 3 && !st.ops_other,
+		      "gone: task 1's figures: 3 READs, 1 completed in 9 ns, 2 in flight");
+	}
 	done(u, t0 + 30, 2, 0);
 	ur_tick(u, t0 + 11 * SEC);                     /* request 2: unconsumed, retired */
 	CHECK_U64(ur_totals(u)->unconsumed, 1, "gone: its completion unconsumed after 10 s");
-	CHECK_U64(ur_task_requests(u, PID, 1), 3, "gone: … request 3 still in flight: kept");
+	CHECK_U64(treq(u, PID, 1), 3, "gone: … request 3 still in flight: kept");
 
 	/* a new task under the retired one's key (a reused header): counted afresh */
 	push(u, t0 + 12 * SEC, 1, 4, 5);
 	sub(u, t0 + 12 * SEC, 4, 5, OP_WRITE);
-	CHECK_U64(ur_task_requests(u, PID, 1), 1, "gone: a new task under the key starts at 1");
+	CHECK_U64(treq(u, PID, 1), 1, "gone: a new task under the key starts at 1");
 	done(u, t0 + 12 * SEC + 10, 5, 0);
 	ur_task_poll(u, PID, 1, t0 + 12 * SEC + 20, TID, SITE_A);
 	s = site_of(u, SITE_A);
@@ -703,7 +720,7 @@ static void test_task_gone(void)
 	ur_task_gone(u, PID, 1);
 	done(u, 30, 1, 0);
 	ur_tick(u, 11 * SEC);
-	CHECK_U64(ur_task_requests(u, PID, 1), 0, "gone: forgotten once its last request retired");
+	CHECK_U64(treq(u, PID, 1), 0, "gone: forgotten once its last request retired");
 	ur_task_poll(u, PID, 1, 12 * SEC, TID, NULL);  /* nothing to find: no use of the freed entry */
 	ur_task_wake(u, PID, 1, 12 * SEC);
 	ur_finish(u, 13 * SEC);
