@@ -730,7 +730,7 @@ static void j_hist_raw(struct jw *w, const char *key, const struct hist *h)
 	j_hist(w, key, &s);
 }
 
-static void j_site_ref(struct jw *w, const struct an_site *s)
+void report_json_site_ref(struct jw *w, const struct an_site *s)
 {
 	jw_key(w, "location");
 	if (s && !s->unknown && !s->other && !s->typed)
@@ -912,7 +912,7 @@ static void j_why(struct jw *w, const struct why_report *r)
 		const struct why_site *ws = &r->sites[i];
 
 		jw_obj_begin(w);
-		j_site_ref(w, ws->site);
+		report_json_site_ref(w, ws->site);
 		jw_ku64(w, "cpu_samples", ws->samples);
 		jw_ku64(w, "on_cpu_ns", ws->on_cpu_ns);
 		jw_ku64(w, "preempted_ns", ws->preempted_ns);
@@ -932,7 +932,7 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
 	static const char *const terms[] = { "completed", "cancelled", "panicked" };
 
 	jw_obj_begin(w);
-	j_site_ref(w, s);
+	report_json_site_ref(w, s);
 	jw_ku64(w, "sample_rate", sample_rate ? sample_rate : 1);
 	jw_key(w, "file");
 	if (s->unknown || s->other || s->typed)
@@ -1006,7 +1006,7 @@ static void j_task(const struct an_task_summary *t, void *p)
 	jw_ku64(w, "task_id", t->task_id);
 	jw_ku64(w, "pid", t->pid);
 	j_hex(w, "header_ptr", t->header_ptr);
-	j_site_ref(w, t->site);
+	report_json_site_ref(w, t->site);
 	jw_kstr(w, "kind", t->spawn_seen ? an_kind_name(t->kind) : NULL);
 	jw_kstr(w, "state", an_state_name(t->state));
 	jw_kstr(w, "termination", t->term_reason >= 0 && t->term_reason < AN_TERM_REASONS ?
@@ -1063,7 +1063,7 @@ static void j_tops(struct jw *w, const char *key, const char *vkey, const struct
 		jw_ku64(w, "tid", t[i].tid);
 		jw_ki64(w, "worker", t[i].worker);
 		jw_ku64(w, "at_ns", rel(m, t[i].ts));
-		j_site_ref(w, t[i].site);
+		report_json_site_ref(w, t[i].site);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -1471,7 +1471,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_kstr(w, "kind", an_finding_name(f[i].kind));
 		jw_ku64(w, "task_id", f[i].task_id);
 		jw_ku64(w, "pid", f[i].pid);
-		j_site_ref(w, f[i].site);
+		report_json_site_ref(w, f[i].site);
 		report_finding_detail(&f[i], detail, sizeof(detail));
 		report_uring_finding_text(a, &f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);

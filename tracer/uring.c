@@ -15,6 +15,7 @@
  * spawn site (resolved then, through the analyzer), and into the timeline ring.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,16 @@ static const char *const opnames[] = {
 const char *ur_opcode_name(unsigned op)
 {
 	return op < sizeof(opnames) / sizeof(opnames[0]) ? opnames[op] : NULL;
+}
+
+const char *ur_opcode_str(unsigned op, char *buf, size_t len)
+{
+	const char *n = ur_opcode_name(op);
+
+	if (n)
+		return n;
+	snprintf(buf, len, "opcode %u", op);
+	return buf;
 }
 
 struct ur *ur_new(size_t timeline_cap)

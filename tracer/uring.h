@@ -146,5 +146,7 @@ size_t ur_timeline(const struct ur *u, const struct ur_tl_rec **first, size_t *n
 		   const struct ur_tl_rec **second, size_t *nsecond);
 /* "READ", "WRITE", … (IORING_OP_*), or NULL for a code this table does not know. */
 const char *ur_opcode_name(unsigned op);
+/* The same, or "opcode N" for a code the table does not know (into buf). */
+const char *ur_opcode_str(unsigned op, char *buf, size_t len);
 
 #endif

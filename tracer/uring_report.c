@@ -22,15 +22,7 @@ static uint64_t rel(const struct report_meta *m, uint64_t ts)
 	return ts > m->start_ns ? ts - m->start_ns : 0;
 }
 
-static const char *opname(unsigned op, char *buf, size_t len)
-{
-	const char *n = ur_opcode_name(op);
-
-	if (n)
-		return n;
-	snprintf(buf, len, "opcode %u", op);
-	return buf;
-}
+#define opname ur_opcode_str
 
 /* "READ fd 11 (pipe:[123])", "WRITE registered file 3", … */
 static const char *op_target(const struct ur_inflight *f, char *buf, size_t len)
@@ -93,11 +85,7 @@ static void j_inflight(struct jw *w, const struct report_meta *m, const struct u
 		jw_u64(w, f->task_key);
 	else
 		jw_null(w);
-	jw_key(w, "location");
-	if (f->site && !f->site->unknown && !f->site->other && !f->site->typed)
-		jw_strn(w, f->site->location, f->site->location_len);
-	else
-		jw_null(w);
+	report_json_site_ref(w, f->site);
 	jw_ku64(w, "opcode", f->opcode);
 	jw_kstr(w, "op", opname(f->opcode, nb, sizeof(nb)));
 	jw_ki64(w, "fd", f->fd);
@@ -258,16 +246,7 @@ void report_uring_json(struct jw *w, const struct analyzer *a, const struct repo
 
 		jw_obj_begin(w);
 		jw_kbool(w, "linked", s != NULL);
-		jw_key(w, "location");
-		if (s && !s->unknown && !s->other && !s->typed)
-			jw_strn(w, s->location, s->location_len);
-		else
-			jw_null(w);
-		jw_key(w, "type_name");
-		if (s && !s->unknown && !s->other)
-			jw_strn(w, s->type_name, s->type_len);
-		else
-			jw_null(w);
+		report_json_site_ref(w, s);
 		jw_kbool(w, "spawned_before_trace", s && s->unknown);
 		jw_ku64(w, "tasks", sites[i]->tasks);
 		j_ops(w, sites[i]->ops, sites[i]->nops);
