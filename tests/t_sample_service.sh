@@ -127,5 +127,35 @@ for line in "${LINES[@]}"; do
     check_eq "tokio $line: unknown pathology name exits 2" 2 $?
     "$bin" yield-workload --tasks x > /dev/null 2>&1
     check_eq "tokio $line: bad number exits 2" 2 $?
+    "$bin" uring-workload > /dev/null 2> "$TMPD/uring.err"
+    check_eq "tokio $line: uring-workload refused (exit 2) naming the uring line" "2 1" \
+        "$? $(grep -c 'built without tokio-uring: use the tokio-1.53-uring line' "$TMPD/uring.err")"
 done
+
+# ---- the tokio-1.53-uring line: uring-workload ----
+bin=$(sample_bin 1.53-uring stock)
+need_file "$bin" "stock sample-service for tokio 1.53-uring"
+mkdir -p "$TMPD/uring-tmp"
+TMPDIR="$TMPD/uring-tmp" "$bin" uring-workload --tasks 3 --duration 1s --file-size 8192 > "$TMPD/uring.out" 2>&1
+check_eq "uring-workload: exit 0" 0 $?
+check "uring-workload: verified what it read back" \
+    test "$(sed -n 's/.*bytes_verified=\([0-9]*\).*/\1/p' "$TMPD/uring.out")" -gt 0
+check_eq "uring-workload: per-opcode line, one OPENAT/CLOSE/UNLINKAT per task, no stuck read" "3 3 3 0" \
+    "$(sed -n 's/^uring ops .*openat=\([0-9]*\) close=\([0-9]*\) unlinkat=\([0-9]*\) stuck_read=\([01]\)$/\1 \2 \3 \4/p' "$TMPD/uring.out")"
+check_eq "uring-workload: each task printed its id and requests, adding up to the op counts" ok \
+    "$(python3 - "$TMPD/uring.out" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+ops = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", re.search(r"^uring ops (.*)$", t, re.M).group(1)))
+tasks = re.findall(r"^uring task id=(\d+) requests=(\d+)$", t, re.M)
+total = sum(ops[k] for k in ("write", "read", "fsync", "openat", "close", "unlinkat"))
+print("ok" if len(tasks) == 3 and len({i for i, _ in tasks}) == 3 and sum(int(n) for _, n in tasks) == total else (tasks, total))
+PY
+)"
+check_eq "uring-workload: no file left in TMPDIR" 0 "$(ls -A "$TMPD/uring-tmp" | wc -l)"
+TMPDIR="$TMPD/uring-tmp" "$bin" uring-workload --tasks 1 --duration 300ms --stuck-pipe > "$TMPD/uring2.out" 2>&1
+check_eq "uring-workload --stuck-pipe: exit 0 (the stuck read abandoned), its fd printed" "0 1" \
+    "$? $(grep -cE '^uring pid=[0-9]+ stuck_fd=[0-9]+$' "$TMPD/uring2.out")"
+"$bin" uring-workload --workers 2 > /dev/null 2>&1
+check_eq "uring-workload --workers: usage error" 2 $?
 finish
