@@ -210,7 +210,8 @@ struct tet_uring_rec {
 	struct tet_hdr h;
 	__u64 ctx;
 	__u64 user_data;
-	__s32 fd;           /* SUBMIT: the SQE's fd; RING: the ring's fd (-1: not known) */
+	__s32 fd;           /* SUBMIT: the SQE's fd field (OPENAT: its dirfd; with
+			     * IOSQE_FIXED_FILE an index); RING: the ring's fd (-1: not known) */
 	__s32 res;          /* DONE */
 	__u32 pos;          /* SUBMIT */
 	__u32 flags;        /* SUBMIT: request flags (low bits: IOSQE_*); DONE: CQE flags; RING */

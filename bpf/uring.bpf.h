@@ -70,8 +70,41 @@ struct {
 	__type(value, struct uring_polls);
 } uring_polls SEC(".maps");
 
-/* IORING_SETUP_SQPOLL */
-#define TET_SETUP_SQPOLL (1u << 1)
+/* IORING_SETUP_* */
+#define TET_SETUP_SQPOLL     (1u << 1)
+#define TET_SETUP_SQE128     (1u << 10)
+#define TET_SETUP_NO_SQARRAY (1u << 16)
+
+/* The fd field of the SQE at SQ position pos, as user space wrote it (the request's own copy,
+ * req->cqe.fd, is only set for opcodes that take a file: CLOSE's fd and OPENAT's dirfd are
+ * not in it). The kernel has consumed the entry but not yet published the new SQ head, so
+ * user space cannot have reused it. Falls back to req->cqe.fd when it cannot be read. */
+static __always_inline __s32 sqe_fd(struct io_ring_ctx *rctx, struct io_kiocb *req, __u32 pos)
+{
+	__u32 flags = BPF_CORE_READ(rctx, flags), entries = BPF_CORE_READ(rctx, sq_entries), idx;
+	struct io_uring_sqe *sqes = BPF_CORE_READ(rctx, sq_sqes), *sqe;
+	__u32 *array;
+	__s32 fd;
+
+	if (!entries || !sqes)
+		goto req_fd;
+	idx = pos & (entries - 1);
+	if (!(flags & TET_SETUP_NO_SQARRAY)) {
+		array = BPF_CORE_READ(rctx, sq_array);
+		if (!array || bpf_probe_read_kernel(&idx, sizeof(idx), &array[idx]))
+			goto req_fd;
+	}
+	if (idx >= entries)
+		goto req_fd;
+	if (flags & TET_SETUP_SQE128)
+		idx <<= 1;
+	sqe = &sqes[idx];
+	if (bpf_probe_read_kernel(&fd, sizeof(fd), &sqe->fd))
+		goto req_fd;
+	return fd;
+req_fd:
+	return BPF_CORE_READ(req, cqe.fd);
+}
 
 static __always_inline bool exe_is_target(void)
 {
@@ -203,8 +236,8 @@ int BPF_PROG(tet_ur_submit, struct io_kiocb *req)
 		return 0;
 	r->ctx = ring;
 	r->user_data = BPF_CORE_READ(req, cqe.user_data);
-	r->fd = BPF_CORE_READ(req, cqe.fd);
 	r->pos = BPF_CORE_READ(rctx, cached_sq_head) - 1;
+	r->fd = sqe_fd(rctx, req, r->pos);
 	r->flags = (__u32)BPF_CORE_READ(req, flags);
 	r->opcode = BPF_CORE_READ(req, opcode);
 	uring_submit_rec(r);
@@ -299,13 +332,30 @@ static __noinline void uring_poll(__u32 tgid, bool begin, __u64 task, __u64 head
 	}
 	if (d == 0)
 		return;
-	d--;
-	st->depth = d;
-	if (d < URING_DEPTH) {
-		f = &st->f[d & (URING_DEPTH - 1)];
-		if (f->ring == (__u64)rctx && tail != f->from)
-			uring_push(tgid, f, tail);
+	/* the frame of this poll: the innermost of its task. Frames above it are polls whose end
+	 * was not seen (an end probe attached after their begin): dropped, so a lost end never
+	 * leaves the depth stuck. An end with no frame of its task (its begin was not seen) changes
+	 * nothing, unless polls deeper than the frames kept are open: then it is the innermost. */
+	{
+		int found = -1;
+
+		for (int i = URING_DEPTH - 1; i >= 0; i--) {
+			if (i < d && st->f[i].task == task && st->f[i].header == header) {
+				found = i;
+				break;
+			}
+		}
+		if (found < 0) {
+			if (d > URING_DEPTH)
+				st->depth = d - 1;
+			return;
+		}
+		d = (__u32)found;
 	}
+	st->depth = d;
+	f = &st->f[d & (URING_DEPTH - 1)];
+	if (f->ring == (__u64)rctx && tail != f->from)
+		uring_push(tgid, f, tail);
 	if (d > 0 && d <= URING_DEPTH) {
 		f = &st->f[(d - 1) & (URING_DEPTH - 1)];
 		f->ring = (__u64)rctx;

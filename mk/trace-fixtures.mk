@@ -43,7 +43,7 @@ $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
 
-UNIT_TRACE_SRCS := $(addprefix tracer/,hist.c analyzer.c htab.c uring.c units.c report.c json.c batch.c)
+UNIT_TRACE_SRCS := $(addprefix tracer/,hist.c analyzer.c htab.c uring.c uring_report.c units.c report.c json.c batch.c)
 $(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*.h) bpf/events.h tests/unit/check.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -17,7 +17,8 @@ $(OBJ)/why.o: $(OBJ)/syscall_names.h
 # report.html's "Where the time went" on a synthetic capture (tests/t_why_html.sh)
 ALL_TARGETS += $(BUILD)/tests/html_why_test
 $(BUILD)/tests/html_why_test: tests/unit/html_why_test.c tracer/html.c tracer/json.c tracer/units.c \
-    tracer/hist.c tracer/report.c tracer/analyzer.c tracer/htab.c tracer/uring.c $(OBJ)/html_assets.h
+    tracer/hist.c tracer/report.c tracer/analyzer.c tracer/htab.c tracer/uring.c tracer/uring_report.c \
+    $(OBJ)/html_assets.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) -Itracer -Ibpf \
 	    -o $@ $(filter %.c,$^) -lm

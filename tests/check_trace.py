@@ -5,8 +5,10 @@ Checks (each failure is one line on stdout, exit 1; on success prints one JSON s
   - JSON object format: {"traceEvents": [...], ...}; every event has ph, ts, pid, tid
     (numbers; ts >= 0); "X" slices have a numeric dur >= 0;
   - every flow start ("s") has exactly one end ("f") with the same id, and the other way round;
-    a flow's start lies inside a "wake" slice of its thread and its end inside a "poll" slice
-    of its thread (bp "e": bound to the enclosing slice), both of the same task;
+    a flow's start lies inside a "wake" or an "io_uring" slice of its thread and its end inside
+    a "poll" slice of its thread (bp "e": bound to the enclosing slice), both of the same task
+    (an io_uring request's args.task); start and end have the same name and cat (Perfetto
+    pairs them by id, cat and name);
   - slices of one thread nest: none begins inside another and ends after it;
   - every thread with events has a thread_name, every process a process_name.
 """
@@ -100,16 +102,22 @@ def main():
         return None
 
     bad_bind = 0
+    flows_from = defaultdict(int)  # cat of the slice a flow starts in -> flows
     for fid in starts.keys() & ends.keys():
         s, f = starts[fid], ends[fid]
-        w = enclosing((s["pid"], s["tid"]), s["ts"], "wake")
+        if (s.get("name"), s.get("cat")) != (f.get("name"), f.get("cat")):
+            errors.append(f"flow {fid}: start {s.get('name')!r}/{s.get('cat')!r}, end {f.get('name')!r}/{f.get('cat')!r}")
+        w = (enclosing((s["pid"], s["tid"]), s["ts"], "wake")
+             or enclosing((s["pid"], s["tid"]), s["ts"], "io_uring"))
         p = enclosing((f["pid"], f["tid"]), f["ts"], "poll")
         if not w or not p:
             bad_bind += 1
             if bad_bind <= 5:
-                errors.append(f"flow {fid}: start not inside a wake slice or end not inside a poll slice")
+                errors.append(f"flow {fid}: start not inside a wake or io_uring slice or end not inside a poll slice")
         elif w["args"]["task"] != p["args"]["task"]:
-            errors.append(f"flow {fid}: wake of task {w['args']['task']} → poll of task {p['args']['task']}")
+            errors.append(f"flow {fid}: {w['cat']} of task {w['args']['task']} → poll of task {p['args']['task']}")
+        else:
+            flows_from[w["cat"]] += 1
     for key in threads - tnames:
         errors.append(f"thread {key} has events but no thread_name")
     for pid in {k[0] for k in threads} - pnames:
@@ -122,8 +130,13 @@ def main():
     polls = sum(1 for v in slices.values() for x in v if x[2].get("cat") == "poll")
     wakes = sum(1 for v in slices.values() for x in v if x[2].get("cat") == "wake")
     parks = sum(1 for v in slices.values() for x in v if x[2].get("cat") == "park")
+    uring = [x[2] for v in slices.values() for x in v if x[2].get("cat") == "io_uring"]
+    uring_in_flight = sum(1 for e in uring if e.get("args", {}).get("in_flight"))
     print(json.dumps({"events": len(evs), "polls": polls, "wakes": wakes, "parks": parks,
-                      "flows": len(starts), "threads": len(threads), "phases": counts,
+                      "flows": len(starts), "wake_flows": flows_from["wake"],
+                      "io_uring": len(uring) - uring_in_flight, "io_uring_in_flight": uring_in_flight,
+                      "io_uring_flows": flows_from["io_uring"],
+                      "threads": len(threads), "phases": counts,
                       "other": doc.get("otherData", {}), "thread_names": thread_names}))
     return 0
 

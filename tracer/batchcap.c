@@ -74,9 +74,10 @@ struct tet_bc {
  * SQEs filled before this took effect stay unattributed. */
 static void uring_hooks(struct tet_bc *s)
 {
-	static const char *const probes[2] = { "task_poll_begin", "task_poll_end" };
-	struct bpf_program *progs[2] = { s->skel->progs.tet_ur_poll_begin,
-					 s->skel->progs.tet_ur_poll_end };
+	/* the end first: a poll whose begin is seen then has its end seen too */
+	static const char *const probes[2] = { "task_poll_end", "task_poll_begin" };
+	struct bpf_program *progs[2] = { s->skel->progs.tet_ur_poll_end,
+					 s->skel->progs.tet_ur_poll_begin };
 	size_t n = 0;
 
 	s->hooked = true;

@@ -24,6 +24,12 @@
  * in "cpu_other") and its blocked stacks (the 10 longest, LEAF FIRST, as the page lists them),
  * each frame an index into one table of frame strings (a frame recurs in most stacks of a site);
  * per finding (in "findings") its split, blocked_top and hot.
+ *
+ * io_uring (uring.h): DATA "io_uring" is null for a target that used no io_uring (the page
+ * then has no io_uring section); else its totals, the figures per opcode and per spawn site,
+ * and the requests in flight at the end (the oldest HTML_UR_INFLIGHT), each with what its fd
+ * was (untrusted bytes from /proc: made printable with report_sanitize, then JSON-escaped;
+ * the script puts them on the page as text).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +39,7 @@
 #include "json.h"
 #include "reporters.h"
 #include "units.h"
+#include "uring.h"
 
 #define HTML_SITES        2000   /* sites listed */
 #define HTML_SITE_HISTS   100    /* … of which with histogram buckets (the busiest) */
@@ -50,6 +57,7 @@
 #define HTML_WHY_REFS     150000 /* frames in the CPU stacks of all sites together (~1 MB) */
 #define HTML_WHY_FRAMES   8      /* frames of a finding's blocking stack */
 #define HTML_FRAME_BYTES  300    /* a frame quoted in a finding, cut beyond (HTML part only) */
+#define HTML_UR_INFLIGHT  1000   /* io_uring requests in flight listed (the oldest) */
 #define BINS_PER_DECADE   5
 #define NBINS             70     /* 10^0 … 10^14 ns */
 
@@ -1539,6 +1547,130 @@ static void j_flight(struct jw *w, const struct report_meta *m)
 	jw_obj_end(w);
 }
 
+/* ---- data: io_uring ---- */
+static void j_ur_ops(struct jw *w, const struct ur_opstats *v, size_t n)
+{
+	struct hist_summary s;
+	char nb[24];
+
+	jw_key(w, "ops");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj_begin(w);
+		jw_kstr(w, "op", ur_opcode_str(v[i].opcode, nb, sizeof(nb)));
+		jw_ku64(w, "opcode", v[i].opcode);
+		jw_ku64(w, "submitted", v[i].submitted);
+		jw_ku64(w, "completed", v[i].completed);
+		jw_ku64(w, "errors", v[i].errors);
+		jw_ku64(w, "in_flight", v[i].in_flight);
+		hist_summarize(&v[i].lat_ns, &s);
+		jw_key(w, "lat");
+		jw_obj_begin(w);
+		j_summary(w, &s);
+		jw_obj_end(w);
+		hist_summarize(&v[i].consume_ns, &s);
+		jw_key(w, "to_poll");
+		jw_obj_begin(w);
+		j_summary(w, &s);
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+/* A request's spawn site: its index and strings; "no task known" when it was not linked. */
+static void j_ur_site(struct jw *w, const struct an_site *s, bool linked)
+{
+	jw_key(w, "site");
+	if (s)
+		jw_u64(w, s->index);
+	else
+		jw_null(w);
+	if (s || linked) {
+		j_site_strings(w, s);
+	} else {
+		jw_kstr(w, "loc", "(no task known)");
+		jw_kstr(w, "type", NULL);
+	}
+}
+
+static void j_uring(struct jw *w, const struct analyzer *a, const struct report_meta *m)
+{
+	const struct ur *u = an_uring(a);
+	const struct ur_totals *t;
+	const struct ur_opstats *ops;
+	struct ur_site_stats *const *sites;
+	const struct ur_inflight *inf;
+	size_t n;
+	uint64_t now = an_now(a);
+	char what[UR_FD_WHAT_MAX * 4 + 8], nb[24];
+
+	jw_key(w, "io_uring");
+	if (!ur_active(u)) {
+		jw_null(w);
+		return;
+	}
+	t = ur_totals(u);
+	jw_obj_begin(w);
+	jw_ku64(w, "rings", t->rings);
+	jw_ku64(w, "submitted", t->submitted);
+	jw_ku64(w, "completed", t->completed);
+	jw_ku64(w, "errors", t->errors);
+	jw_ku64(w, "in_flight", t->in_flight);
+	jw_ku64(w, "linked", t->linked);
+	jw_ku64(w, "unattributed", t->unattributed);
+	jw_ku64(w, "consumed", t->consumed);
+	jw_ku64(w, "unconsumed", t->unconsumed);
+	jw_ku64(w, "completions_unmatched", t->completions_unmatched);
+	jw_ku64(w, "untracked", t->untracked);
+	jw_ku64(w, "records_lost", m->counters_valid ? m->counters.uring_drops : 0);
+	jw_kstr(w, "why_not_linked", m->uring && !m->uring->hooks ? m->uring->why_no_hooks : NULL);
+	n = ur_opcodes(u, &ops);
+	j_ur_ops(w, ops, n);
+	n = ur_sites(u, &sites);
+	jw_key(w, "sites");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj_begin(w);
+		j_ur_site(w, sites[i]->site, false);
+		jw_ku64(w, "tasks", sites[i]->tasks);
+		j_ur_ops(w, sites[i]->ops, sites[i]->nops);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	n = ur_inflight(u, &inf);
+	jw_key(w, "in_flight_requests");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n && i < HTML_UR_INFLIGHT; i++) {
+		const struct ur_inflight *f = &inf[i];
+
+		jw_obj_begin(w);
+		jw_kstr(w, "op", ur_opcode_str(f->opcode, nb, sizeof(nb)));
+		jw_ku64(w, "opcode", f->opcode);
+		jw_ki64(w, "fd", f->fd);
+		jw_kbool(w, "fixed_file", f->fixed_file);
+		jw_key(w, "fd_target");
+		if (*f->fd_what)
+			jw_str(w, report_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)), 0,
+						  what, sizeof(what)));
+		else
+			jw_null(w);
+		jw_ku64(w, "pid", f->pid);
+		jw_key(w, "task");
+		if (f->linked)
+			jw_u64(w, f->task_key);
+		else
+			jw_null(w);
+		j_ur_site(w, f->site, f->linked);
+		jw_ki64(w, "submitted_at_ns", (int64_t)(f->submit_ts - m->start_ns));
+		jw_ku64(w, "age_ns", now > f->submit_ts ? now - f->submit_ts : 0);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_ku64(w, "in_flight_omitted", n > HTML_UR_INFLIGHT ? n - HTML_UR_INFLIGHT : 0);
+	jw_obj_end(w);
+}
+
 static int data_json(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_totals *t = an_totals(a);
@@ -1612,6 +1744,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 		ret = j_timeline(w, a, m, workers, nw, &fx, &tc, npend);
 	if (!ret && m->why)
 		ret = j_why(w, m->why);
+	j_uring(w, a, m);
 	jw_obj_end(w);
 	free(workers);
 	free(fx.v);

@@ -16,6 +16,17 @@
  *   flight-recorder trigger  a global instant "trigger: SPEC" at the triggering moment (a dump
  *                            only), on the trigger's thread (named like any other); otherData
  *                            holds the dump's window
+ *   io_uring requests        (a target that used io_uring only, uring.h) "X" slices from the
+ *                            submission to the completion, named by opcode, on tracks
+ *                            "io_uring ring N" of the target's process (rings numbered in
+ *                            order: their address is the kernel's, kept out of the file) (thread tracks with
+ *                            made-up tids, see UR_TID_BASE): requests overlap, so each ring
+ *                            has as many tracks ("lanes") as it had requests in flight at once,
+ *                            each request on the first lane free at its submission; a flow
+ *                            arrow ("s" → "f") from each request to the poll of its task that
+ *                            consumed the completion (ur_tl_rec.poll_ts on poll_tid). Requests
+ *                            still in flight at the end: slices to the end of the capture,
+ *                            named "OP (in flight)", args.in_flight true
  *
  * A wake slice lasts at most 1 µs and never overlaps the next slice of its thread (nor
  * outlives the poll it happens in), so slices nest properly; a flow is written only when both
@@ -23,7 +34,9 @@
  *
  * Bounded: the trace is the analyzer's timeline ring (--timeline-events records, oldest
  * overwritten). When the capture produced more, the file says what was cut (otherData, and a
- * global instant at the first kept event) and the caller says it on stderr.
+ * global instant at the first kept event) and the caller says it on stderr. The io_uring
+ * requests come from uring.c's own ring of finished requests (as many records); otherData
+ * says how many it kept of how many, and how many did not fit in UR_LANES_MAX lanes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,9 +44,13 @@
 
 #include "json.h"
 #include "reporters.h"
+#include "uring.h"
 
 #define WAKE_SLICE_NS 1000
 #define FLOW_MIN_NS   2
+#define UR_LANES_MAX  64          /* tracks per ring; requests beyond are counted, not drawn */
+#define UR_TID_BASE   0x40000000u /* tids of the ring tracks: above any real one (PID_MAX_LIMIT
+				   * is 2^22), UR_LANES_MAX per ring */
 
 struct ev {
 	const struct an_tl_rec *r;
@@ -45,6 +62,24 @@ struct tinfo {
 	uint32_t pid, tid;
 	int32_t worker;         /* -1: not a worker thread */
 	bool polls;             /* polled tasks (as a worker or on the blocking pool) */
+};
+
+/* The track of one lane of an io_uring ring. */
+struct utrack {
+	uint32_t pid, tid, lane;
+	uint64_t ring;
+	uint32_t ring_no;       /* rings numbered from 1 in order (the address is the kernel's) */
+};
+
+/* An io_uring request drawn: finished (r) or in flight at the end (f), as a slice [b, e] on
+ * the lane track `tid` (0: no lane left, not drawn). */
+struct ureq {
+	const struct ur_tl_rec *r;
+	const struct ur_inflight *f;
+	uint64_t ring, b, e;
+	uint32_t pid, tid;
+	uint32_t flow;          /* id, 0 = none */
+	const struct an_tl_rec *poll;  /* the poll the flow ends in */
 };
 
 struct tsite {
@@ -301,17 +336,23 @@ static void flight_instant(struct tw *t, const struct report_meta *m, const stru
 	jw_obj_end(t->w);
 }
 
-static void thread_names(struct tw *t, const struct tinfo *th, size_t n, const char *exe)
+static void process_name(struct tw *t, uint32_t pid, const char *exe)
 {
 	const char *base = exe ? strrchr(exe, '/') : NULL;
 	char name[320];
 
 	base = base ? base + 1 : exe ? exe : "?";
+	snprintf(name, sizeof(name), "%s (PID %u)", base, pid);
+	metadata(t, "process_name", pid, pid, name, 0);
+}
+
+static void thread_names(struct tw *t, const struct tinfo *th, size_t n, const char *exe)
+{
+	char name[320];
+
 	for (size_t i = 0; i < n; i++) {
-		if (!i || th[i].pid != th[i - 1].pid) {
-			snprintf(name, sizeof(name), "%s (PID %u)", base, th[i].pid);
-			metadata(t, "process_name", th[i].pid, th[i].pid, name, 0);
-		}
+		if (!i || th[i].pid != th[i - 1].pid)
+			process_name(t, th[i].pid, exe);
 		if (th[i].worker >= 0)
 			snprintf(name, sizeof(name), "worker %d (tid %u)", th[i].worker, th[i].tid);
 		else if (th[i].polls)
@@ -321,6 +362,261 @@ static void thread_names(struct tw *t, const struct tinfo *th, size_t n, const c
 		metadata(t, "thread_name", th[i].pid, th[i].tid, name, 0);
 		metadata(t, "thread_sort_index", th[i].pid, th[i].tid, NULL,
 			 th[i].worker >= 0 ? th[i].worker : th[i].polls ? 10000 : 20000);
+	}
+}
+
+/* ---- io_uring requests ---- */
+struct uctx {
+	struct ureq *v;
+	size_t n;
+	struct utrack *tracks;       /* by pid, then tid */
+	size_t ntracks;
+	uint64_t finished;           /* requests finished during the capture (Σ per-opcode
+				      * completed: each went into uring.c's ring once) */
+	size_t kept, in_flight;      /* finished ones kept in the ring; in flight at the end */
+	uint64_t not_drawn;          /* no lane left */
+	uint64_t slices, flows;
+};
+
+static int cmp_ureq(const void *x, const void *y)
+{
+	const struct ureq *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->ring != b->ring)
+		return a->ring < b->ring ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return a->e < b->e ? -1 : a->e > b->e;
+}
+
+static int cmp_poll_at(const void *x, const void *y)
+{
+	const struct an_tl_rec *a = *(const struct an_tl_rec *const *)x;
+	const struct an_tl_rec *b = *(const struct an_tl_rec *const *)y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* The requests to draw (none when the target used no io_uring): the finished ones uring.c
+ * kept, and those in flight at the end, as slices up to `end`. */
+static int uring_collect(struct uctx *c, const struct ur *u, uint64_t end)
+{
+	const struct ur_tl_rec *s1, *s2;
+	const struct ur_inflight *inf;
+	const struct ur_opstats *ops;
+	size_t n1, n2, nops;
+
+	memset(c, 0, sizeof(*c));
+	if (!ur_active(u))
+		return 0;
+	c->kept = ur_timeline(u, &s1, &n1, &s2, &n2);
+	c->in_flight = ur_inflight(u, &inf);
+	nops = ur_opcodes(u, &ops);
+	for (size_t i = 0; i < nops; i++)
+		c->finished += ops[i].completed;
+	c->v = malloc((c->kept + c->in_flight + 1) * sizeof(*c->v));
+	c->tracks = malloc((c->kept + c->in_flight + 1) * sizeof(*c->tracks));
+	if (!c->v || !c->tracks)
+		return -ENOMEM;
+	for (size_t i = 0; i < n1 + n2; i++) {
+		const struct ur_tl_rec *r = i < n1 ? &s1[i] : &s2[i - n1];
+
+		c->v[c->n++] = (struct ureq){ .r = r, .ring = r->ring, .b = r->submit_ts,
+			.e = r->done_ts > r->submit_ts ? r->done_ts : r->submit_ts, .pid = r->pid };
+	}
+	for (size_t i = 0; i < c->in_flight; i++)
+		c->v[c->n++] = (struct ureq){ .f = &inf[i], .ring = inf[i].ring, .b = inf[i].submit_ts,
+			.e = end > inf[i].submit_ts ? end : inf[i].submit_ts, .pid = inf[i].pid };
+	return 0;
+}
+
+/* Lanes: per ring, each request (by submission) on the first track whose last request ended
+ * by then — as few tracks as requests were in flight at once, slices never overlap on one. */
+static void uring_lanes(struct uctx *c)
+{
+	uint64_t lane_end[UR_LANES_MAX];
+	uint32_t nlanes = 0, ring_no = 0;
+
+	if (!c->n)
+		return;
+	qsort(c->v, c->n, sizeof(*c->v), cmp_ureq);
+	for (size_t i = 0; i < c->n; i++) {
+		struct ureq *q = &c->v[i];
+		uint32_t l;
+
+		if (i && (q->pid != c->v[i - 1].pid || q->ring != c->v[i - 1].ring)) {
+			ring_no++;
+			nlanes = 0;
+		}
+		for (l = 0; l < nlanes && lane_end[l] > q->b; l++)
+			;
+		if (l == nlanes) {
+			if (nlanes == UR_LANES_MAX) {
+				c->not_drawn++;
+				continue;
+			}
+			nlanes++;
+			c->tracks[c->ntracks++] = (struct utrack){ q->pid,
+				UR_TID_BASE + ring_no * UR_LANES_MAX + l, l, q->ring, ring_no + 1 };
+		}
+		lane_end[l] = q->e;
+		q->tid = UR_TID_BASE + ring_no * UR_LANES_MAX + l;
+	}
+}
+
+/* Flows: a finished request → the poll of its task that consumed it (the poll beginning at
+ * poll_ts on poll_tid), when that poll is in the trace and both slices can hold an end. */
+static int uring_flows(struct uctx *c, const struct ev *ev, size_t n, uint32_t *next_flow)
+{
+	const struct an_tl_rec **polls;
+	size_t np = 0;
+
+	if (!c->n)
+		return 0;
+	polls = malloc((n ? n : 1) * sizeof(*polls));
+	if (!polls)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].r->type == AN_TL_POLL)
+			polls[np++] = ev[i].r;
+	qsort(polls, np, sizeof(*polls), cmp_poll_at);
+	for (size_t i = 0; i < c->n; i++) {
+		struct ureq *q = &c->v[i];
+		const struct ur_tl_rec *r = q->r;
+		struct an_tl_rec k;
+		const struct an_tl_rec *kp = &k, *const *p;
+
+		if (!r || !q->tid || !r->linked || !r->poll_ts || !r->poll_tid ||
+		    q->e - q->b < FLOW_MIN_NS)
+			continue;
+		k = (struct an_tl_rec){ .ts = r->poll_ts, .pid = r->pid, .tid = r->poll_tid };
+		p = np ? bsearch(&kp, polls, np, sizeof(*polls), cmp_poll_at) : NULL;
+		if (!p || rkey(*p) != r->task_key || (*p)->end < (*p)->ts + FLOW_MIN_NS)
+			continue;
+		q->poll = *p;
+		q->flow = (*next_flow)++;
+	}
+	free(polls);
+	return 0;
+}
+
+static void uring_track_names(struct tw *t, const struct uctx *c, const struct tinfo *th,
+			      size_t nth, const char *exe)
+{
+	char name[80];
+
+	for (size_t i = 0; i < c->ntracks; i++) {
+		const struct utrack *k = &c->tracks[i];
+
+		if (!i || k->pid != c->tracks[i - 1].pid) { /* a process without threads named yet */
+			size_t j;
+
+			for (j = 0; j < nth && th[j].pid != k->pid; j++)
+				;
+			if (j == nth)
+				process_name(t, k->pid, exe);
+		}
+		if (k->lane)
+			snprintf(name, sizeof(name), "io_uring ring %u (%u)", k->ring_no, k->lane + 1);
+		else
+			snprintf(name, sizeof(name), "io_uring ring %u", k->ring_no);
+		metadata(t, "thread_name", k->pid, k->tid, name, 0);
+		metadata(t, "thread_sort_index", k->pid, k->tid, NULL,
+			 30000 + (int64_t)(k->tid - UR_TID_BASE));
+	}
+}
+
+static void uring_other(struct tw *t, const struct uctx *c)
+{
+	char buf[200];
+
+	jw_ku64(t->w, "io_uring_requests_finished", c->finished);
+	jw_ku64(t->w, "io_uring_requests_finished_kept", c->kept);
+	jw_ku64(t->w, "io_uring_requests_in_flight", c->in_flight);
+	jw_ku64(t->w, "io_uring_requests_not_drawn", c->not_drawn);
+	jw_ku64(t->w, "io_uring_lanes_max", UR_LANES_MAX);
+	jw_kbool(t->w, "io_uring_cut", c->kept < c->finished);
+	if (c->kept < c->finished) {
+		snprintf(buf, sizeof(buf), "%llu io_uring requests finished; this trace keeps the last %llu (--timeline-events)",
+			 (unsigned long long)c->finished, (unsigned long long)c->kept);
+		jw_kstr(t->w, "io_uring_cut_note", buf);
+	}
+}
+
+static void uring_slices(struct tw *t, struct uctx *c)
+{
+	char nb[24], name[48], hex[24], what[UR_FD_WHAT_MAX * 4 + 8];
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct ureq *q = &c->v[i];
+		const struct ur_tl_rec *r = q->r;
+		const struct ur_inflight *f = q->f;
+		unsigned op = r ? r->opcode : f->opcode;
+		const char *on = ur_opcode_str(op, nb, sizeof(nb));
+		bool linked = r ? r->linked : f->linked;
+
+		if (!q->tid)
+			continue;
+		snprintf(name, sizeof(name), f ? "%s (in flight)" : "%s", on);
+		ev_begin(t, "X", q->b, q->pid, q->tid);
+		jw_kstr(t->w, "name", name);
+		jw_kstr(t->w, "cat", "io_uring");
+		k_dur(t, q->e - q->b);
+		jw_key(t->w, "args");
+		jw_obj_begin(t->w);
+		jw_kstr(t->w, "op", on);
+		jw_ku64(t->w, "opcode", op);
+		jw_ki64(t->w, "fd", r ? r->fd : f->fd);
+		jw_key(t->w, "task");
+		if (linked)
+			jw_u64(t->w, r ? r->task_key : f->task_key);
+		else
+			jw_null(t->w);
+		jw_ku64(t->w, "submit_tid", r ? r->tid : f->tid);
+		jw_kbool(t->w, "in_flight", f != NULL);
+		if (r) {
+			jw_ki64(t->w, "res", r->res);
+			jw_key(t->w, "complete_to_poll_ns");
+			if (r->poll_ts >= r->done_ts && r->poll_ts)
+				jw_u64(t->w, r->poll_ts - r->done_ts);
+			else
+				jw_null(t->w);
+		} else {
+			jw_kbool(t->w, "fixed_file", f->fixed_file);
+			jw_key(t->w, "fd_target");
+			if (*f->fd_what)
+				jw_str(t->w, report_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)),
+							     0, what, sizeof(what)));
+			else
+				jw_null(t->w);
+		}
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)(r ? r->user_data : f->user_data));
+		jw_kstr(t->w, "user_data", hex);
+		jw_obj_end(t->w);
+		jw_obj_end(t->w);
+		c->slices++;
+		if (!q->flow)
+			continue;
+		ev_begin(t, "s", q->b + (q->e - q->b) / 2, q->pid, q->tid);
+		jw_kstr(t->w, "name", "io_uring");
+		jw_kstr(t->w, "cat", "io_uring");
+		jw_ku64(t->w, "id", q->flow);
+		jw_obj_end(t->w);
+		/* just inside the poll's start: a wake slice of that thread (inside the poll, later)
+		 * cannot be the enclosing slice there */
+		ev_begin(t, "f", q->poll->ts + 1, q->poll->pid, q->poll->tid);
+		jw_kstr(t->w, "name", "io_uring");
+		jw_kstr(t->w, "cat", "io_uring");
+		jw_ku64(t->w, "id", q->flow);
+		jw_kstr(t->w, "bp", "e");
+		jw_obj_end(t->w);
+		c->flows++;
 	}
 }
 
@@ -338,6 +634,7 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
 	struct tinfo *th = malloc((n + nworkers + 1) * sizeof(*th));
 	struct sites_ctx sc = { 0 };
+	struct uctx uc = { 0 };
 	struct tw t = { 0 };
 	struct tinfo trig_on = { 0, 0, -1, false };
 	uint64_t total = an_totals(a)->timeline_events, end = m->end_ns;
@@ -358,9 +655,14 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 	for (size_t i = 0; i < n2; i++)
 		ev[n1 + i] = (struct ev){ &s2[i], 0, 0 };
 	qsort(ev, n, sizeof(*ev), cmp_ev_ts);
+	if (uring_collect(&uc, an_uring(a), end))
+		goto out;
 	t.base = m->start_ns;
 	if (n && ev[0].r->ts < t.base)
 		t.base = ev[0].r->ts;
+	for (size_t i = 0; i < uc.n; i++)
+		if (uc.v[i].b < t.base)
+			t.base = uc.v[i].b;
 	if (m->flight && m->flight->trigger.ts && m->flight->trigger.ts < t.base)
 		t.base = m->flight->trigger.ts;
 	if (end < t.base)
@@ -460,6 +762,9 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 		}
 		i = j;
 	}
+	uring_lanes(&uc);
+	if (uring_flows(&uc, ev, n, &next_flow))
+		goto out;
 
 	t.w = jw_new(out, false);
 	if (!t.w)
@@ -490,10 +795,13 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 	}
 	if (m->flight)
 		flight_other(&t, m);
+	if (ur_active(an_uring(a)))
+		uring_other(&t, &uc);
 	jw_obj_end(t.w);
 	jw_key(t.w, "traceEvents");
 	jw_arr_begin(t.w);
 	thread_names(&t, th, nth, m->executable ? m->executable : m->binary);
+	uring_track_names(&t, &uc, th, nth, m->executable ? m->executable : m->binary);
 	if (st->kept < st->total && n) {
 		ev_begin(&t, "i", ev[0].r->ts, ev[0].r->pid, ev[0].r->tid);
 		snprintf(buf, sizeof(buf), "trace cut: %llu earlier timeline events not kept",
@@ -616,6 +924,7 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 		jw_obj_end(t.w);
 		st->parks++;
 	}
+	uring_slices(&t, &uc);
 	jw_arr_end(t.w);
 	jw_obj_end(t.w);
 	st->events = t.events;
@@ -625,5 +934,7 @@ out:
 	free(idx);
 	free(th);
 	free(sc.v);
+	free(uc.v);
+	free(uc.tracks);
 	return ret;
 }

@@ -19,6 +19,14 @@
  *
  * Histograms use fixed `le` bounds (1µs … 60s); each of the analyzer's log-linear buckets
  * (relative width ≤ 1/32) is counted under the first bound at or above its upper end.
+ *
+ * io_uring (uring.h): once a ring of the target was seen, the tokio_io_uring_* families by
+ * opcode (label op="READ", … or "opcode N"); nothing at all for a target without io_uring.
+ * They are uring.c's global per-opcode figures, which move live: submissions and completions
+ * (with their latency) as the records come, complete → poll as the task's poll begins. The
+ * per-opcode in-flight count is only set at the end of the capture, so the gauge is
+ * submitted − completed (a request beyond uring.c's tracking bound, UR_INFLIGHT_MAX, stays
+ * counted in flight).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +45,7 @@
 #include "reporters.h"
 #include "text.h"
 #include "units.h"
+#include "uring.h"
 
 #define PROM_LABEL_MAX 160
 #define PROM_REQ_MAX   8192
@@ -284,6 +293,81 @@ static void per_site(FILE *out, const struct plabels *L, const char *name, const
 	}
 }
 
+/* ---- io_uring ---- */
+static void ur_histogram(FILE *out, const struct ur_opstats *v, size_t n, size_t hist_off,
+			 const char *name, const char *help)
+{
+	char nb[24];
+
+	head(out, name, "histogram", help);
+	for (size_t i = 0; i < n; i++) {
+		const struct hist *h = (const struct hist *)((const char *)&v[i] + hist_off);
+		const char *op = ur_opcode_str(v[i].opcode, nb, sizeof(nb));
+		uint64_t b[NLE] = { 0 }, cum = 0;
+
+		hist_for_each_bucket(h, to_le, b);
+		for (size_t k = 0; k < NLE; k++) {
+			cum += b[k];
+			if (cum > h->count)
+				cum = h->count;
+			fprintf(out, "%s_bucket{op=\"%s\",le=\"%s\"} %llu\n", name, op, le_txt[k],
+				(unsigned long long)cum);
+		}
+		fprintf(out, "%s_bucket{op=\"%s\",le=\"+Inf\"} %llu\n", name, op,
+			(unsigned long long)h->count);
+		fprintf(out, "%s_sum{op=\"%s\"} ", name, op);
+		secs(out, h->sum);
+		fprintf(out, "\n%s_count{op=\"%s\"} %llu\n", name, op, (unsigned long long)h->count);
+	}
+}
+
+static void ur_counter(FILE *out, const struct ur_opstats *v, size_t n, size_t off,
+		       const char *name, const char *type, const char *help)
+{
+	char nb[24];
+
+	head(out, name, type, help);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s{op=\"%s\"} %llu\n", name, ur_opcode_str(v[i].opcode, nb, sizeof(nb)),
+			(unsigned long long)*(const uint64_t *)((const char *)&v[i] + off));
+}
+
+static void uring_metrics(FILE *out, const struct analyzer *a)
+{
+	const struct ur *u = an_uring(a);
+	const struct ur_opstats *v;
+	size_t n;
+	char nb[24];
+
+	if (!ur_active(u))
+		return;
+	n = ur_opcodes(u, &v);
+	head(out, "tokio_io_uring_rings", "gauge", "io_uring rings of the target seen.");
+	fprintf(out, "tokio_io_uring_rings %llu\n", (unsigned long long)ur_totals(u)->rings);
+	ur_counter(out, v, n, offsetof(struct ur_opstats, submitted),
+		   "tokio_io_uring_requests_submitted_total", "counter",
+		   "io_uring requests the kernel took from the target's rings, by opcode.");
+	ur_counter(out, v, n, offsetof(struct ur_opstats, completed),
+		   "tokio_io_uring_requests_completed_total", "counter",
+		   "io_uring requests completed (of those submitted during the capture), by opcode.");
+	ur_counter(out, v, n, offsetof(struct ur_opstats, errors),
+		   "tokio_io_uring_request_errors_total", "counter",
+		   "io_uring requests completed with an error (res < 0), by opcode.");
+	head(out, "tokio_io_uring_requests_in_flight", "gauge",
+	     "io_uring requests submitted and not completed yet, by opcode.");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "tokio_io_uring_requests_in_flight{op=\"%s\"} %llu\n",
+			ur_opcode_str(v[i].opcode, nb, sizeof(nb)),
+			(unsigned long long)(v[i].submitted > v[i].completed ?
+					     v[i].submitted - v[i].completed : 0));
+	ur_histogram(out, v, n, offsetof(struct ur_opstats, lat_ns),
+		     "tokio_io_uring_request_duration_seconds",
+		     "io_uring request latency (the kernel's submission to its completion), by opcode.");
+	ur_histogram(out, v, n, offsetof(struct ur_opstats, consume_ns),
+		     "tokio_io_uring_complete_to_poll_seconds",
+		     "Completion of an io_uring request to the next poll of the task that submitted it, by opcode.");
+}
+
 static int render(FILE *out, const struct analyzer *a, const struct report_meta *m,
 		  struct plabels *L)
 {
@@ -445,6 +529,7 @@ static int render(FILE *out, const struct analyzer *a, const struct report_meta 
 	head(out, "tokio_trace_site_label_limit", "gauge",
 	     "Distinct site labels allowed (--metrics-sites).");
 	fprintf(out, "tokio_trace_site_label_limit %zu\n", L->max);
+	uring_metrics(out, a);
 	return fflush(out) || ferror(out) ? -EIO : 0;
 }
 

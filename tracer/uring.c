@@ -259,7 +259,7 @@ static void tl_push(struct ur *u, const struct ur_op *o, uint64_t poll_ts, uint3
 	*r = (struct ur_tl_rec){ .submit_ts = o->submit_ts, .done_ts = o->done_ts,
 				 .wake_ts = o->wake_ts, .poll_ts = poll_ts,
 				 .task_key = o->task ? o->task->key : 0, .ring = o->ring,
-				 .pid = o->pid, .tid = o->tid, .poll_tid = poll_tid, .res = o->res,
+				 .user_data = o->user_data, .pid = o->pid, .tid = o->tid, .poll_tid = poll_tid, .res = o->res,
 				 .fd = o->fd, .opcode = o->opcode, .linked = o->task != NULL };
 }
 
@@ -471,11 +471,11 @@ static int on_submit(struct ur *u, const struct tet_uring_rec *r)
 	if (!rg || !st)
 		return -ENOMEM;
 	u->t.submitted++;
-	st->submitted++;
-	if (u->alive >= UR_INFLIGHT_MAX) {
+	if (u->alive >= UR_INFLIGHT_MAX) { /* counted in totals only: by opcode, as followed */
 		u->t.untracked++;
 		return 0;
 	}
+	st->submitted++;
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;

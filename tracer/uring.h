@@ -78,7 +78,7 @@ struct ur_inflight {
 /* A finished request for timeline reporters (bounded ring, oldest overwritten). */
 struct ur_tl_rec {
 	uint64_t submit_ts, done_ts, wake_ts, poll_ts;  /* 0: not seen */
-	uint64_t task_key, ring;
+	uint64_t task_key, ring, user_data;
 	uint32_t pid, tid;                     /* tid: the submitting thread */
 	uint32_t poll_tid;                     /* the thread of the consuming poll (0 unknown) */
 	int32_t res, fd;

@@ -42,7 +42,8 @@ io_uring with tokio-uring (tokio_uring::start: a current-thread runtime and its 
   prints `uring pid=PID stuck_fd=FD` (FD: the pipe's read end, or -1) at start, and at the end
   `uring tasks=N rounds=R bytes_verified=B elapsed_ms=MS` and the SQEs it submitted per opcode,
   `uring ops write=W read=R fsync=F openat=O close=C unlinkat=U stuck_read=0|1` (read counts
-  the stuck read). --workers and --current-thread do not apply.
+  the stuck read); each file task, as it ends, `uring task id=ID requests=N` (its Tokio task
+  id and its calls). --workers and --current-thread do not apply.
 
 common options:
   --workers N          worker threads of the multi-thread runtime (1..=1024, default: Tokio's)

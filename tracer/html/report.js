@@ -745,6 +745,67 @@
     sites.forEach(function (s, i) { box.appendChild(whySite(s, W, i < 3)); });
   }
 
+  /* ---- io_uring (D.io_uring: null when the target used none: no section then) ---- */
+  function uring() {
+    var U = D.io_uring, sec = $('io_uring');
+    if (!U) { sec.remove(); $('nav-uring').remove(); return; }
+    sec.hidden = false;
+    $('nav-uring').hidden = false;
+    var head = $('uring-head');
+    head.appendChild(el('p', 'uring-totals', num(U.rings) + (U.rings === 1 ? ' ring' : ' rings') + ' · ' +
+      num(U.submitted) + ' requests submitted · ' + num(U.completed) + ' completed (' + num(U.errors) +
+      ' errors) · ' + num(U.in_flight) + ' in flight at the end · ' + num(U.linked) + ' linked to a task, ' +
+      num(U.unattributed) + ' not · ' + num(U.consumed) + ' completions consumed by a poll of their task, ' +
+      num(U.unconsumed) + ' not'));
+    if (U.why_not_linked) head.appendChild(el('p', 'warning', 'Not linked to tasks: ' + U.why_not_linked));
+    if (U.records_lost) head.appendChild(el('p', 'warning', num(U.records_lost) +
+      ' io_uring records were lost (the ring buffer was full): these figures are incomplete.'));
+    var lat = function (k, q) { return function (o) { return o[k].n ? o[k][q] : null; }; };
+    var opCols = [
+      { label: 'Submitted', get: function (o) { return o.submitted; }, num: true, fmt: num },
+      { label: 'Completed', get: function (o) { return o.completed; }, num: true, fmt: num },
+      { label: 'Errors', get: function (o) { return o.errors; }, num: true, fmt: num },
+      { label: 'In flight', get: function (o) { return o.in_flight; }, num: true, fmt: num,
+        title: 'still in flight at the end of the capture' },
+      { label: 'Latency p50', get: lat('lat', 'p50'), num: true, fmt: dur, title: 'submission → completion' },
+      { label: 'p99', get: lat('lat', 'p99'), num: true, fmt: dur },
+      { label: 'max', get: lat('lat', 'max'), num: true, fmt: dur },
+      { label: 'Complete → poll p50', get: lat('to_poll', 'p50'), num: true, fmt: dur,
+        title: 'completion → the next poll of the task that submitted it' },
+      { label: 'p99', get: lat('to_poll', 'p99'), num: true, fmt: dur }
+    ];
+    table($('uring-ops'), [{ label: 'Op', get: function (o) { return o.op; }, cls: 'nowrap' }].concat(opCols),
+      U.ops || [], { sort: 1, asc: false });
+    var rows = [];
+    (U.sites || []).forEach(function (s) {
+      (s.ops || []).forEach(function (o) { rows.push({ s: s, o: o }); });
+    });
+    var via = function (c) {
+      return { label: c.label, num: c.num, fmt: c.fmt, title: c.title, get: function (r) { return c.get(r.o); } };
+    };
+    if (!rows.length) $('uring-sites').appendChild(el('p', 'empty', 'No request finished or in flight at a spawn site.'));
+    else table($('uring-sites'), [
+      { label: 'Spawn site', get: function (r) { return r.s.loc; }, cls: 'loc' },
+      { label: 'Type', get: function (r) { return r.s.type; }, cls: 'type' },
+      { label: 'Tasks', get: function (r) { return r.s.tasks; }, num: true, fmt: num },
+      { label: 'Op', get: function (r) { return r.o.op; }, cls: 'nowrap' }
+    ].concat(opCols.slice(0, 6).map(via), [via(opCols[7])]), rows, { sort: 4, asc: false });
+    var inf = U.in_flight_requests || [], ic = $('uring-inflight');
+    if (!inf.length) ic.appendChild(el('p', 'empty', 'No request was in flight at the end.'));
+    else table(ic, [
+      { label: 'Op', get: function (f) { return f.op; }, cls: 'nowrap' },
+      { label: 'fd', get: function (f) { return f.fd; }, num: true,
+        fmt: function (v, f) { return v < 0 ? '–' : f.fixed_file ? 'registered file ' + v : String(v); } },
+      { label: 'What it is', get: function (f) { return f.fd_target; }, cls: 'fd-target' },
+      { label: 'Task', get: function (f) { return f.task; }, num: true,
+        fmt: function (v) { return v === null ? 'no task known' : taskId(v); } },
+      { label: 'Spawn site', get: function (f) { return f.loc; }, cls: 'loc' },
+      { label: 'Submitted', get: function (f) { return f.submitted_at_ns; }, num: true, fmt: function (v) { return '+' + dur(v); } },
+      { label: 'In flight for', get: function (f) { return f.age_ns; }, num: true, fmt: dur }
+    ], inf, { sort: 6, asc: false, limit: 200,
+      note: U.in_flight_omitted ? num(U.in_flight_omitted) + ' more in flight, not listed (see the JSON report).' : '' });
+  }
+
   function run(name, fn) {
     try { fn(); } catch (e) {
       var s = $(name);
@@ -756,6 +817,7 @@
   run('timeline', timeline);
   run('heatmap', heatmap);
   run('stalled', stalled);
+  run('io_uring', uring);
   run('sites', sites);
   run('tasks', tasksTable);
   run('why', whyTime);
