@@ -1597,7 +1597,6 @@ static void j_ur_site(struct jw *w, const struct an_site *s, bool linked)
 static void j_uring(struct jw *w, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct ur *u = an_uring(a);
-	const struct ur_totals *t;
 	const struct ur_opstats *ops;
 	struct ur_site_stats *const *sites;
 	const struct ur_inflight *inf;
@@ -1610,20 +1609,8 @@ static void j_uring(struct jw *w, const struct analyzer *a, const struct report_
 		jw_null(w);
 		return;
 	}
-	t = ur_totals(u);
 	jw_obj_begin(w);
-	jw_ku64(w, "rings", t->rings);
-	jw_ku64(w, "submitted", t->submitted);
-	jw_ku64(w, "completed", t->completed);
-	jw_ku64(w, "errors", t->errors);
-	jw_ku64(w, "in_flight", t->in_flight);
-	jw_ku64(w, "linked", t->linked);
-	jw_ku64(w, "unattributed", t->unattributed);
-	jw_ku64(w, "consumed", t->consumed);
-	jw_ku64(w, "unconsumed", t->unconsumed);
-	jw_ku64(w, "completions_unmatched", t->completions_unmatched);
-	jw_ku64(w, "untracked", t->untracked);
-	jw_ku64(w, "records_lost", m->counters_valid ? m->counters.uring_drops : 0);
+	report_uring_totals_json(w, ur_totals(u), m);
 	jw_kstr(w, "why_not_linked", m->uring && !m->uring->hooks ? m->uring->why_no_hooks : NULL);
 	n = ur_opcodes(u, &ops);
 	j_ur_ops(w, ops, n);

@@ -133,6 +133,8 @@ void report_uring_terminal(FILE *out, const struct analyzer *a, const struct rep
 void report_uring_json(struct jw *w, const struct analyzer *a, const struct report_meta *m);
 void report_uring_capture_json(struct jw *w, const struct report_meta *m);
 void report_uring_task_json(struct jw *w, const struct ur_task_stats *st);
+/* The io_uring totals (rings … polls_nested_too_deep), for the JSON report and the page data. */
+void report_uring_totals_json(struct jw *w, const struct ur_totals *t, const struct report_meta *m);
 /* "location" and "type_name" of a spawn site (null for the pseudo sites, and location null for
  * the fallback's typed sites). */
 void report_json_site_ref(struct jw *w, const struct an_site *s);

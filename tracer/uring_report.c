@@ -205,22 +205,8 @@ void report_uring_capture_json(struct jw *w, const struct report_meta *m)
 	jw_obj_end(w);
 }
 
-void report_uring_json(struct jw *w, const struct analyzer *a, const struct report_meta *m)
+void report_uring_totals_json(struct jw *w, const struct ur_totals *t, const struct report_meta *m)
 {
-	const struct ur *u = an_uring(a);
-	const struct ur_totals *t;
-	const struct ur_opstats *ops;
-	struct ur_site_stats *const *sites;
-	const struct ur_inflight *inf;
-	size_t n;
-
-	jw_key(w, "io_uring");
-	if (!ur_active(u)) {
-		jw_null(w);
-		return;
-	}
-	t = ur_totals(u);
-	jw_obj_begin(w);
 	jw_ku64(w, "rings", t->rings);
 	jw_ku64(w, "submitted", t->submitted);
 	jw_ku64(w, "completed", t->completed);
@@ -236,6 +222,23 @@ void report_uring_json(struct jw *w, const struct analyzer *a, const struct repo
 	jw_ku64(w, "poll_ranges", t->pushes);
 	jw_ku64(w, "records_lost", m->counters_valid ? m->counters.uring_drops : 0);
 	jw_ku64(w, "polls_nested_too_deep", m->counters_valid ? m->counters.uring_deep : 0);
+}
+
+void report_uring_json(struct jw *w, const struct analyzer *a, const struct report_meta *m)
+{
+	const struct ur *u = an_uring(a);
+	const struct ur_opstats *ops;
+	struct ur_site_stats *const *sites;
+	const struct ur_inflight *inf;
+	size_t n;
+
+	jw_key(w, "io_uring");
+	if (!ur_active(u)) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	report_uring_totals_json(w, ur_totals(u), m);
 	n = ur_opcodes(u, &ops);
 	j_ops(w, ops, n);
 	n = ur_sites(u, &sites);
