@@ -36,7 +36,9 @@ struct utask;
 struct ur_op {
 	struct ur_op *prev, *next;             /* every request alive, in submission order */
 	struct ur_op *next_ud;                 /* requests in flight with the same (ring, user_data) */
-	struct ur_op *next_task;               /* the task's requests */
+	struct ur_op *prev_task, *next_task;   /* the task's requests, in linking order */
+	struct ur_op *prev_done, *next_done;   /* … completed, not consumed: in completion order */
+	bool in_done;
 	struct utask *task;                    /* linked: its task */
 	uint64_t ring, user_data;
 	uint32_t pid, tid, pos, flags;
@@ -50,7 +52,10 @@ struct ur_op {
 struct utask {
 	uint32_t pid;
 	uint64_t key;
-	struct ur_op *ops;                     /* linked requests alive */
+	struct ur_op *ops, *ops_tail;          /* linked requests alive (doubly linked: a task
+						* with thousands, as when batches lag, costs
+						* nothing per event) */
+	struct ur_op *done, *done_tail;        /* … of them completed, waiting for its poll */
 	const struct an_site *counted;         /* the site its `tasks` count went to */
 	struct ur_task_stats st;               /* in_flight unused (counted when asked) */
 	bool gone;                             /* the analyzer retired the task */
@@ -286,17 +291,51 @@ static void utask_free(struct ur *u, struct utask *t)
 	free(t);
 }
 
+static void done_unlink(struct utask *t, struct ur_op *o)
+{
+	if (!o->in_done)
+		return;
+	if (o->prev_done)
+		o->prev_done->next_done = o->next_done;
+	else
+		t->done = o->next_done;
+	if (o->next_done)
+		o->next_done->prev_done = o->prev_done;
+	else
+		t->done_tail = o->prev_done;
+	o->prev_done = o->next_done = NULL;
+	o->in_done = false;
+}
+
+/* A linked request completed: it waits for its task's next poll. */
+static void done_append(struct utask *t, struct ur_op *o)
+{
+	o->prev_done = t->done_tail;
+	o->next_done = NULL;
+	if (t->done_tail)
+		t->done_tail->next_done = o;
+	else
+		t->done = o;
+	t->done_tail = o;
+	o->in_done = true;
+}
+
 static void unlink_task(struct ur *u, struct ur_op *o)
 {
 	struct utask *t = o->task;
-	struct ur_op **pp;
 
 	if (!t)
 		return;
-	for (pp = &t->ops; *pp && *pp != o; pp = &(*pp)->next_task)
-		;
-	if (*pp)
-		*pp = o->next_task;
+	done_unlink(t, o);
+	if (o->prev_task)
+		o->prev_task->next_task = o->next_task;
+	else
+		t->ops = o->next_task;
+	if (o->next_task)
+		o->next_task->prev_task = o->prev_task;
+	else
+		t->ops_tail = o->prev_task;
+	o->prev_task = o->next_task = NULL;
 	o->task = NULL;
 	if (t->gone && !t->ops)
 		utask_free(u, t);
@@ -404,7 +443,6 @@ static struct utask *utask_get(struct ur *u, uint32_t pid, uint64_t key, bool cr
 static void link_op(struct ur *u, struct ur_op *o, uint32_t pid, uint64_t key)
 {
 	struct utask *t = utask_get(u, pid, key, true);
-	struct ur_op **pp;
 
 	if (!t)
 		return;
@@ -414,9 +452,15 @@ static void link_op(struct ur *u, struct ur_op *o, uint32_t pid, uint64_t key)
 		t->counted = NULL;
 	}
 	o->task = t;
-	for (pp = &t->ops; *pp; pp = &(*pp)->next_task)
-		;
-	*pp = o; /* oldest first */
+	o->prev_task = t->ops_tail; /* oldest first */
+	o->next_task = NULL;
+	if (t->ops_tail)
+		t->ops_tail->next_task = o;
+	else
+		t->ops = o;
+	t->ops_tail = o;
+	if (o->done)
+		done_append(t, o);
 	t->st.requests++;
 	{
 		uint8_t i;
@@ -594,8 +638,10 @@ static int on_done(struct ur *u, const struct tet_uring_rec *r)
 	st->completed++;
 	st->errors += r->res < 0;
 	hist_add(&st->lat_ns, o->done_ts - o->submit_ts);
-	if (o->task)
+	if (o->task) {
 		task_done(o->task, o);
+		done_append(o->task, o);
+	}
 	if (!o->task && !o->unowned) /* nobody to consume it */
 		retire(u, o, NULL, false, UINT64_MAX, 0);
 	return 0;
@@ -628,12 +674,14 @@ int ur_event(struct ur *u, const void *rec, size_t size)
 	return -EINVAL;
 }
 
+/* Both walk only the task's completed requests, oldest completion first, up to `ts` (a request
+ * completed out of order waits for a later poll). */
 void ur_task_wake(struct ur *u, uint32_t pid, uint64_t key, uint64_t ts)
 {
 	struct utask *t = utask_get(u, pid, key, false);
 
-	for (struct ur_op *o = t ? t->ops : NULL; o; o = o->next_task)
-		if (o->done && !o->wake_ts && o->done_ts <= ts)
+	for (struct ur_op *o = t ? t->done : NULL; o && o->done_ts <= ts; o = o->next_done)
+		if (!o->wake_ts)
 			o->wake_ts = ts;
 }
 
@@ -643,10 +691,8 @@ void ur_task_poll(struct ur *u, uint32_t pid, uint64_t key, uint64_t ts, uint32_
 	struct utask *t = utask_get(u, pid, key, false);
 	struct ur_op *o, *n;
 
-	for (o = t ? t->ops : NULL; o; o = n) {
-		n = o->next_task;
-		if (!o->done || o->done_ts > ts)
-			continue;
+	for (o = t ? t->done : NULL; o && o->done_ts <= ts; o = n) {
+		n = o->next_done;
 		u->t.consumed++;
 		{
 			struct ur_opstats *st = opstats(&u->ops, &u->nops, o->opcode);
