@@ -722,7 +722,7 @@ static void j_hist(struct jw *w, const char *key, const struct hist_summary *s)
 	jw_obj_end(w);
 }
 
-static void j_hist_raw(struct jw *w, const char *key, const struct hist *h)
+void report_json_hist(struct jw *w, const char *key, const struct hist *h)
 {
 	struct hist_summary s;
 
@@ -976,10 +976,10 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
 	for (int i = 0; i < AN_TERM_REASONS; i++)
 		jw_ku64(w, terms[i], s->terms[i]);
 	jw_obj_end(w);
-	j_hist_raw(w, "poll_ns", &s->poll_ns);
-	j_hist_raw(w, "sched_ns", &s->sched_ns);
-	j_hist_raw(w, "pending_ns", &s->pending_ns);
-	j_hist_raw(w, "lifetime_ns", &s->lifetime_ns);
+	report_json_hist(w, "poll_ns", &s->poll_ns);
+	report_json_hist(w, "sched_ns", &s->sched_ns);
+	report_json_hist(w, "pending_ns", &s->pending_ns);
+	report_json_hist(w, "lifetime_ns", &s->lifetime_ns);
 	jw_key(w, "findings");
 	jw_obj_begin(w);
 	for (int k = 0; k < AN_FINDING_KINDS; k++)
@@ -1452,7 +1452,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_obj_begin(w);
 		report_json_worker_counts(w, workers[i]);
 		jw_kbool(w, "parked_at_end", workers[i]->parked);
-		j_hist_raw(w, "park_ns", &workers[i]->park_ns);
+		report_json_hist(w, "park_ns", &workers[i]->park_ns);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

@@ -138,6 +138,8 @@ void report_uring_totals_json(struct jw *w, const struct ur_totals *t, const str
 /* "location" and "type_name" of a spawn site (null for the pseudo sites, and location null for
  * the fallback's typed sites). */
 void report_json_site_ref(struct jw *w, const struct an_site *s);
+/* A histogram as the report writes distributions: {count, min, p50, p90, p99, max, mean, sum}. */
+void report_json_hist(struct jw *w, const char *key, const struct hist *h);
 void report_uring_finding_text(const struct analyzer *a, const struct an_finding *f, char *buf,
 			       size_t len);
 void report_uring_finding_json(struct jw *w, const struct analyzer *a,

@@ -119,26 +119,6 @@ void report_uring_finding_json(struct jw *w, const struct analyzer *a,
 	jw_arr_end(w);
 }
 
-static void j_hist(struct jw *w, const char *key, const struct hist *h)
-{
-	struct hist_summary s;
-
-	hist_summarize(h, &s);
-	jw_key(w, key);
-	jw_obj_begin(w);
-	jw_ku64(w, "count", s.count);
-	if (s.count) {
-		jw_ku64(w, "min", s.min);
-		jw_ku64(w, "p50", s.p50);
-		jw_ku64(w, "p90", s.p90);
-		jw_ku64(w, "p99", s.p99);
-		jw_ku64(w, "max", s.max);
-		jw_kdouble(w, "mean", s.mean);
-		jw_ku64(w, "sum", s.sum);
-	}
-	jw_obj_end(w);
-}
-
 static void j_ops(struct jw *w, const struct ur_opstats *v, size_t n)
 {
 	char nb[24];
@@ -153,8 +133,8 @@ static void j_ops(struct jw *w, const struct ur_opstats *v, size_t n)
 		jw_ku64(w, "completed", v[i].completed);
 		jw_ku64(w, "errors", v[i].errors);
 		jw_ku64(w, "in_flight", v[i].in_flight);
-		j_hist(w, "latency_ns", &v[i].lat_ns);
-		j_hist(w, "complete_to_poll_ns", &v[i].consume_ns);
+		report_json_hist(w, "latency_ns", &v[i].lat_ns);
+		report_json_hist(w, "complete_to_poll_ns", &v[i].consume_ns);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
