@@ -815,6 +815,7 @@ static void j_frames(struct jw *w, const struct why_stack *st, uint32_t max)
 	for (uint32_t i = 0; i < st->nframes && i < max; i++)
 		jw_str(w, st->frames[i]);
 	jw_arr_end(w);
+	jw_ku64(w, "user_addresses", st->user_addresses);
 	jw_key(w, "user_frame");
 	if (st->user_leaf != UINT32_MAX)
 		jw_str(w, st->frames[st->user_leaf]);

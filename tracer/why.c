@@ -157,6 +157,7 @@ static void user_part(struct why_build *b, struct why_stack *st, uint32_t pid,
 		if (i > 1 && !prev_fp)
 			break;
 		k = ss_user(b->ss, pid, ips[i], i > 0, fr, INLINE_MAX);
+		st->user_addresses++;
 		for (size_t j = 0; j < k; j++)
 			if (!push_frame(st, fr[j], FRAMES_MAX))
 				return;

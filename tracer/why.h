@@ -21,6 +21,8 @@ struct why_stack {
 				   * sanitized printable UTF-8 (untrusted names went through
 				   * report_sanitize), still to be escaped by each output format */
 	uint32_t nframes;
+	uint32_t user_addresses;  /* user return addresses walked (each expanded into frames with
+				   * its inlined calls): 1 when cut to the leaf */
 	uint32_t user_leaf;       /* index in frames of the innermost frame of the program's own
 				   * code (not std/core/alloc, not a crate from a registry, not
 				   * Tokio, not the kernel), UINT32_MAX when none */
