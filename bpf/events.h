@@ -32,8 +32,12 @@ enum tet_event {
 	TET_EV_TERMINATE,
 	TET_EV_PARK,
 	TET_EV_UNPARK,
+	TET_EV_WAIT,
+	TET_EV_META,
 	TET_EV_COUNT,
 };
+/* The probes a batch head counts (its counts[]: task_spawn … worker_unpark). */
+#define TET_BATCH_COUNTS 10
 
 /* Bounds of the strings copied at spawn. A longer string is truncated to this many bytes and
  * the record says how long it really was. */
@@ -59,6 +63,7 @@ struct tet_hdr {
  *   WAKER_DROP   task_id header_ptr
  *   TERMINATE    task_id header_ptr  a = terminate reason code
  *   PARK/UNPARK                      a = worker (s32 sign-extended), b = timeout_ns
+ *   WAIT         task_id             header_ptr = object, a = wait kind, b = arg (task_wait)
  * In the uprobe fallback (bpf/tokio_uprobe.bpf.c) task_id is 0 and header_ptr identifies the
  * task; POLL_BEGIN's b is the index of the polled future's type (the raw::poll instance's
  * attach cookie), a is -1 (user space numbers the polling threads). */
@@ -89,6 +94,20 @@ struct tet_spawn_rec {
 	__u16 file_copied;  /* bytes in data (0 when the read failed) */
 	__u16 type_copied;
 	char data[TET_FILE_MAX + TET_TYPE_MAX];
+};
+
+/* task_meta: the name's bytes follow in `name` [0, name_copied) (untrusted, as task_spawn's
+ * strings). */
+#define TET_NAME_MAX 128
+struct tet_meta_rec {
+	struct tet_hdr h;
+	__u64 task_id;
+	__u64 size;         /* the future's size in bytes */
+	__u64 name_len;     /* length the probe reported (0: unnamed) */
+	__u32 flags;        /* meta flags (PROBES.md) */
+	__u16 name_copied;  /* bytes in name (0 when the read failed) */
+	__u16 pad;
+	char name[TET_NAME_MAX];
 };
 
 /* ---- batched capture (tokio:event_batch) ---- */
@@ -126,7 +145,7 @@ struct tet_batch_head {
 	__u64 flush_ns;     /* flush time, CLOCK_MONOTONIC */
 	__u64 window_clock; /* the previous flush: the records and counts are from after it */
 	__u64 last_clock;   /* the thread's latest stamp */
-	__u64 counts[TET_EV_COUNT]; /* events of the window by probe (PROBES.md: which are exact) */
+	__u64 counts[TET_BATCH_COUNTS]; /* events of the window by probe (PROBES.md: which are exact) */
 	__u64 rate;         /* sampling: one task in `rate` */
 	struct tet_batch_open open[TET_BATCH_OPEN_MAX];
 };
@@ -151,6 +170,9 @@ enum {
 	TET_BREC_PARK = 7,      /* 3 words: worker (u32); stamp; timeout_ns */
 	TET_BREC_UNPARK = 8,    /* 3 words: worker (u32); stamp; timeout_ns */
 	TET_BREC_STRING = 9,    /* 2 + ceil(n / 8) words: n (≤ 256); address; n bytes */
+	TET_BREC_WAIT = 10,     /* 3 words: id (code wait kind); object; arg — inside the task's
+				 * poll, before its poll record (no stamp) */
+	TET_BREC_META = 11,     /* 3 + ceil(n / 8) words: id (code flags); size; n (≤ 128); n bytes */
 };
 
 /* Why a poll was slow (bpf/sched.bpf.h). An off-CPU period of a target thread that began

@@ -58,7 +58,31 @@ const volatile bool track_polls = false;
 
 static void poll_depth(__u32 tgid, bool begin);
 
-/* The common path of the nine small probes: up to four arguments, mapped onto the record's
+/* The start of every probe's program: the target filter, the counters, a record of `size`
+ * bytes reserved (a failure is counted, with the task of argument n_task, -1 = none) and its
+ * header filled. NULL: nothing to write. */
+static __always_inline void *probe_rec(struct pt_regs *ctx, __u32 type, __u64 size, int n_task,
+				       struct tet_counters **cp, __u32 *tgidp)
+{
+	struct tet_counters *c;
+	struct tet_hdr *h;
+	__u32 tgid = filter();
+
+	if (!tgid || !(c = counters_get()))
+		return NULL;
+	h = rec_reserve(c, type, size);
+	if (!h) {
+		if (n_task >= 0)
+			note_lost(c, tgid, type, arg(ctx, n_task, c));
+		return NULL;
+	}
+	hdr_fill(h, type, tgid);
+	*cp = c;
+	*tgidp = tgid;
+	return h;
+}
+
+/* The common path of the small probes: up to four arguments, mapped onto the record's
  * task_id/header_ptr/a/b by the caller's argument numbers (-1 = absent). */
 static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 				int n_task, int n_hdr, int n_a, int n_b)
@@ -68,19 +92,9 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 type,
 	__u64 task, hdr;
 	__u32 tgid;
 
-	tgid = filter();
-	if (!tgid)
+	r = probe_rec(ctx, type, sizeof(*r), n_task, &c, &tgid);
+	if (!r)
 		return 0;
-	c = counters_get();
-	if (!c)
-		return 0;
-	r = rec_reserve(c, type, sizeof(*r));
-	if (!r) {
-		if (n_task >= 0)
-			note_lost(c, tgid, type, arg(ctx, n_task, c));
-		return 0;
-	}
-	hdr_fill(&r->h, type, tgid);
 	r->task_id = task = n_task >= 0 ? arg(ctx, n_task, c) : 0;
 	r->header_ptr = hdr = n_hdr >= 0 ? arg(ctx, n_hdr, c) : 0;
 	r->a = n_a >= 0 ? arg(ctx, n_a, c) : 0;
@@ -173,6 +187,13 @@ int tet_unpark(struct pt_regs *ctx)
 	return emit(ctx, TET_EV_UNPARK, -1, -1, 0, 1);
 }
 
+/* task_wait: object in header_ptr, kind in a, arg in b (events.h) */
+SEC("usdt")
+int tet_wait(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_WAIT, 0, 2, 1, 3);
+}
+
 /* Copies min(len, max) bytes of a user string; returns the count copied, 0 on failure.
  * `sleepable` is a constant per program: bpf_copy_from_user() (sleepable programs only) faults
  * the page in; bpf_probe_read_user() fails on a page the process never touched — and a
@@ -205,18 +226,9 @@ static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
 	struct tet_spawn_rec *r;
 	__u32 tgid;
 
-	tgid = filter();
-	if (!tgid)
+	r = probe_rec(ctx, TET_EV_SPAWN, sizeof(*r), 0, &c, &tgid);
+	if (!r)
 		return 0;
-	c = counters_get();
-	if (!c)
-		return 0;
-	r = rec_reserve(c, TET_EV_SPAWN, sizeof(*r));
-	if (!r) {
-		note_lost(c, tgid, TET_EV_SPAWN, arg(ctx, 0, c));
-		return 0;
-	}
-	hdr_fill(&r->h, TET_EV_SPAWN, tgid);
 	r->task_id = arg(ctx, 0, c);
 	r->header_ptr = arg(ctx, 1, c);
 	r->kind = (__u32)arg(ctx, 2, c);
@@ -247,6 +259,27 @@ SEC("usdt")
 int tet_spawn(struct pt_regs *ctx)
 {
 	return do_spawn(ctx, false);
+}
+
+/* task_meta: the name is not static data, readable only now (the emitter touched its pages) */
+SEC("usdt")
+int tet_meta(struct pt_regs *ctx)
+{
+	struct tet_counters *c;
+	struct tet_meta_rec *r;
+	__u32 tgid;
+
+	r = probe_rec(ctx, TET_EV_META, sizeof(*r), 0, &c, &tgid);
+	if (!r)
+		return 0;
+	r->task_id = arg(ctx, 0, c);
+	r->name_len = arg(ctx, 2, c);
+	r->size = arg(ctx, 3, c);
+	r->flags = (__u32)arg(ctx, 4, c);
+	r->pad = 0;
+	r->name_copied = read_bounded(r->name, arg(ctx, 1, c), r->name_len, TET_NAME_MAX, c, false);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 /* ---- batched capture: tokio:event_batch (PROBES.md "Batch format") ----
@@ -320,7 +353,7 @@ int tet_batch(struct pt_regs *ctx)
 	else
 		r = batch_reserve(BATCH_HEAD + TET_BATCH_DATA_MAX, buf, n, tgid, c);
 	if (!r) {
-		__u64 counts[TET_EV_COUNT];
+		__u64 counts[TET_BATCH_COUNTS];
 
 		__sync_fetch_and_add(&c->batch_drops, 1);
 		if (bpf_probe_read_user(counts, sizeof(counts),
@@ -328,7 +361,7 @@ int tet_batch(struct pt_regs *ctx)
 			__sync_fetch_and_add(&c->batch_read_errors, 1);
 			return 0;
 		}
-		for (int i = 0; i < TET_EV_COUNT; i++)
+		for (int i = 0; i < TET_BATCH_COUNTS; i++)
 			__sync_fetch_and_add(&c->batch_lost[i], counts[i]);
 		return 0;
 	}

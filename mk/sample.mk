@@ -8,7 +8,8 @@
 # every cargo command runs inside the line's manifest directory.
 #   make sample-stock   only the stock binaries;  make sample-usdt   only the usdt ones.
 # The line 1.53-uring (sample-service/lines/tokio-1.53-uring, crates of the sid-uring suite) is
-# the 1.53 line with tokio-uring: the only build with `sample-service uring-workload`.
+# the 1.53 line with tokio-uring: the only build with `sample-service uring-workload`. The line
+# 1.53-named (usdt build only, below) has tokio::task::Builder for `sample-service waits`.
 
 SAMPLE_LINES := 1.24 1.43 1.53 1.53-uring
 sample_suite  = $(if $(filter 1.24,$(1)),bookworm,$(if $(filter 1.43,$(1)),trixie,$(if $(filter 1.53-uring,$(1)),sid-uring,sid)))
@@ -48,6 +49,19 @@ SAMPLE_USDT  += $(BUILD)/sample-service/tokio-$(1)/usdt/sample-service
 endef
 
 $(foreach l,$(SAMPLE_LINES),$(eval $(call sample_line,$(l),$(call sample_suite,$(l)))))
+
+# The line 1.53-named (sample-service/lines/tokio-1.53-named: Tokio's tracing feature and --cfg
+# tokio_unstable, hence tokio::task::Builder) exists for `sample-service waits`'s named task:
+# only its usdt build is made.
+SAMPLE_DEPS_NAMED := $(SAMPLE_SRCS) $(addprefix sample-service/lines/tokio-1.53-named/,Cargo.toml Cargo.lock .cargo/config.toml) \
+                     $(wildcard $(CACHE)/crates/sid/.stamp)
+$(BUILD)/sample-service/tokio-1.53-named/usdt/sample-service: $(SAMPLE_DEPS_NAMED) $(SAMPLE_USDT_KIT)
+	$(call msg,USDT,$@)
+	$(Q)test -f $(CACHE)/crates/sid/.stamp || { echo "sample-service: no Debian sid crates in .cache/crates/sid: run 'make deps'" >&2; exit 1; }
+	$(Q)cd sample-service/lines/tokio-1.53-named && $(ROOT)/scripts/tokio-usdt-build --release --locked \
+		--manifest-path $(ROOT)/sample-service/lines/tokio-1.53-named/Cargo.toml --target-dir $(BUILD)/cargo/tokio-1.53-named/usdt
+	$(Q)install -D -m 755 $(BUILD)/cargo/tokio-1.53-named/usdt/release/sample-service $@
+SAMPLE_USDT += $(BUILD)/sample-service/tokio-1.53-named/usdt/sample-service
 
 # Until the kit exists, say so instead of make's bare "No rule to make target".
 scripts/tokio-usdt-build:

@@ -88,3 +88,12 @@ $(URING_TEST): tests/unit/uring_test.c tests/unit/check.h $(URING_TEST_SRCS) tra
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(URING_TEST_SRCS) \
 	    -Wl,--wrap=calloc
+
+# fdwhat_test: epoll tokens → fds → descriptions from /proc (tracer/fdwhat.c) on real sockets,
+# pipes and files the test creates (tests/t_fdwhat_unit.sh)
+FDWHAT_TEST := $(BUILD)/tests/fdwhat_test
+ALL_TARGETS += $(FDWHAT_TEST)
+$(FDWHAT_TEST): tests/unit/fdwhat_test.c tests/unit/check.h tracer/fdwhat.c tracer/fdwhat.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -o $@ $< tracer/fdwhat.c

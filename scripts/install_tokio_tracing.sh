@@ -32,6 +32,8 @@ KIT_ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 TRACER=${TOKIO_EBPF_TRACE:-$KIT_ROOT/build/bin/tokio-ebpf-trace}
 SYSFS=${TET_SYSFS_ROOT:-}     # tests point this at a fake /sys tree
 RUNTIME_PKGS=(libbpf1 libelf1 zlib1g bpftool bpftrace binutils)
+# the probes a usdt build must carry; task_wait and task_meta (wait reasons, task names and
+# sizes) are newer: a build without them is traced, with stalled judged by time alone
 PROBES=(task_spawn task_poll_begin task_poll_end task_yielded waker_wake waker_clone waker_drop
         task_terminate worker_park worker_unpark)
 

@@ -56,6 +56,29 @@ sample_bin() { echo "$BUILD/sample-service/tokio-$1/$2/sample-service"; }   # LI
 need_file() {  # need_file PATH WHAT: a missing build product fails the test (make builds it)
     [ -e "$1" ] || die_test "$2 missing: $1 (run 'make')"
 }
+# unit_test NAME [valgrind]: runs the unit test binary $BUILD/tests/NAME (tests/unit/NAME.c,
+# "ok"/"not ok" lines and "# N checks, F failed"): it passes all its checks; with `valgrind`,
+# the same binary under valgrind has no memory error or leak and passes them too.
+unit_test() {
+    local name=$1 bin="$BUILD/tests/$1" vrc
+    need_file "$bin" "unit test binary"
+    "$bin" > "$TMPD/$name.out" 2>&1
+    local rc=$?
+    grep -E '^(not ok|#)' "$TMPD/$name.out"
+    check_eq "$name: all checks pass ($(grep -c '^ok' "$TMPD/$name.out") ok)" 0 "$rc"
+    check "$name: ran its checks" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/$name.out"
+    [ "${2:-}" = valgrind ] || return 0
+    if ! command -v valgrind > /dev/null; then
+        skip_check "valgrind not installed (make deps): $name not run under it"
+        return 0
+    fi
+    valgrind -q --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=all \
+        --show-leak-kinds=all "$bin" > "$TMPD/$name.vg.out" 2> "$TMPD/$name.vg.err"
+    vrc=$?
+    head -n 40 "$TMPD/$name.vg.err"
+    check_eq "$name under valgrind: no memory error or leak" 0 "$vrc"
+    check "$name under valgrind: its checks pass too" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/$name.vg.out"
+}
 # tokio_notes BINARY: "name argcount" per tokio note, as readelf -n prints them
 tokio_notes() {
     readelf -n --wide "$1" | awk '
@@ -65,10 +88,10 @@ tokio_notes() {
         p && /^ *Arguments:/ { sub(/^ *Arguments: */,""); n=split($0,a," "); print name, n; p=0 }'
 }
 # Argument counts of the tokio probes (probes-patch/PROBES.md)
-# (ten per-event probes; event_batch and sample_rate: batched capture, several sites each)
+# (twelve per-event probes; event_batch and sample_rate: batched capture, several sites each)
 declare -A PROBE_ARGC=([task_spawn]=9 [task_poll_begin]=3 [task_poll_end]=3 [task_yielded]=2
     [waker_wake]=3 [waker_clone]=2 [waker_drop]=2 [task_terminate]=3 [worker_park]=2 [worker_unpark]=2
-    [event_batch]=5 [sample_rate]=0)
+    [task_wait]=4 [task_meta]=5 [event_batch]=5 [sample_rate]=0)
 # sites per probe in a kit build: one per per-event probe, one event_batch site per gate word,
 # one sample_rate site per bit of the rate
 declare -A PROBE_SITES=([event_batch]=4 [sample_rate]=16)

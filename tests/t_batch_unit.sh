@@ -9,11 +9,5 @@
 # sweep's records are not decoded twice, a thread found gone is declared so only once the ring
 # has been read past that moment, TSC stamps convert through clock pairs.
 . "$(dirname "$0")/lib.sh"
-need_file "$BUILD/tests/batch_test" "unit test binary"
-
-"$BUILD/tests/batch_test" > "$TMPD/unit.out" 2>&1
-rc=$?
-grep -E '^(not ok|#)' "$TMPD/unit.out"
-check_eq "batch_test: all checks pass ($(grep -c '^ok' "$TMPD/unit.out") ok)" 0 "$rc"
-check "batch_test: ran its checks" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/unit.out"
+unit_test batch_test
 finish

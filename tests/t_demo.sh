@@ -4,9 +4,9 @@
 # the reports. Judged against the sample service's sources, not the tracer: the printed findings
 # name each planted pathology at its spawn site (the "// SPAWN-SITE:" marker line and the column
 # of its tokio::spawn call) with the detector tests/t_trace_sample.sh and the pathology docs assign
-# to it — blocking_call and cpu_hog → long_poll, lost_waker → lost_waker, stalled_task and
-# slow_dependency → stalled — and name no healthy site (sample-service/README.md: everything else
-# must produce no finding); report.html is complete (doctype … closing </html>), report.json and
+# to it — blocking_call and cpu_hog → long_poll, lost_waker → lost_waker, stalled_task → stalled
+# (on its oneshot) — and name no healthy site (sample-service/README.md: everything else must
+# produce no finding; slow_dependency, a 1.5 s timer, is a timer wait, not a stall); report.html is complete (doctype … closing </html>), report.json and
 # trace.json are valid JSON, and the report is the demo's capture (mode usdt, batched, ended by
 # its duration, no drops). Run as `make demo DEMO_OUT=$TMPD/demo` so that a user's build/demo is
 # left as it was (checked: its files' checksums before and after).
@@ -15,10 +15,10 @@
 need_root
 need_file "$(sample_bin 1.53 usdt)" "usdt sample service (1.53)"
 
-PATHO=(blocking_call cpu_hog lost_waker stalled_task slow_dependency)
+PATHO=(blocking_call cpu_hog lost_waker stalled_task)
 declare -A KIND=([blocking_call]=long_poll [cpu_hog]=long_poll [lost_waker]=lost_waker
-                 [stalled_task]=stalled [slow_dependency]=stalled)
-HEALTHY=(connection load_client work_subtask pathology_driver spawn_storm storm_burst)
+                 [stalled_task]=stalled)
+HEALTHY=(connection load_client work_subtask pathology_driver spawn_storm storm_burst slow_dependency)
 declare -A LOC
 for s in "${PATHO[@]}" "${HEALTHY[@]}"; do
     LOC[$s]=$(loc_of "$s"); [ -n "${LOC[$s]}" ] || die_test "no SPAWN-SITE marker: $s"
@@ -70,6 +70,10 @@ check "report.json is valid JSON (an object)" valid_json 'type == "object"' "$R"
 check "trace.json is valid JSON (a trace-event file)" valid_json '.traceEvents | length > 0' "$D/trace.json"
 check_eq "report: the demo's capture (usdt, batched, ended by its duration, 0 drops)" "usdt batched duration 0" \
     "$(jq -r '"\(.mode) \(.capture.capture) \(.capture.ended_by) \(.totals.drops)"' "$R")"
+check "slow_dependency: its pending time is labelled a timer wait" \
+    test "$(jq "[.spawn_sites[] | select(.location // \"\" | endswith(\"${LOC[slow_dependency]}\")) | .pending_by_wait.timer.periods // 0] | add // 0" "$R")" -gt 0
+check_eq "stalled_task: stalled on its oneshot (the JSON says what it waits for)" "sync oneshot_recv" \
+    "$(jq -r "[.findings[] | select(.kind == \"stalled\" and (.location // \"\" | endswith(\"${LOC[stalled_task]}\"))) | \"\(.stall_reason) \(.waiting_for[0].kind)\"] | unique | join(\",\")" "$R")"
 check_eq "report.json has the printed findings (same kinds at the same sites)" \
     "$(awk '{ print $1, $2, $3 }' "$TMPD/findings" | sort)" \
     "$(jq -r '.findings | group_by(.kind + " " + (.location // "?"))[] | "\(.[0].kind) \(.[0].location // "?") ×\(length)"' "$R" | sort)"

@@ -15,11 +15,5 @@
 # self_wake), for every poll / scheduling delay strictly above poll>D / sched_delay>D, with the
 # occurrence's start, value and task, also once the findings list is full.
 . "$(dirname "$0")/lib.sh"
-need_file "$BUILD/tests/flight_test" "unit test binary"
-
-"$BUILD/tests/flight_test" > "$TMPD/unit.out" 2>&1
-rc=$?
-grep -E '^(not ok|#)' "$TMPD/unit.out"
-check_eq "flight_test: all checks pass ($(grep -c '^ok' "$TMPD/unit.out") ok)" 0 "$rc"
-check "flight_test: ran its checks" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/unit.out"
+unit_test flight_test
 finish

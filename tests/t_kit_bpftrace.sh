@@ -1,7 +1,10 @@
 #!/bin/bash
-# Intent: bpftrace, a USDT client nobody here wrote, attached to all ten probes of each usdt
-# sample-service build (before the process starts) reads consistent values: every task seen in
-# task_poll_begin was announced by task_spawn; spawn locations (pointer + length) decode to real
+# Intent: bpftrace, a USDT client nobody here wrote, attached to all twelve per-event probes of
+# each usdt sample-service build (before the process starts) reads consistent values: every task
+# seen in task_poll_begin was announced by task_spawn; every task_wait fires inside the poll of
+# the task it names (the innermost poll of its thread; 0 only outside any task poll), with a
+# kind 0-7, a JoinHandle's object an announced task; every task_meta follows its task's spawn,
+# with a size > 0 and no name (these builds have no task::Builder); spawn locations (pointer + length) decode to real
 # file:line:col of the sample-service sources (the line holds the spawn call); type names decode;
 # poll-result, yield, terminate and spawn-kind codes are in range; worker indices are below the
 # worker count (or -1 off the workers); poll begin/end pair up per thread.
@@ -45,6 +48,8 @@ ${P}:waker_drop     { printf("%llu D %d %llu %llu\n", nsecs, tid, arg0, arg1); }
 ${P}:task_terminate { printf("%llu T %d %llu %llu %d\n", nsecs, tid, arg0, arg1, arg2); }
 ${P}:worker_park    { printf("%llu P %d %d %llu\n", nsecs, tid, (int32)arg0, arg1); }
 ${P}:worker_unpark  { printf("%llu U %d %d %llu\n", nsecs, tid, (int32)arg0, arg1); }
+${P}:task_wait      { printf("%llu A %d %llu %d %llu %llu\n", nsecs, tid, arg0, arg1, arg2, arg3); }
+${P}:task_meta      { printf("%llu M %d %llu %llu %llu %d\n", nsecs, tid, arg0, arg2, arg3, arg4); }
 BT
     # Pathologies except the spawn storm (a flood that bpftrace's printf channel would lose
     # events of); 2 workers; a little load so the HTTP paths run too.
@@ -72,7 +77,7 @@ for raw in open(events, errors='replace'):
         if len(f) < 3 or not f[2]: bad.append(f'empty type name: {raw.strip()!r}')
         else: seen['N'] += 1
         continue
-    if k not in 'SBEYWCDTPU' or len(k) != 1: continue
+    if k not in 'SBEYWCDTPUAM' or len(k) != 1: continue
     seen[k] += 1
     if k == 'S':
         tid, task, hdr, kind, loc = f[1], int(f[2]), int(f[3]), int(f[4]), ' '.join(f[5:])
@@ -104,6 +109,17 @@ for raw in open(events, errors='replace'):
     elif k in 'PU':
         w = int(f[2])
         if not 0 <= w < workers: bad.append(f'{k} worker index {w}')
+    elif k == 'A':
+        tid, task, kind, obj = f[1], int(f[2]), int(f[3]), int(f[4])
+        if not 0 <= kind <= 7: bad.append(f'wait kind {kind}')
+        stack = polling.get(tid) or []
+        if task and (not stack or stack[-1] != task):
+            bad.append(f'thread {tid}: task_wait of task {task} outside its poll')
+        if kind == 6 and obj not in spawned: bad.append(f'join wait on unannounced task {obj}')
+    elif k == 'M':
+        task, name_len, size, flags = int(f[2]), int(f[3]), int(f[4]), int(f[5])
+        if task not in spawned: bad.append(f'task_meta of unannounced task {task}')
+        if size == 0 or name_len or not 0 <= flags <= 1: bad.append(f'task_meta {task}: size {size} name {name_len} flags {flags}')
 # locations in the sample service: the named line must hold a spawn call
 ours = 0
 for loc in locs:
@@ -119,7 +135,7 @@ for loc in locs:
 print('counts', dict(seen))
 print('sample-service spawn sites', ours, sorted(l for l in locs if 'src/' in l)[:20])
 for b in sorted(set(bad))[:30]: print('BAD', b)
-print('verdict', 'ok' if not bad and ours > 0 and all(seen[k] for k in 'SBEWT') and seen['N'] == seen['S'] else 'bad')
+print('verdict', 'ok' if not bad and ours > 0 and all(seen[k] for k in 'SBEWTAM') and seen['N'] == seen['S'] else 'bad')
 PY
     cat "$TMPD/verdict.$line"
     check_eq "tokio $line: bpftrace events consistent (see counts above)" "verdict ok" "$(tail -1 "$TMPD/verdict.$line")"

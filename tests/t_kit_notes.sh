@@ -1,6 +1,6 @@
 #!/bin/bash
 # Intent: the patch sets put exactly the documented tokio probes into a usdt build (readelf -n,
-# an observer we did not write): the ten per-event probes with one site each, event_batch with 4
+# an observer we did not write): the twelve per-event probes with one site each, event_batch with 4
 # sites, sample_rate with 16, each note with its documented argument count; a stock build carries
 # no tokio notes; and the patched Tokio compiled WITHOUT --cfg tokio_task_tracking carries none
 # either and has the same functions with the same sizes (nm) as the same Tokio unpatched, built
@@ -67,8 +67,11 @@ for line in "${LINES[@]}"; do
     declare -A BIN=()
     for v in p s; do    # p: patched, s: stock
         if [ "$v" = p ]; then from=$patched; else from=$orig/; fi
-        # a build is kept while the source it was made from is unchanged (content hash)
-        h=$(cd "$from" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32)
+        # a build is kept while the sources it was made from (that Tokio, the sample service's
+        # sources and manifest) are unchanged (content hash)
+        h=$( (cd "$from" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+              cd "$ROOT/sample-service" && find src "lines/tokio-$line" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+            sha256sum | cut -c1-32)
         out="$kn/target-$v/release/sample-service"
         if [ -x "$out" ] && [ "$(cat "$kn/target-$v/.built-from" 2>/dev/null)" = "$h" ]; then
             BIN[$v]=$out

@@ -12,12 +12,13 @@
 #             tasks[].termination; spawn_local sites and tasks (and long_poll still applies to
 #             them: only spawn_blocking is exempt); `lost_waker_contradicted` = 1: the lost
 #             waker woken later says `contradicted`, the one never woken does not; no
-#             task_records_omitted; no self_wake below the default 100 polls;
+#             task_records_omitted; a self_wake for the self-waker (36 of its 59 wakes are
+#             its own: more than half, tokio-console's rule, with no minimum of polls);
 #   tuned     --top 3 (3 entries in both JSON lists and terminal lists, 3 sites shown),
 #             --long-poll-threshold 45ms (long_poll for exactly the planted polls above it),
-#             --self-wake-min-polls 50 (the 60-poll task that woke itself in 36: a self_wake
-#             finding with ratio 0.6); --task-records 4: listed + omitted = terminated;
-#   ratio     --self-wake-ratio 0.7 (no finding at 0.6), --detect self_wake, --task-records 4:
+#             --self-wake-min 50 (36 self-wakes: no self_wake); --task-records 4: listed +
+#             omitted = terminated;
+#   ratio     --self-wake-ratio 0.7 (no finding at 0.61), --detect self_wake, --task-records 4:
 #             exactly 4 terminated tasks listed, the rest counted in task_records_omitted;
 #   nowaker   --probes spawn,poll,wake,terminate: yield, waker and worker events not captured
 #             (counts 0, live_wakers null, no lost_waker, parks 0), and the yielder's self-wakes
@@ -206,7 +207,12 @@ check "defaults: the contradicted finding's detail says a wake came after all" \
 check_eq "defaults: long_poll for every planted poll (all > 10ms) and the spawn_local one" \
     "$(doc_ids "$E" planted) $(doc_ids "$E" local)" \
     "$(jqr "$R" '[.findings[] | select(.kind == "long_poll") | .task_id] | sort | map(tostring) | join(" ")')"
-check_eq "defaults: no self_wake finding (the self-waker has 60 polls, fewer than the default 100)" 0 \
+# its wakes: its own (self_wakes) and one from the main thread per Pending poll
+SW=$(doc_count "$E" self_waker self_wakes) SWW=$(( $(doc_count "$E" self_waker self_wakes) + $(doc_count "$E" self_waker pending) ))
+check_eq "defaults: self_wake for the self-waker: $SW of its $SWW wakes its own (ratio ×1000 rounded), over 60 polls, threshold 0.5" \
+    "$(doc_ids "$E" self_waker) $SW 60 0.5 $(( (SW * 2000 + SWW) / (2 * SWW) ))" \
+    "$(jqr "$R" '.findings[] | select(.kind == "self_wake") | "\(.task_id) \(.occurrences) \(.polls) \(.threshold_ratio) \(.ratio * 1000 | round)"')"
+check_eq "defaults: no other self_wake finding (the yielder's self-wakes are explained)" 1 \
     "$(jqr "$R" '[.findings[] | select(.kind == "self_wake")] | length')"
 check_eq "defaults: self_waker site: self_wakes and self_wake_polls = emitted (36 36)" \
     "$(doc_count "$E" self_waker self_wakes) $(doc_count "$E" self_waker self_wake_polls)" \
@@ -222,8 +228,8 @@ check_eq "defaults: totals.yields/waker_clones/waker_drops/parks = emitted" \
     "$(jqr "$R" '.totals | "\(.yields) \(.waker_clones) \(.waker_drops) \(.parks)"')"
 BT_SCRIPT=
 
-# ==== tuned: --top 3, --long-poll-threshold 45ms, --self-wake-min-polls 50, --task-records 4
-capture_doc tuned "" --top 3 --long-poll-threshold 45ms --self-wake-min-polls 50 --task-records 4
+# ==== tuned: --top 3, --long-poll-threshold 45ms, --self-wake-min 50, --task-records 4
+capture_doc tuned "" --top 3 --long-poll-threshold 45ms --self-wake-min 50 --task-records 4
 tops_check "--top 3: slowest_polls has the 3 longest planted polls" slowest_polls duration_ns poll 3
 tops_check "--top 3: worst_sched_delays has the 3 longest planted delays" worst_sched_delays delay_ns sched 3
 check_eq "--top 3: terminal 'Slowest polls' lists 3" 3 "$(term_lines "$S" 'Slowest polls' | wc -l)"
@@ -237,17 +243,16 @@ check_eq "--long-poll-threshold 45ms: long_poll for exactly the planted polls ab
 check_eq "--long-poll-threshold 45ms: 6 of the 12 planted polls are above it (the fixture's plan)" 6 "$(wc -w <<< "$want")"
 check_eq "--long-poll-threshold 45ms: in capture.thresholds and in each finding" "45000000 45000000" \
     "$(jqr "$R" '"\(.capture.thresholds.long_poll_ns) \([.findings[] | select(.kind == "long_poll") | .threshold_ns] | unique | join(","))"')"
-check_eq "--self-wake-min-polls 50: a self_wake finding for the self-waker: ratio 0.6 over 60 polls, 36 self-waking, threshold 0.5" \
-    "$(doc_ids "$E" self_waker) 0.6 60 36 0.5" \
-    "$(jqr "$R" '.findings[] | select(.kind == "self_wake") | "\(.task_id) \(.ratio) \(.polls) \(.occurrences) \(.threshold_ratio)"')"
-check_eq "--self-wake-min-polls 50: in capture.thresholds" 50 "$(jqr "$R" .capture.thresholds.self_wake_min_polls)"
+check_eq "--self-wake-min 50: no self_wake finding (36 self-wakes)" 0 \
+    "$(jqr "$R" '[.findings[] | select(.kind == "self_wake")] | length')"
+check_eq "--self-wake-min 50: in capture.thresholds" 50 "$(jqr "$R" .capture.thresholds.self_wake_min)"
 check_eq "--task-records 4: terminated tasks listed + task_records_omitted = terminations" \
     "$(expect_of "$E" terminates)" "$(jqr "$R" '([.tasks[] | select(.state == "terminated")] | length) + .totals.task_records_omitted')"
 check "--task-records 4: some terminated tasks omitted" test "$(jqr "$R" .totals.task_records_omitted)" -gt 0
 
 # ==== ratio: --self-wake-ratio 0.7 over the same 0.6, --detect self_wake, --task-records 4
-capture_doc ratio "" --self-wake-min-polls 50 --self-wake-ratio 0.7 --detect self_wake --task-records 4
-check_eq "--self-wake-ratio 0.7: no self_wake finding for a ratio of 0.6 (no finding at all)" 0 "$(jqr "$R" '.findings | length')"
+capture_doc ratio "" --self-wake-ratio 0.7 --detect self_wake --task-records 4
+check_eq "--self-wake-ratio 0.7: no self_wake finding for a ratio of 0.61 (no finding at all)" 0 "$(jqr "$R" '.findings | length')"
 check_eq "--self-wake-ratio 0.7: the self-waking polls are still counted (36)" 36 \
     "$(jqr "$R" "$(site_q "$SELFW") | .self_wake_polls")"
 check_eq "--self-wake-ratio 0.7: in capture.thresholds" 0.7 "$(jqr "$R" .capture.thresholds.self_wake_ratio)"

@@ -11,6 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 PATHOLOGIES=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm)
+WAITS_ROLES=(timer accept idle_conn idle_client notify leaked_rx oneshot_rx blocked joiner named large selfwake)
 SRC="$ROOT/sample-service/src"
 
 # ---- SPAWN-SITE markers (sources only, no binary needed) -------------------------------------
@@ -23,6 +24,17 @@ for site in "${PATHOLOGIES[@]}" storm_burst yield_workload work_subtask connecti
         not_ok "SPAWN-SITE $site: marker line has no tokio::spawn call: $hits"
     else
         ok "SPAWN-SITE $site at $(cut -d: -f1,2 <<< "${hits#$SRC/}")"
+    fi
+done
+for role in "${WAITS_ROLES[@]}"; do
+    hits=$(grep -rnE "// SPAWN-SITE: waits_$role\$" "$SRC" --include='*.rs')
+    n=$(grep -c . <<< "$hits")
+    if [ -z "$hits" ] || [ "$n" != 1 ]; then
+        not_ok "SPAWN-SITE waits_$role: expected one marker, found ${n:-0}"
+    elif ! grep -qE '(tokio::spawn|\.spawn)\(' <<< "$hits"; then
+        not_ok "SPAWN-SITE waits_$role: marker line has no spawn call: $hits"
+    else
+        ok "SPAWN-SITE waits_$role at $(cut -d: -f1,2 <<< "${hits#$SRC/}")"
     fi
 done
 
@@ -121,6 +133,48 @@ for line in "${LINES[@]}"; do
     wait_exit "$wpid" 10
     check_eq "tokio $line: --wait-start then runs" 0 "$RC"
     check_eq "tokio $line: --wait-start workload output" "polls_expected=44" "$(grep -o 'polls_expected=[0-9]*' "$TMPD/wait.$line")"
+
+    # ---- waits: one line per role with its task id, ready, exit 0 after --duration ----
+    wstart=$(date +%s%N)
+    "$bin" waits --duration 2s > "$TMPD/waits.$line" 2> "$TMPD/waits.$line.err" &
+    wpid=$!; track_pid $wpid
+    if wait_for_line "$TMPD/waits.$line" '^waits pid=[0-9]+ ready$' 10; then
+        check_eq "tokio $line: waits ready line carries its pid" "waits pid=$wpid ready" "$(grep '^waits pid=' "$TMPD/waits.$line")"
+    else
+        not_ok "tokio $line: waits printed no ready line: $(head -c 300 "$TMPD/waits.$line.err")"
+    fi
+    wait_exit "$wpid" 10
+    welapsed=$(( ($(date +%s%N) - wstart) / 1000000 ))
+    check_eq "tokio $line: waits --duration 2s exits 0 by itself" 0 "$RC"
+    check "tokio $line: waits ran its duration (${welapsed} ms)" test "$welapsed" -ge 2000
+    W="$TMPD/waits.$line"
+    wl() { grep -E "^waits task=$1 id=[0-9]+( |\$)" "$W"; }
+    for role in "${WAITS_ROLES[@]}"; do
+        [ "$role" = named ] && continue
+        check_eq "tokio $line: waits line for $role, with an id" 1 "$(wl "$role" | wc -l)"
+    done
+    if grep -qx 'waits named unsupported' "$W"; then
+        check_eq "tokio $line: waits named: unsupported (no task line) and says why on stderr" "0 1" \
+            "$(wl named | wc -l) $(grep -c 'named: unsupported in this build' "$W.err")"
+    else
+        check_eq "tokio $line: waits named: one line with its name" 1 "$(wl named | grep -c ' name=waits-named$')"
+    fi
+    check_eq "tokio $line: waits task ids are distinct" \
+        "$(grep -c '^waits task=' "$W")" "$(sed -n 's/^waits task=[a-z_]* id=\([0-9]*\).*/\1/p' "$W" | sort -u | wc -l)"
+    check "tokio $line: waits accept: fd and addr" grep -qE '^waits task=accept id=[0-9]+ fd=[0-9]+ addr=127\.0\.0\.1:[0-9]+$' "$W"
+    for role in idle_conn idle_client; do
+        check "tokio $line: waits $role: fd, addr and peer" grep -qE "^waits task=$role id=[0-9]+ fd=[0-9]+ addr=127\.0\.0\.1:[0-9]+ peer=127\.0\.0\.1:[0-9]+\$" "$W"
+    done
+    check_eq "tokio $line: waits idle_conn's peer is idle_client's addr" \
+        "$(wl idle_client | sed -n 's/.* addr=\([^ ]*\) .*/\1/p')" "$(wl idle_conn | sed -n 's/.* peer=\([^ ]*\)$/\1/p')"
+    check_eq "tokio $line: waits joiner joins blocked" \
+        "$(wl blocked | sed -n 's/.* id=\([0-9]*\)$/\1/p')" "$(wl joiner | sed -n 's/.* joins=\([0-9]*\)$/\1/p')"
+    wsize=$(wl large | sed -n 's/.* size=\([0-9]*\)$/\1/p')
+    check "tokio $line: waits large: size ≥ 20000 (${wsize:-none})" test "${wsize:-0}" -ge 20000
+    check "tokio $line: waits nothing on stdout but its lines" \
+        test "$(grep -cvE '^waits (task=[a-z_]+ id=[0-9]+.*|named unsupported|pid=[0-9]+ ready)$' "$W")" = 0
+    "$bin" waits --workers 4 > /dev/null 2>&1
+    check_eq "tokio $line: waits --workers: usage error" 2 $?
 
     # ---- usage errors ----
     "$bin" --pathology bogus > /dev/null 2>&1

@@ -87,7 +87,8 @@ expect_fail "ring size not a power of two" 3 "power of two between 64K and 1G" "
 expect_fail "ring size too big" 3 "power of two between 64K and 1G" "$TRACER" --pid $FP --ringbuf-size 2G
 expect_fail "self-wake ratio above 1" 3 "expected a number in \(0, 1\]" "$TRACER" --pid $FP --self-wake-ratio 2
 expect_fail "top 0" 3 "must be between 1 and 1000" "$TRACER" --pid $FP --top 0
-expect_fail "min polls negative" 3 "expected a whole number" "$TRACER" --pid $FP --self-wake-min-polls -3
+expect_fail "min self-wakes negative" 3 "expected a whole number" "$TRACER" --pid $FP --self-wake-min -3
+expect_fail "large-future size not a size" 3 "large-future-size" "$TRACER" --pid $FP --large-future-size 12Q
 
 # ---- batched capture and sampling ----
 expect_fail "--capture unknown" 3 "--capture 'bogus': expected batched, per-event or auto" "$TRACER" --pid $FP --capture bogus

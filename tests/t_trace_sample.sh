@@ -4,19 +4,20 @@
 # few seconds — each pathology is found at the right
 # file:line:col of the sample-service sources (the SPAWN-SITE marker line, the column of its
 # tokio::spawn call): blocking_call and cpu_hog → long_poll; lost_waker → lost_waker (not
-# stalled); stalled_task → stalled with a live waker (not lost_waker); slow_dependency → stalled
-# (1.5 s pending) — and the healthy paths (connections, load clients, the /work subtask, the
-# pathology drivers, the spawn storm's tiny tasks) produce no finding. Nothing is dropped, type
-# names decode, the workers are seen parking.
-# --stall-threshold 1.2s: the pathology drivers wait on 1 s interval timers by design; a timer wait
-# of exactly the default threshold (1 s) is indistinguishable from a stall.
+# stalled); stalled_task → stalled with a live waker (not lost_waker), on its oneshot
+# (stall_reason sync, waiting_for oneshot_recv) — and the healthy paths (connections, load
+# clients, the /work subtask, the pathology drivers on their 1 s intervals, the spawn storm's tiny
+# tasks, slow_dependency's 1.5 s timer: its pending time labelled a timer wait) produce no
+# finding. Every pending task at the end says what it waits for; `unknown` only at the
+# lost_waker site (it registers nothing). Nothing is dropped, type names decode, the workers are
+# seen parking. Default thresholds: with wait reasons a timer wait is never taken for a stall.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
 
-PATHO=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm storm_burst)
-HEALTHY=(connection load_client work_subtask pathology_driver)
+PATHO=(blocking_call lost_waker stalled_task cpu_hog spawn_storm storm_burst)
+HEALTHY=(connection load_client work_subtask pathology_driver slow_dependency)
 declare -A LOC
 for s in "${PATHO[@]}" "${HEALTHY[@]}"; do LOC[$s]=$(loc_of "$s"); [ -n "${LOC[$s]}" ] || die_test "no SPAWN-SITE: $s"; done
 
@@ -35,7 +36,7 @@ for line in "${LINES[@]}"; do
         --wait-start "$TMPD/start.$tk"
     sp=$BG_PID
     wait_exec "$sp" "$bin" || not_ok "$L: the service started"
-    start_bg "tr.$tk" "$TRACER" --pid "$sp" --capture "$cap" --duration 6s --stall-threshold 1.2s --ringbuf-size 128M -o "$TMPD/$tk.json"
+    start_bg "tr.$tk" "$TRACER" --pid "$sp" --capture "$cap" --duration 6s --ringbuf-size 128M -o "$TMPD/$tk.json"
     tp=$BG_PID
     wait_for_line "$TMPD/tr.$tk.err" attached 20 || { not_ok "$L: attached"; cat "$TMPD/tr.$tk.err"; continue; }
     touch "$TMPD/start.$tk"
@@ -47,8 +48,7 @@ for line in "${LINES[@]}"; do
     jq -r '.findings[] | "  \(.kind) \(.location) task \(.task_id)"' "$R" | sort | uniq -c | sort -rn | head -20
     check_eq "$L: no drops" 0 "$(jqr "$R" .totals.drops)"
     check "$L: polls seen" test "$(jqr "$R" .totals.polls)" -gt 100
-    for want in long_poll:blocking_call long_poll:cpu_hog lost_waker:lost_waker stalled:stalled_task \
-                stalled:slow_dependency; do
+    for want in long_poll:blocking_call long_poll:cpu_hog lost_waker:lost_waker stalled:stalled_task; do
         k=${want%%:*} s=${want#*:}
         check "$L: $k found at $s (${LOC[$s]})" \
             test "$(jqr "$R" "[.findings[] | $(sel "$s") | select(.kind == \"$k\")] | length")" -gt 0
@@ -57,6 +57,12 @@ for line in "${LINES[@]}"; do
         "$(jqr "$R" "[.findings[] | $(sel lost_waker) | select(.kind == \"stalled\")] | length")"
     check_eq "$L: stalled_task is never reported lost_waker" 0 \
         "$(jqr "$R" "[.findings[] | $(sel stalled_task) | select(.kind == \"lost_waker\")] | length")"
+    check_eq "$L: stalled_task: stalled on its oneshot (sync, oneshot_recv)" "sync oneshot_recv" \
+        "$(jqr "$R" "[.findings[] | $(sel stalled_task) | select(.kind == \"stalled\") | \"\(.stall_reason) \(.waiting_for[0].kind)\"] | unique | join(\",\")")"
+    check "$L: slow_dependency: its pending time is labelled a timer wait" \
+        test "$(jqr "$R" "[.spawn_sites[] | $(sel slow_dependency) | .pending_by_wait.timer.periods // 0] | add // 0")" -gt 0
+    check_eq "$L: every pending task has a wait; unknown only at the lost_waker site" "0 " \
+        "$(jqr "$R" '[.tasks[] | select(.state == "pending" and .wait == null)] | length') $(jqr "$R" "[.tasks[] | select(.state == \"pending\" and .wait.kind == \"unknown\") | select($(sel lost_waker | sed 's/^select(/(/') | not) | .location] | unique | join(\",\")")"
     check "$L: stalled_task findings have a live waker" \
         test "$(jqr "$R" "[.findings[] | $(sel stalled_task) | select(.kind == \"stalled\") | .live_wakers] | min")" -ge 1
     # healthy: every finding is at a pathology site

@@ -14,21 +14,5 @@
 # false until a ring is seen; short and unknown records give -EINVAL and count as bad. The same
 # binary under valgrind: no invalid access, no leak.
 . "$(dirname "$0")/lib.sh"
-need_file "$BUILD/tests/uring_test" "unit test binary"
-
-"$BUILD/tests/uring_test" > "$TMPD/unit.out" 2>&1
-rc=$?
-grep -E '^(not ok|#)' "$TMPD/unit.out"
-check_eq "uring_test: all checks pass ($(grep -c '^ok' "$TMPD/unit.out") ok)" 0 "$rc"
-check "uring_test: ran its checks" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/unit.out"
-
-if command -v valgrind > /dev/null; then
-    valgrind -q --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=all \
-        --show-leak-kinds=all "$BUILD/tests/uring_test" > "$TMPD/vg.out" 2> "$TMPD/vg.err"
-    vrc=$?
-    head -n 40 "$TMPD/vg.err"
-    check_eq "uring_test under valgrind: no memory error or leak" 0 "$vrc"
-else
-    skip_check "valgrind not installed (make deps): uring_test not run under it"
-fi
+unit_test uring_test valgrind
 finish

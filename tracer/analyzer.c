@@ -50,7 +50,10 @@
  *   lost_waker    at tick: PENDING for ≥ lost_waker_ns with zero live wakers (known)
  *   stalled       at tick, or at the late wake: PENDING for ≥ stall_ns without a wake,
  *                 unless the lost_waker condition holds (no waker alive → lost_waker)
- *   self_wake     at poll_end and finish: ≥ min polls and unexplained self-wake ratio ≥ r
+ *   self_wake     at terminate and finish: unexplained self-wakes / wakes > r, at least min
+ *                 self-wakes (the flight recorder is told at the poll_end it first holds)
+ *   large_future  at task_meta: the future's size ≥ large_future_bytes (not spawn_blocking)
+ *   With task_wait (opts.wait_events), stalled asks stall_verdict() what the task waits for.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -109,6 +112,8 @@ struct task {
 	bool term_pending;         /* terminate seen inside the current poll */
 	int term_reason;
 	uint64_t term_ts;
+	struct an_wait poll_waits[AN_WAITS_MAX]; /* task_wait records of the poll in progress */
+	uint8_t npoll_waits;
 	int32_t finding[AN_FINDING_KINDS]; /* index + 1 into findings, 0 = none */
 	uint64_t detected[AN_FINDING_KINDS]; /* opts.on_detect: start of the last occurrence told */
 };
@@ -165,7 +170,8 @@ void an_opts_default(struct an_opts *o)
 	o->lost_waker_ns = 250ull * 1000000;
 	o->never_yields_ns = 1000ull * 1000000;
 	o->self_wake_ratio = 0.5;
-	o->self_wake_min_polls = 100;
+	o->self_wake_min = 3;
+	o->large_future_bytes = 1024;
 	o->detect = AN_DETECT_ALL;
 	o->waker_events = true;
 	o->max_live_tasks = 1000000;
@@ -640,6 +646,8 @@ static struct an_finding *finding_get(struct analyzer *a, struct task *t,
 	f->first_ts = ts;
 	f->threshold_ns = threshold;
 	f->live_wakers = -1;
+	f->name_len = t->s.name_len;
+	memcpy(f->name, t->s.name, t->s.name_len);
 	t->finding[k] = (int32_t)a->nfindings;
 	t->site->findings[k]++;
 	return f;
@@ -727,10 +735,13 @@ static void summarize(const struct analyzer *a, const struct task *t, struct an_
 			    now - t->pending_since : 0;
 }
 
+static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts, bool final);
+
 static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int reason)
 {
 	struct an_site *site = t->site;
 
+	check_self_wake(a, t, ts, true);
 	t->s.state = AN_TERMINATED;
 	t->s.term_reason = (int8_t)reason;
 	t->s.end_ts = ts;
@@ -1223,20 +1234,27 @@ again:
 			t->site);
 	t->woke_in_poll = t->self_woke_in_poll = t->yielded_in_poll = false;
 	t->ready_since = 0;
+	t->npoll_waits = 0;
+	t->s.nwaits = 0;
 }
 
-static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts)
+/* self_wake: judged on the task's whole life (its end, or the capture's): a ratio passed early
+ * and left later is no finding. `final` false (a poll's end): only the flight recorder is told,
+ * the first time the condition holds. */
+static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts, bool final)
 {
 	struct an_finding *f;
 	double ratio;
 
-	if (t->s.polls < a->o.self_wake_min_polls || !t->s.polls)
+	if (t->s.self_wake_polls < a->o.self_wake_min || !t->s.self_wake_polls || !t->s.wakes)
 		return;
-	ratio = (double)t->s.self_wake_polls / (double)t->s.polls;
-	if (ratio < a->o.self_wake_ratio)
+	ratio = (double)t->s.self_wake_polls / (double)t->s.wakes;
+	if (ratio <= a->o.self_wake_ratio)
 		return;
 	if (!t->detected[AN_SELF_WAKE]) /* once per task */
 		detected(a, t, AN_SELF_WAKE, ts ? ts : 1, ts, t->s.self_wake_polls, 0);
+	if (!final)
+		return;
 	f = finding_get(a, t, AN_SELF_WAKE, ts, 0);
 	if (!f)
 		return;
@@ -1359,6 +1377,8 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		if (!t->woke_in_poll) {
 			t->s.state = AN_PENDING;
 			t->pending_since = r->h.ts;
+			memcpy(t->s.waits, t->poll_waits, sizeof(t->s.waits));
+			t->s.nwaits = t->npoll_waits;
 			break;
 		}
 		/* woken while polling: runnable again at once */
@@ -1375,8 +1395,10 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	default: /* unknown code: treat as Pending */
 		t->s.state = AN_PENDING;
 		t->pending_since = r->h.ts;
+		memcpy(t->s.waits, t->poll_waits, sizeof(t->s.waits));
+		t->s.nwaits = t->npoll_waits;
 	}
-	check_self_wake(a, t, r->h.ts);
+	check_self_wake(a, t, r->h.ts, false);
 	if (t->term_pending)
 		task_retire(a, t, t->term_ts, t->term_reason);
 }
@@ -1407,6 +1429,167 @@ static void waker_gone(struct analyzer *a, struct task *t)
 	if (--t->s.live_wakers < 0 && t->s.wakers_known) {
 		t->s.wakers_known = false;
 		a->t.waker_count_inconsistent++;
+	}
+}
+
+/* ---- what a pending task waits for (task_wait) ---- */
+
+/* The wait a pending period is labelled by: the first that is not a timer (a timer next to
+ * another wait is most often its timeout), else the timer; AN_WAIT_UNKNOWN when none. */
+static unsigned wait_primary(const struct an_task_summary *s)
+{
+	for (unsigned i = 0; i < s->nwaits; i++)
+		if (s->waits[i].kind != AN_WAIT_TIMER)
+			return s->waits[i].kind < AN_WAIT_KINDS ? s->waits[i].kind : AN_WAIT_UNKNOWN;
+	return s->nwaits ? AN_WAIT_TIMER : AN_WAIT_UNKNOWN;
+}
+
+/* A pending period of d ns ended (or is still open at the end): per site, by its wait. */
+static void wait_account(struct analyzer *a, struct task *t, uint64_t d)
+{
+	unsigned k;
+
+	if (!a->o.wait_events)
+		return;
+	k = wait_primary(&t->s);
+	t->site->wait_n[k]++;
+	t->site->wait_ns[k] += d;
+	if (d > t->site->wait_max_ns[k])
+		t->site->wait_max_ns[k] = d;
+}
+
+struct stall {
+	uint8_t why;
+	uint64_t other_task, other_ns;
+};
+
+/* Whether t, pending since t->pending_since, is stuck at `now`, and why. Without wait
+ * records (or before stall_ns) the old rule: pending for stall_ns without a wake. With them,
+ * a task is not stalled while it waits for a timer not yet past due by stall_ns, for I/O
+ * readiness (an idle listener or connection is what a server does), or for a JoinHandle of a
+ * task that is making progress (in a short poll, runnable, waiting itself for something that
+ * is not stuck, or a blocking task at work). It is stalled on a sync primitive or channel
+ * nobody signalled, on a timer past due, on the JoinHandle of a task in a long poll or itself
+ * stalled (depth bounds such chains), or on nothing the probes name. */
+static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, struct stall *st,
+			  int depth)
+{
+	uint64_t d = now > t->pending_since ? now - t->pending_since : 0;
+	int best = -1;
+
+	memset(st, 0, sizeof(*st));
+	st->why = AN_STALL_UNKNOWN;
+	if (d < a->o.stall_ns)
+		return false;
+	if (!a->o.wait_events || !t->s.nwaits)
+		return true;
+	for (unsigned i = 0; i < t->s.nwaits; i++) {
+		const struct an_wait *w = &t->s.waits[i];
+		struct stall c = { 0 };
+		struct task *o;
+		int rank;
+
+		switch (w->kind) {
+		case AN_WAIT_TIMER: {
+			uint64_t due = w->ts + w->arg;
+
+			if (w->arg > UINT64_MAX - w->ts || now < due || now - due < a->o.stall_ns)
+				return false;
+			c = (struct stall){ AN_STALL_TIMER_LATE, 0, now - due };
+			rank = 0;
+			break;
+		}
+		case AN_WAIT_IO:
+			return false;
+		case AN_WAIT_JOIN: {
+			struct stall sub;
+
+			o = task_find(a, t->s.pid, w->object, 0);
+			if (!o || o == t)
+				return false; /* not seen running during the trace: nothing to blame */
+			if (o->s.state == AN_POLLING) {
+				uint64_t pd = now > o->poll_begin ? now - o->poll_begin : 0;
+
+				if (o->s.kind == AN_KIND_BLOCKING || pd < a->o.long_poll_ns)
+					return false;
+				c = (struct stall){ AN_STALL_JOIN_POLL, o->s.task_id, pd };
+			} else if (o->s.state == AN_PENDING && depth < 4 &&
+				   stall_verdict(a, o, now, &sub, depth + 1)) {
+				c = (struct stall){ AN_STALL_JOIN_STALLED, o->s.task_id,
+						    now - o->pending_since };
+			} else {
+				return false;
+			}
+			rank = 2;
+			break;
+		}
+		default:
+			c = (struct stall){ AN_STALL_SYNC, 0, 0 };
+			rank = 1;
+		}
+		if (rank > best) {
+			best = rank;
+			*st = c;
+		}
+	}
+	return true;
+}
+
+static void stall_fill(struct an_finding *f, const struct task *t, const struct stall *st)
+{
+	f->why = st->why;
+	f->other_task = st->other_task;
+	f->other_ns = st->other_ns;
+	f->nwaits = t->s.nwaits;
+	memcpy(f->waits, t->s.waits, sizeof(f->waits));
+}
+
+static void on_wait(struct analyzer *a, const struct tet_event_rec *r)
+{
+	struct task *t = r->task_id ? task_find(a, r->h.pid, r->task_id, 0) : NULL;
+	struct an_wait w = { .object = r->header_ptr, .arg = r->b, .ts = r->h.ts,
+			     .kind = (uint8_t)(r->a < AN_WAIT_KINDS ? r->a : AN_WAIT_KINDS) };
+
+	if (!t || t->s.state != AN_POLLING || w.kind >= AN_WAIT_KINDS) {
+		a->t.waits_outside_polls++;
+		return;
+	}
+	for (unsigned i = 0; i < t->npoll_waits; i++)
+		if (t->poll_waits[i].kind == w.kind && t->poll_waits[i].object == w.object) {
+			t->poll_waits[i] = w; /* registered again in the same poll */
+			return;
+		}
+	if (t->npoll_waits >= AN_WAITS_MAX) {
+		a->t.waits_dropped++;
+		return;
+	}
+	t->poll_waits[t->npoll_waits++] = w;
+}
+
+static void on_meta(struct analyzer *a, const struct tet_meta_rec *r)
+{
+	struct task *t = task_find(a, r->h.pid, r->task_id, 0);
+	struct an_finding *f;
+
+	if (!t) {
+		a->t.unknown_task_events++;
+		return;
+	}
+	t->s.meta_seen = true;
+	t->s.future_size = r->size;
+	t->s.future_boxed = r->flags & 1;
+	t->s.name_len = r->name_copied <= TET_NAME_MAX ? r->name_copied : TET_NAME_MAX;
+	memcpy(t->s.name, r->name, t->s.name_len);
+	/* large_future: a property of the spawn, not an incident: no flight-recorder trigger */
+	if (!a->o.large_future_bytes || r->size < a->o.large_future_bytes ||
+	    t->s.kind == AN_KIND_BLOCKING)
+		return;
+	f = finding_get(a, t, AN_LARGE_FUTURE, r->h.ts, a->o.large_future_bytes);
+	if (f) {
+		occur(f, r->h.ts);
+		f->size = r->size;
+		f->boxed = t->s.future_boxed;
+		f->ongoing = false;
 	}
 }
 
@@ -1456,9 +1639,11 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 		break;
 	case AN_PENDING: {
 		uint64_t d = r->h.ts >= t->pending_since ? r->h.ts - t->pending_since : 0;
+		struct stall st;
 
 		hist_add(&t->pending, d);
 		hist_add(&t->site->pending_ns, d);
+		wait_account(a, t, d);
 		if (t->finding[AN_LOST_WAKER]) {
 			struct an_finding *f = &a->findings[t->finding[AN_LOST_WAKER] - 1];
 
@@ -1471,7 +1656,8 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 			}
 		}
 		if (d >= a->o.stall_ns && !t->finding[AN_LOST_WAKER] &&
-		    !(a->o.on_detect && t->detected[AN_LOST_WAKER] == t->pending_since)) {
+		    !(a->o.on_detect && t->detected[AN_LOST_WAKER] == t->pending_since) &&
+		    stall_verdict(a, t, r->h.ts, &st, 0)) {
 			struct an_finding *f;
 
 			detected(a, t, AN_STALLED, t->pending_since, r->h.ts, d, a->o.stall_ns);
@@ -1482,12 +1668,14 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 					f->value_ns = d;
 				f->ongoing = false;
 				f->live_wakers = t->s.wakers_known ? t->s.live_wakers + (r->a ? 0 : 1) : -1;
+				stall_fill(f, t, &st);
 			}
 		} else if (t->finding[AN_STALLED]) {
 			a->findings[t->finding[AN_STALLED] - 1].ongoing = false;
 		}
 		t->s.state = AN_SCHEDULED;
 		t->ready_since = r->h.ts;
+		t->s.nwaits = 0;
 		break;
 	}
 	default: /* already runnable (a redundant wake) or done */
@@ -1583,7 +1771,8 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
 	if (size >= sizeof(*h) && h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH)
 		return ur_event(a->ur, rec, size);
 	if (size < sizeof(*h) || h->type >= TET_EV_COUNT ||
-	    (h->type == TET_EV_SPAWN ? size < sizeof(struct tet_spawn_rec) : size < sizeof(*r)))
+	    (h->type == TET_EV_SPAWN ? size < sizeof(struct tet_spawn_rec) :
+	     h->type == TET_EV_META ? size < sizeof(struct tet_meta_rec) : size < sizeof(*r)))
 		return -EINVAL;
 	a->t.events++;
 	a->t.by_type[h->type]++;
@@ -1621,6 +1810,12 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
 	case TET_EV_UNPARK:
 		on_park(a, r, false);
 		break;
+	case TET_EV_WAIT:
+		on_wait(a, r);
+		break;
+	case TET_EV_META:
+		on_meta(a, rec);
+		break;
 	}
 	return 0;
 }
@@ -1655,6 +1850,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 			bool no_waker = t->s.wakers_known && !a->wakers_unreliable &&
 					t->s.live_wakers <= 0 &&
 					(a->o.detect & (1u << AN_LOST_WAKER));
+			struct stall st;
 
 			d = now - t->pending_since;
 			if (no_waker && d >= a->o.lost_waker_ns) {
@@ -1666,12 +1862,14 @@ void an_tick(struct analyzer *a, uint64_t now)
 					occur(f, t->pending_since);
 					f->live_wakers = 0;
 				}
-			} else if (!no_waker && d >= a->o.stall_ns) {
+			} else if (!no_waker && d >= a->o.stall_ns &&
+				   stall_verdict(a, t, now, &st, 0)) {
 				detected(a, t, AN_STALLED, t->pending_since, now, d, a->o.stall_ns);
 				f = finding_get(a, t, AN_STALLED, t->pending_since, a->o.stall_ns);
 				if (f) {
 					occur(f, t->pending_since);
 					f->live_wakers = t->s.wakers_known ? t->s.live_wakers : -1;
+					stall_fill(f, t, &st);
 				}
 			}
 			if (f) {
@@ -1695,6 +1893,30 @@ bool an_wakers_unreliable(const struct analyzer *a)
 	return a->wakers_unreliable;
 }
 
+/* Stalled on a sync primitive: how many other tasks wait on the same one at the end. */
+static void count_sharers(struct analyzer *a)
+{
+	for (size_t i = 0; i < a->nfindings; i++) {
+		struct an_finding *f = &a->findings[i];
+
+		if (f->kind != AN_STALLED || f->why != AN_STALL_SYNC || !f->ongoing)
+			continue;
+		for (size_t j = 0; j < a->tasks.cap; j++) {
+			const struct task *t = a->tasks.e[j].v;
+
+			if (!t || t->s.state != AN_PENDING || t->s.pid != f->pid ||
+			    t->s.task_id == f->task_id)
+				continue;
+			for (unsigned k = 0; k < t->s.nwaits && k < f->nwaits; k++)
+				if (t->s.waits[k].kind == f->waits[0].kind &&
+				    t->s.waits[k].object == f->waits[0].object) {
+					f->sharers++;
+					break;
+				}
+		}
+	}
+}
+
 void an_finish(struct analyzer *a, uint64_t now)
 {
 	an_tick(a, now);
@@ -1703,10 +1925,13 @@ void an_finish(struct analyzer *a, uint64_t now)
 
 		if (!t)
 			continue;
-		check_self_wake(a, t, a->now);
+		check_self_wake(a, t, a->now, true);
 		if (t->s.state == AN_POLLING)
 			charge_open_poll(a, t, a->now);
+		if (t->s.state == AN_PENDING)
+			wait_account(a, t, a->now > t->pending_since ? a->now - t->pending_since : 0);
 	}
+	count_sharers(a);
 	/* what no poll claimed: in a poll still open (its own), or unmatched */
 	for (size_t i = 0; i < a->kthreads.cap; i++) {
 		struct kthread *kt = a->kthreads.e[i].v;
@@ -1855,7 +2080,7 @@ const char *an_finding_name(enum an_finding_kind k)
 	static const char *const names[] = {
 		[AN_LONG_POLL] = "long_poll", [AN_STALLED] = "stalled",
 		[AN_LOST_WAKER] = "lost_waker", [AN_NEVER_YIELDS] = "never_yields",
-		[AN_SELF_WAKE] = "self_wake",
+		[AN_SELF_WAKE] = "self_wake", [AN_LARGE_FUTURE] = "large_future",
 	};
 
 	return (unsigned)k < AN_FINDING_KINDS ? names[k] : "?";
@@ -1886,7 +2111,31 @@ const char *an_event_name(unsigned type)
 		[TET_EV_WAKE] = "waker_wake", [TET_EV_WAKER_CLONE] = "waker_clone",
 		[TET_EV_WAKER_DROP] = "waker_drop", [TET_EV_TERMINATE] = "task_terminate",
 		[TET_EV_PARK] = "worker_park", [TET_EV_UNPARK] = "worker_unpark",
+		[TET_EV_WAIT] = "task_wait", [TET_EV_META] = "task_meta",
 	};
 
 	return type < TET_EV_COUNT ? names[type] : "?";
+}
+
+const char *an_wait_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[AN_WAIT_TIMER] = "timer", [AN_WAIT_IO] = "io", [AN_WAIT_NOTIFY] = "notify",
+		[AN_WAIT_SEMAPHORE] = "semaphore", [AN_WAIT_MPSC] = "mpsc_recv",
+		[AN_WAIT_ONESHOT] = "oneshot_recv", [AN_WAIT_JOIN] = "join",
+		[AN_WAIT_BROADCAST] = "broadcast_recv", [AN_WAIT_UNKNOWN] = "unknown",
+	};
+
+	return kind <= AN_WAIT_UNKNOWN ? names[kind] : "?";
+}
+
+const char *an_stall_why_name(unsigned why)
+{
+	static const char *const names[] = {
+		[AN_STALL_UNKNOWN] = "unknown", [AN_STALL_SYNC] = "sync",
+		[AN_STALL_TIMER_LATE] = "timer_late", [AN_STALL_JOIN_POLL] = "join_long_poll",
+		[AN_STALL_JOIN_STALLED] = "join_stalled",
+	};
+
+	return why < AN_STALL_WHYS && names[why] ? names[why] : "?";
 }

@@ -20,6 +20,7 @@ enum an_finding_kind {
 	AN_LOST_WAKER,
 	AN_NEVER_YIELDS,
 	AN_SELF_WAKE,
+	AN_LARGE_FUTURE,
 	AN_FINDING_KINDS,
 };
 #define AN_DETECT_ALL ((1u << AN_FINDING_KINDS) - 1)
@@ -41,6 +42,29 @@ enum { AN_POLL_PENDING = 0, AN_POLL_READY = 1, AN_POLL_NOTIFIED = 2, AN_POLL_CAN
 enum { AN_YIELD_NOW = 0, AN_YIELD_COOP = 1, AN_YIELD_NOTIFIED = 2, AN_YIELD_REASONS = 3 };
 enum { AN_TERM_COMPLETED = 0, AN_TERM_CANCELLED = 1, AN_TERM_PANICKED = 2, AN_TERM_REASONS = 3 };
 
+/* What a pending task waits for (task_wait; PROBES.md *wait kind*). */
+enum an_wait_kind {
+	AN_WAIT_TIMER = 0, AN_WAIT_IO, AN_WAIT_NOTIFY, AN_WAIT_SEMAPHORE, AN_WAIT_MPSC,
+	AN_WAIT_ONESHOT, AN_WAIT_JOIN, AN_WAIT_BROADCAST,
+	AN_WAIT_KINDS,
+	AN_WAIT_UNKNOWN = AN_WAIT_KINDS, /* pending with no task_wait in its last poll */
+};
+#define AN_WAITS_MAX 4
+struct an_wait {
+	uint64_t object, arg;       /* as task_wait gave them */
+	uint64_t ts;                /* registered at (inside the poll) */
+	uint8_t kind;               /* enum an_wait_kind */
+};
+/* Why a stalled finding is one (an_finding.why). */
+enum an_stall_why {
+	AN_STALL_UNKNOWN,           /* pending without a wake, for no reason the probes name */
+	AN_STALL_SYNC,              /* on a sync primitive or channel nobody signalled */
+	AN_STALL_TIMER_LATE,        /* its timer is past due by stall_ns, and no wake came */
+	AN_STALL_JOIN_POLL,         /* on a JoinHandle whose task is inside a long poll */
+	AN_STALL_JOIN_STALLED,      /* … whose task is itself stalled */
+	AN_STALL_WHYS,
+};
+
 /* A detection the flight recorder may trigger on (an_opts.on_detect). */
 enum { AN_DETECT_POLL = AN_FINDING_KINDS, AN_DETECT_SCHED, AN_DETECTS };
 struct an_detect {
@@ -60,8 +84,10 @@ struct an_opts {
 	uint64_t stall_ns;          /* pending longer than this without a wake    (1 s)   */
 	uint64_t lost_waker_ns;     /* pending with no live waker for this long   (250 ms) */
 	uint64_t never_yields_ns;   /* inside one poll for this long              (1 s)   */
-	double self_wake_ratio;     /* unexplained self-wakes / polls             (0.5)   */
-	uint64_t self_wake_min_polls; /* … over at least this many polls          (100)   */
+	double self_wake_ratio;     /* unexplained self-wakes / wakes, above      (0.5)   */
+	uint64_t self_wake_min;     /* … with at least this many self-wakes      (3)     */
+	uint64_t large_future_bytes; /* a future this large at spawn: large_future (1024) */
+	bool wait_events;           /* task_wait attached: pending tasks say what they wait for */
 	unsigned detect;            /* bit mask of enum an_finding_kind */
 	bool waker_events;          /* waker_clone/drop attached: live waker counts exist */
 	bool key_by_header;         /* uprobe fallback: task identity is header_ptr */
@@ -105,6 +131,8 @@ struct an_site {
 
 	uint64_t tasks, tasks_terminated, tasks_untracked;
 	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
+	/* pending periods ended (or still open at the end) by what the task waited for */
+	uint64_t wait_n[AN_WAIT_KINDS + 1], wait_ns[AN_WAIT_KINDS + 1], wait_max_ns[AN_WAIT_KINDS + 1];
 	uint64_t cpu_wait_ns;       /* part of busy_ns the polling threads spent preempted */
 	uint64_t blocked_ns;        /* part of busy_ns they spent asleep (opts.sched) */
 	uint64_t samples;           /* CPU samples taken inside its polls (opts.sched) */
@@ -134,6 +162,14 @@ struct an_task_summary {
 	bool wakers_known;
 	uint64_t waker_clones, waker_drops;
 	struct ur_task_stats uring; /* io_uring requests its polls filled (uring.h) */
+	/* what its last Pending poll registered (task_wait): valid while PENDING */
+	struct an_wait waits[AN_WAITS_MAX];
+	uint8_t nwaits;
+	/* task_meta */
+	bool meta_seen, future_boxed;
+	uint64_t future_size;
+	uint16_t name_len;          /* bytes in name (untrusted, as read) */
+	char name[TET_NAME_MAX];
 };
 
 /* A stack of the kernel side (ids in the BPF stack map, negative = not captured) and what it
@@ -171,6 +207,18 @@ struct an_finding {
 	double ratio;               /* self_wake: the ratio */
 	uint64_t polls;             /* self_wake: over this many polls */
 	int64_t live_wakers;        /* stalled: -1 unknown */
+	/* stalled: why, and what the task waited for when last judged (nwaits 0: nothing named) */
+	uint8_t why;                /* enum an_stall_why */
+	uint8_t nwaits;
+	struct an_wait waits[AN_WAITS_MAX];
+	uint64_t other_task;        /* JOIN_*: the awaited task's id */
+	uint64_t other_ns;          /* JOIN_POLL: how long it has been in its poll; JOIN_STALLED:
+				     * pending; TIMER_LATE: how long past due */
+	uint32_t sharers;           /* SYNC: other tasks waiting on the same object at the end */
+	uint64_t size;              /* large_future: the future's size in bytes */
+	bool boxed;                 /* large_future: Tokio boxed it */
+	uint16_t name_len;          /* the task's name (task_meta), untrusted bytes */
+	char name[TET_NAME_MAX];
 	bool ongoing;               /* still true at the end (pending / in the poll) */
 	bool contradicted;          /* lost_waker: a wake came after all (missed clone?) */
 };
@@ -215,6 +263,8 @@ struct an_totals {
 	uint64_t findings_omitted;
 	uint64_t findings_set_aside;       /* lost events could explain them (an_findings_aside) */
 	uint64_t unmatched_poll_ends;      /* poll_end with no poll_begin (lost, or pre-attach) */
+	uint64_t waits_outside_polls;      /* task_wait of a task not in a poll (or block_on) */
+	uint64_t waits_dropped;            /* beyond AN_WAITS_MAX in one poll */
 	uint64_t unknown_task_events;      /* wake/clone/drop/terminate of a task never polled */
 	uint64_t lost_waker_contradicted;
 	uint64_t waker_count_inconsistent; /* tasks whose live waker count went below zero */
@@ -298,5 +348,7 @@ const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
 const char *an_state_name(enum an_task_state s);
 const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */
 const char *an_event_name(unsigned type);             /* probe name: "task_poll_begin" … */
+const char *an_wait_name(unsigned kind);              /* "timer", "io", …, "unknown" */
+const char *an_stall_why_name(unsigned why);          /* "unknown", "sync", … */
 
 #endif

@@ -43,6 +43,7 @@ static const char *const probe_names[TET_EV_COUNT] = {
 	[TET_EV_WAKE] = "waker_wake",          [TET_EV_WAKER_CLONE] = "waker_clone",
 	[TET_EV_WAKER_DROP] = "waker_drop",    [TET_EV_TERMINATE] = "task_terminate",
 	[TET_EV_PARK] = "worker_park",         [TET_EV_UNPARK] = "worker_unpark",
+	[TET_EV_WAIT] = "task_wait",           [TET_EV_META] = "task_meta",
 };
 
 const struct tet_class tet_classes[] = {
@@ -53,6 +54,7 @@ const struct tet_class tet_classes[] = {
 	{ "waker", TET_CLASS_WAKER, "waker_clone/drop: live wakers (lost_waker detection)" },
 	{ "terminate", TET_CLASS_TERMINATE, "task_terminate: task ends, lifetimes" },
 	{ "worker", TET_CLASS_WORKER, "worker_park/unpark: worker busy/parked time" },
+	{ "wait", TET_CLASS_WAIT, "task_wait/task_meta: what pending tasks wait for, task names, future sizes" },
 };
 const size_t tet_nclasses = sizeof(tet_classes) / sizeof(tet_classes[0]);
 
@@ -463,6 +465,8 @@ static struct bpf_program *prog_of(const struct tet_session *s, int ev)
 	case TET_EV_TERMINATE: return skel->progs.tet_terminate;
 	case TET_EV_PARK: return skel->progs.tet_park;
 	case TET_EV_UNPARK: return skel->progs.tet_unpark;
+	case TET_EV_WAIT: return skel->progs.tet_wait;
+	case TET_EV_META: return skel->progs.tet_meta;
 	}
 	return NULL;
 }

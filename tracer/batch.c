@@ -63,6 +63,17 @@ struct opened {
 	uint64_t id, begin;
 };
 
+/* A wait record comes before the record of its poll (written at the poll's end): held until
+ * then, and sent just before the poll's end. */
+#define WAITS_MAX 16
+struct waitrec {
+	uint64_t id, object, arg;
+	unsigned kind;
+};
+#define NAME_KEY (1ull << 63)  /* task names in the string table: (pid, NAME_KEY | task id) —
+				* no user-space address has bit 63 set */
+#define NAME_MAX_BYTES 128
+
 struct thread {
 	uint32_t pid, tid;
 	uint64_t buf;               /* its buffer; 0 until its first batch */
@@ -79,6 +90,8 @@ struct thread {
 	int32_t worker;             /* from its latest poll or park record */
 	struct opened opened[OPEN_MAX]; /* polls whose begin went out before their record came */
 	size_t nopened;
+	struct waitrec waits[WAITS_MAX]; /* wait records of polls whose record has not come yet */
+	size_t nwaits;
 	uint64_t window[TET_EV_COUNT]; /* counts of the window not flushed yet, as last swept */
 	struct ev *q;               /* sorted, q[qhead, qhead + qlen) */
 	size_t qhead, qlen, qcap;
@@ -541,6 +554,79 @@ static bool in_window(struct tb *b, uint64_t ts)
 	return true;
 }
 
+/* Words of the record at w[i] of n, 0 when it is malformed or truncated. */
+static size_t rec_words(const uint64_t *w, size_t i, size_t n)
+{
+	uint64_t id = w[i] & MASK56;
+	size_t need = 0;
+
+	switch ((unsigned)(w[i] >> 56) & 0xf) {
+	case TET_BREC_POLL: need = 4; break;
+	case TET_BREC_WAKE: need = 2; break;
+	case TET_BREC_CLONE: case TET_BREC_DROP: need = 1; break;
+	case TET_BREC_SPAWN: need = 7; break;
+	case TET_BREC_TERMINATE: case TET_BREC_PARK: case TET_BREC_UNPARK: need = 3; break;
+	case TET_BREC_STRING:
+		need = id <= STRING_MAX ? 2 + (size_t)(id + 7) / 8 : 0;
+		break;
+	case TET_BREC_WAIT: need = 3; break;
+	case TET_BREC_META:
+		need = i + 2 < n && w[i + 2] <= NAME_MAX_BYTES ? 3 + (size_t)(w[i + 2] + 7) / 8 : 0;
+		break;
+	}
+	return i + need <= n ? need : 0;
+}
+
+#define CLONE_LOOKAHEAD 512 /* words searched for the poll a clone happened in */
+
+/* The time of a waker clone (a record without a stamp). Most are made inside the poll of the
+ * task whose waker it is (a resource keeps the polled task's waker): then after that poll
+ * began, which may be after this thread's previous stamp — a task spawned on another thread
+ * since, polled here first; placed at the previous stamp, the clone would come before the
+ * task's spawn. That poll's record comes later in the buffer (or it is still open). */
+static uint64_t clone_stamp(struct tb *b, const struct thread *t, const uint64_t *w, size_t i,
+			    size_t n, uint64_t id)
+{
+	uint64_t begin = 0;
+	size_t k;
+
+	for (size_t j = i + 1; j < n && j < i + CLONE_LOOKAHEAD && (k = rec_words(w, j, n)); j += k)
+		if (((w[j] >> 56) & 0xf) == TET_BREC_POLL && (w[j] & MASK56) == id) {
+			begin = to_ns(b, t, w[j + 1]);
+			break;
+		}
+	for (k = 0; !begin && k < t->nopened; k++)
+		if (t->opened[k].id == id)
+			begin = to_ns(b, t, t->opened[k].begin);
+	return begin > t->last_ts ? begin : t->last_ts;
+}
+
+/* Sends the held wait records of the poll of task id ending now (at ts). Records of other
+ * tasks stay (a poll nested inside theirs). */
+static int waits_out(struct tb *b, struct thread *t, uint64_t id, uint64_t ts)
+{
+	size_t j = 0;
+
+	for (size_t k = 0; k < t->nwaits; k++) {
+		const struct waitrec *x = &t->waits[k];
+		struct ev *e;
+
+		if (x->id != id) {
+			t->waits[j++] = *x;
+			continue;
+		}
+		e = push(b, t, TET_EV_WAIT, ts);
+		if (!e)
+			return -ENOMEM;
+		e->w[0] = x->id;
+		e->w[1] = x->object;
+		e->w[2] = x->kind;
+		e->w[3] = x->arg;
+	}
+	t->nwaits = j;
+	return 0;
+}
+
 /* Decodes records [from, len) of a buffer (words at w, bytes counted from the records' start).
  * tail_ns: the time of the flush or sweep, for drops at the end. Returns 0, -EINVAL (a bad
  * record: the rest is skipped, counted), -ENOMEM. */
@@ -561,17 +647,8 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 		size_t need = 0;
 		struct ev *e = NULL;
 
-		switch (kind) {
-		case TET_BREC_POLL: need = 4; break;
-		case TET_BREC_WAKE: need = 2; break;
-		case TET_BREC_CLONE: case TET_BREC_DROP: need = 1; break;
-		case TET_BREC_SPAWN: need = 7; break;
-		case TET_BREC_TERMINATE: case TET_BREC_PARK: case TET_BREC_UNPARK: need = 3; break;
-		case TET_BREC_STRING:
-			need = id <= STRING_MAX ? 2 + (size_t)(id + 7) / 8 : 0;
-			break;
-		}
-		if (!need || i + need > n) {
+		need = rec_words(w, i, n);
+		if (!need) {
 			b->s.bad_records++;
 			ret = -EINVAL;
 			break;
@@ -591,6 +668,10 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 				e->w[0] = id;
 				e->w[2] = (uint64_t)(int64_t)t->worker;
 			}
+			/* its waits, just before its end */
+			ret = waits_out(b, t, id, ets > bts ? ets - 1 : ets);
+			if (ret)
+				return ret;
 			/* the yields ride on the end (the analyzer's per-event records allow it) */
 			e = push(b, t, TET_EV_POLL_END, ets);
 			if (!e)
@@ -617,7 +698,7 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 			stamp_seen(b, t, e->ts);
 			break;
 		case TET_BREC_CLONE:
-			e = push(b, t, TET_EV_WAKER_CLONE, t->last_ts);
+			e = push(b, t, TET_EV_WAKER_CLONE, clone_stamp(b, t, w, i, n, id));
 			if (!e)
 				return -ENOMEM;
 			e->w[0] = id;
@@ -667,6 +748,24 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 			string_put(b, t->pid, w[i + 1], &w[i + 2], (size_t)id);
 			b->s.strings++;
 			break;
+		case TET_BREC_WAIT:
+			if (t->nwaits < WAITS_MAX)
+				t->waits[t->nwaits++] = (struct waitrec){ id, w[i + 1], w[i + 2], code };
+			else
+				b->s.waits_dropped++;
+			break;
+		case TET_BREC_META:
+			/* right after its spawn record: at that stamp, after it */
+			e = push(b, t, TET_EV_META, t->last_ts);
+			if (!e)
+				return -ENOMEM;
+			e->code = code;
+			e->w[0] = id;
+			e->w[1] = w[i + 1];
+			e->w[2] = w[i + 2];
+			if (w[i + 2])
+				string_put(b, t->pid, NAME_KEY | id, &w[i + 3], (size_t)w[i + 2]);
+			break;
 		}
 		i += need;
 	}
@@ -695,9 +794,10 @@ static bool head_ok(const struct tet_batch_head *h, uint32_t tid, size_t avail)
 	       (h->clock == TET_BATCH_CLOCK_TSC || h->clock == TET_BATCH_CLOCK_MONO);
 }
 
+/* src: a head's counts (TET_BATCH_COUNTS probes; the others are not counted by the threads) */
 static void add_counts(uint64_t *dst, const uint64_t *src)
 {
-	for (int i = 0; i < TET_EV_COUNT; i++)
+	for (int i = 0; i < TET_BATCH_COUNTS; i++)
 		dst[i] += src[i];
 }
 
@@ -872,7 +972,7 @@ static int sweep(struct tb *b, struct thread *t, uint64_t now_ns)
 	ret = queue_merge(b, t);
 	if (ret)
 		goto out;
-	memcpy(t->window, h.counts, sizeof(t->window));
+	memcpy(t->window, h.counts, sizeof(h.counts));
 	if (now_ns - SWEEP_MARGIN_NS > t->complete_ns)
 		t->complete_ns = now_ns - SWEEP_MARGIN_NS;
 	t->last_seen = now_ns;
@@ -908,6 +1008,19 @@ static void deliver(struct tb *b, const struct thread *t, const struct ev *e)
 		r.col = (uint32_t)(e->w[5] >> 32);
 		r.file_copied = string_fill(b, t->pid, r.file_ptr, r.file_len, r.data);
 		r.type_copied = string_fill(b, t->pid, r.type_ptr, r.type_len, r.data + TET_FILE_MAX);
+		b->o.emit(b->o.emit_ctx, &r, sizeof(r));
+	} else if (e->type == TET_EV_META) {
+		struct tet_meta_rec r;
+
+		memset(&r, 0, offsetof(struct tet_meta_rec, name));
+		r.h = (struct tet_hdr){ .ts = e->ts, .type = TET_EV_META, .pid = t->pid, .tid = t->tid };
+		r.task_id = e->w[0];
+		r.size = e->w[1];
+		r.name_len = e->w[2];
+		r.flags = e->code;
+		r.name_copied = r.name_len ? string_fill(b, t->pid, NAME_KEY | r.task_id,
+							 r.name_len < TET_NAME_MAX ? r.name_len : TET_NAME_MAX,
+							 r.name) : 0;
 		b->o.emit(b->o.emit_ctx, &r, sizeof(r));
 	} else {
 		struct tet_event_rec r;

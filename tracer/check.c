@@ -46,8 +46,9 @@ static const char *const ebpf_names[] = {
 	"task_spawn", "task_poll_begin", "task_poll_end", "task_yielded", "waker_wake",
 	"waker_clone", "waker_drop", "task_terminate", "worker_park", "worker_unpark", NULL,
 };
-/* batched capture (kits from the batched-capture change on): known, not required */
-static const char *const ebpf_aliases[] = { "event_batch", "sample_rate", NULL };
+/* batched capture (kits from the batched-capture change on), wait reasons and task metadata
+ * (kits from the wait-reason change on): known, not required */
+static const char *const ebpf_aliases[] = { "event_batch", "sample_rate", "task_wait", "task_meta", NULL };
 /* Tokio's upstream USDT proposal, tokio-rs/tokio pull request #7717 ("feat: USDT probes for
  * tokio task events", 2025): stapsdt notes written by inline asm, names with '-'. An earlier
  * revision of that PR had task-spawn / task-block_on instead of task-start. */

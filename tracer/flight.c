@@ -46,8 +46,9 @@ struct kept_spawn {
 	uint32_t pid;
 	uint64_t key;              /* task id, or header pointer when there is none */
 	uint64_t spawn_ts, end_ts; /* end_ts 0: alive */
-	uint32_t size;
+	uint32_t size;             /* of rec, plus meta's when there is one */
 	unsigned char *rec;        /* packed */
+	struct tet_meta_rec *meta; /* its task_meta (name, size), NULL when none came */
 };
 
 struct fr_store {
@@ -168,8 +169,10 @@ struct fr_store *fr_store_new(uint64_t window_ns, uint64_t max_bytes)
 
 static void sp_free_all(struct kept_spawn *v, size_t cap)
 {
-	for (size_t i = 0; i < cap; i++)
+	for (size_t i = 0; i < cap; i++) {
 		free(v[i].rec);
+		free(v[i].meta);
+	}
 	free(v);
 }
 
@@ -218,6 +221,7 @@ static int sp_rebuild(struct fr_store *s, size_t cap, uint64_t ended_before)
 		if (ended_before && e->end_ts && e->end_ts < ended_before) {
 			s->sp_bytes -= e->size + sizeof(*e);
 			free(e->rec);
+			free(e->meta);
 			continue;
 		}
 		s->sp[sp_slot(s, e->pid, e->key)] = *e;
@@ -243,6 +247,8 @@ static void sp_add(struct fr_store *s, const struct tet_spawn_rec *r)
 	if (e->pid) { /* the key again (a reused header): the newer spawn replaces it */
 		s->sp_bytes -= e->size + sizeof(*e);
 		free(e->rec);
+		free(e->meta);
+		e->meta = NULL;
 		s->sp_len--;
 	}
 	e->rec = malloc(n);
@@ -260,6 +266,21 @@ static void sp_add(struct fr_store *s, const struct tet_spawn_rec *r)
 	e->size = (uint32_t)n;
 	s->sp_len++;
 	s->sp_bytes += n + sizeof(*e);
+}
+
+/* A task's task_meta goes with its kept spawn: a dump replaying the spawn gives its name too. */
+static void sp_meta(struct fr_store *s, const struct tet_meta_rec *r)
+{
+	struct kept_spawn *e = &s->sp[sp_slot(s, r->h.pid, r->task_id)];
+
+	if (!e->pid || e->meta || s->sp_bytes + sizeof(*r) > s->max_bytes / 8)
+		return;
+	e->meta = malloc(sizeof(*r));
+	if (!e->meta)
+		return;
+	memcpy(e->meta, r, sizeof(*r));
+	e->size += sizeof(*r);
+	s->sp_bytes += sizeof(*r);
 }
 
 static void sp_end(struct fr_store *s, const struct tet_event_rec *r)
@@ -317,6 +338,8 @@ int fr_store_add(struct fr_store *s, const void *rec, size_t size)
 		sp_add(s, rec);
 	else if (h->type == TET_EV_TERMINATE && size >= sizeof(struct tet_event_rec))
 		sp_end(s, rec);
+	else if (h->type == TET_EV_META && size >= sizeof(struct tet_meta_rec) && s->sp_cap)
+		sp_meta(s, rec);
 	return 0;
 }
 
@@ -392,6 +415,8 @@ uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, u
 	for (size_t i = 0; i < nv; i++) {
 		spawn_unpack(v[i]->rec, &sr);
 		fn(ctx, &sr, sizeof(sr));
+		if (v[i]->meta)
+			fn(ctx, v[i]->meta, sizeof(*v[i]->meta));
 	}
 	free(v);
 	*spawns_before = nv;
@@ -454,7 +479,7 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t)
 		return 0;
 	}
 	for (unsigned k = 0; k < AN_FINDING_KINDS; k++) {
-		if (!strcmp(s, an_finding_name(k))) {
+		if (k != AN_LARGE_FUTURE && !strcmp(s, an_finding_name(k))) { /* a spawn, no incident */
 			t->kind = FR_TRIG_DETECTOR;
 			t->detector = k;
 			return 0;

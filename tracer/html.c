@@ -87,6 +87,7 @@ static const char *const kind_title[AN_FINDING_KINDS] = {
 	[AN_LOST_WAKER] = "Lost waker",
 	[AN_NEVER_YIELDS] = "Never yields",
 	[AN_SELF_WAKE] = "Wakes itself",
+	[AN_LARGE_FUTURE] = "Large future",
 };
 
 /* ---- HTML text ---- */
@@ -298,7 +299,7 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
  * by its worst finding, with the other tasks listed after it. */
 static const int kind_rank[AN_FINDING_KINDS] = {
 	[AN_LOST_WAKER] = 0, [AN_STALLED] = 1, [AN_NEVER_YIELDS] = 2, [AN_LONG_POLL] = 3,
-	[AN_SELF_WAKE] = 4,
+	[AN_SELF_WAKE] = 4, [AN_LARGE_FUTURE] = 5,
 };
 static const struct an_finding *g_findings;
 
@@ -337,6 +338,7 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 		[AN_LOST_WAKER] = { "lost waker", "lost wakers" },
 		[AN_NEVER_YIELDS] = { "task that never yields", "tasks that never yield" },
 		[AN_SELF_WAKE] = { "task waking itself", "tasks waking themselves" },
+		[AN_LARGE_FUTURE] = { "large future", "large futures" },
 	};
 	char detail[2048], v[32], tn[48];
 	bool first = true;
@@ -404,6 +406,7 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 		}
 		report_finding_detail(w, detail, sizeof(detail));
 		report_uring_finding_text(a, w, detail, sizeof(detail));
+		report_wait_finding_text(a, m, w, detail, sizeof(detail));
 		fputs("</span><div class=\"detail\">", out);
 		esc(out, detail);
 		fputs("</div>", out);
@@ -417,6 +420,8 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 			for (size_t k = i + 1; k < j && listed < 12; k++, listed++) {
 				if (f[ix[k]].kind == AN_SELF_WAKE)
 					snprintf(v, sizeof(v), "%.0f%%", f[ix[k]].ratio * 100);
+				else if (f[ix[k]].kind == AN_LARGE_FUTURE)
+					snprintf(v, sizeof(v), "%llu bytes", (unsigned long long)f[ix[k]].size);
 				else
 					fmt_duration(f[ix[k]].value_ns, v, sizeof(v));
 				fprintf(out, "%s %s (%s)", listed ? "," : "",
@@ -606,6 +611,11 @@ struct trow {
 	uint32_t pid, site;
 	uint8_t state;
 	unsigned findings;          /* bit per kind */
+	uint64_t future_size;       /* UINT64_MAX: unknown */
+	uint16_t name_len;
+	uint8_t nwaits;             /* pending: its waits (wait_events) */
+	struct an_wait wait;        /* the first */
+	char name[TET_NAME_MAX];
 };
 
 struct tkey {
@@ -699,6 +709,12 @@ static void collect_task(const struct an_task_summary *t, void *p)
 	r->lifetime = t->spawn_seen && end >= t->spawn_ts ? end - t->spawn_ts : UINT64_MAX;
 	r->live_wakers = t->wakers_known ? t->live_wakers : INT64_MIN;
 	r->findings = finding_kinds(c->fx, t->pid, r->task_id);
+	r->future_size = t->meta_seen ? t->future_size : UINT64_MAX;
+	r->name_len = t->name_len;
+	memcpy(r->name, t->name, t->name_len);
+	r->nwaits = t->state == AN_PENDING ? t->nwaits : 0;
+	if (r->nwaits)
+		r->wait = t->waits[t->waits[0].kind == AN_WAIT_TIMER && t->nwaits > 1];
 }
 
 static int cmp_trow(const void *x, const void *y)
@@ -726,11 +742,14 @@ static int tasks_collect(struct tasks_ctx *c, const struct analyzer *a, const st
 	return 0;
 }
 
-static void j_tasks(struct jw *w, const struct analyzer *a, struct tasks_ctx *tc)
+static void j_tasks(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+		    struct tasks_ctx *tc)
 {
 	static const char *const cols[] = { "id", "pid", "site", "state", "polls", "busy_ns",
 		"pending_ns", "sched_ns", "sched_p99_ns", "poll_p99_ns", "wakes", "lifetime_ns",
-		"live_wakers", "findings" };
+		"live_wakers", "findings", "name", "future_size", "waits_for" };
+	bool waits = an_get_opts(a)->wait_events;
+	char wt[600];
 	size_t shown = 0;
 	struct tasks_ctx c = *tc;
 
@@ -773,6 +792,20 @@ static void j_tasks(struct jw *w, const struct analyzer *a, struct tasks_ctx *tc
 		else
 			jw_i64(w, r->live_wakers);
 		jw_u64(w, r->findings);
+		if (r->name_len)
+			jw_strn(w, r->name, r->name_len);
+		else
+			jw_null(w);
+		if (r->future_size == UINT64_MAX)
+			jw_null(w);
+		else
+			jw_u64(w, r->future_size);
+		if (r->state != AN_PENDING || !waits)
+			jw_null(w);
+		else if (!r->nwaits)
+			jw_str(w, "nothing Tokio's probes name");
+		else
+			jw_str(w, report_wait_text(&r->wait, r->pid, tc->now, m, wt, sizeof(wt)));
 		jw_arr_end(w);
 	}
 	jw_arr_end(w);
@@ -1077,6 +1110,7 @@ static void j_findings(struct jw *w, const struct analyzer *a, const struct repo
 		j_site_strings(w, f[i].site);
 		report_finding_detail(&f[i], detail, sizeof(detail));
 		report_uring_finding_text(a, &f[i], detail, sizeof(detail));
+		report_wait_finding_text(a, m, &f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);
 		if (m->flight)
 			jw_kbool(w, "trigger", report_is_trigger(m, &f[i]));
@@ -1718,7 +1752,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 	j_findings(w, a, m);
 	ret = j_sites(w, a, pend_now, npend);
 	if (!ret)
-		j_tasks(w, a, &tc);
+		j_tasks(w, a, m, &tc);
 	jw_key(w, "workers");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < nw; i++) {

@@ -86,6 +86,10 @@ struct tsite {
 	uint32_t pid;
 	uint64_t task_id;
 	const struct an_site *site;
+	char *name;             /* task_meta: its name (untrusted bytes), NULL when none */
+	uint16_t name_len;
+	bool meta;
+	uint64_t future_size;
 };
 
 /* A task's identity: Tokio's task id, or its header address in the uprobe fallback (where the
@@ -174,7 +178,13 @@ static void collect_site(const struct an_task_summary *t, void *p)
 		c->v = v;
 		c->cap = cap;
 	}
-	c->v[c->n++] = (struct tsite){ t->pid, by_header ? t->header_ptr : t->task_id, t->site };
+	c->v[c->n] = (struct tsite){ t->pid, by_header ? t->header_ptr : t->task_id, t->site,
+				     NULL, 0, t->meta_seen, t->future_size };
+	if (t->name_len && (c->v[c->n].name = malloc(t->name_len))) {
+		memcpy(c->v[c->n].name, t->name, t->name_len);
+		c->v[c->n].name_len = t->name_len;
+	}
+	c->n++;
 }
 
 /* "PREFIX 12" or, in the uprobe fallback, "PREFIX 0x7f…" (the header address). */
@@ -215,11 +225,16 @@ static void ev_begin(struct tw *t, const char *ph, uint64_t ts, uint32_t pid, ui
 	t->events++;
 }
 
+static const struct tsite *tsite_of(const struct tw *t, uint32_t pid, uint64_t id)
+{
+	struct tsite k = { pid, id, NULL, NULL, 0, false, 0 };
+
+	return t->nsites ? bsearch(&k, t->sites, t->nsites, sizeof(k), cmp_tsite) : NULL;
+}
+
 static const struct an_site *site_of(const struct tw *t, uint32_t pid, uint64_t id)
 {
-	struct tsite k = { pid, id, NULL };
-	const struct tsite *f = t->nsites ? bsearch(&k, t->sites, t->nsites, sizeof(k), cmp_tsite)
-					  : NULL;
+	const struct tsite *f = tsite_of(t, pid, id);
 
 	return f ? f->site : NULL;
 }
@@ -828,6 +843,16 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 			jw_ku64(t.w, "task", rkey(r));
 			jw_kstr(t.w, "result", r->code < 5 ? results[r->code] : "?");
 			jw_ki64(t.w, "worker", r->worker);
+			{
+				const struct tsite *ts = tsite_of(&t, r->pid, rkey(r));
+
+				if (ts && ts->name) {
+					jw_key(t.w, "task_name");
+					jw_strn(t.w, ts->name, ts->name_len);
+				}
+				if (ts && ts->meta)
+					jw_ku64(t.w, "future_size", ts->future_size);
+			}
 			jw_obj_end(t.w);
 			jw_obj_end(t.w);
 			st->polls++;
@@ -933,6 +958,8 @@ out:
 	free(ev);
 	free(idx);
 	free(th);
+	for (size_t i = 0; i < sc.n; i++)
+		free(sc.v[i].name);
 	free(sc.v);
 	free(uc.v);
 	free(uc.tracks);

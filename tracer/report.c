@@ -22,6 +22,7 @@ static const char *const finding_advice[AN_FINDING_KINDS] = {
 	[AN_LOST_WAKER] = "it returned Pending without keeping a waker, so nothing can ever wake it: a future that forgets cx.waker()",
 	[AN_NEVER_YIELDS] = "it has not returned to the scheduler: a loop without .await, or a blocking call, starves the other tasks of this worker",
 	[AN_SELF_WAKE] = "it wakes itself instead of waiting: a busy loop through the scheduler (wake_by_ref + Pending)",
+	[AN_LARGE_FUTURE] = "a large future is moved whole when spawned and every poll touches its pages: Box::pin what it holds across .await, or the future itself",
 };
 
 /* ---- text helpers ---- */
@@ -143,15 +144,253 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 			 f->ongoing ? " and counting" : "", th);
 		break;
 	case AN_SELF_WAKE:
-		snprintf(what, sizeof(what), "woke itself in %.0f%% of its %llu polls without yield_now or the coop budget",
-			 f->ratio * 100, (unsigned long long)f->polls);
+		snprintf(what, sizeof(what), "%llu of its wakes (%.0f%%) were self-wakes without yield_now or the coop budget, over %llu polls",
+			 (unsigned long long)f->occurrences, f->ratio * 100,
+			 (unsigned long long)f->polls);
+		break;
+	case AN_LARGE_FUTURE:
+		snprintf(what, sizeof(what), "its future is %llu bytes (threshold %llu)%s",
+			 (unsigned long long)f->size, (unsigned long long)f->threshold_ns,
+			 f->boxed ? ", boxed by Tokio at spawn" : "");
 		break;
 	default:
 		snprintf(what, sizeof(what), "?");
 	}
-	snprintf(buf, len, "task %llu %s%s: %s: %s", (unsigned long long)f->task_id,
-		 f->site && !f->site->unknown && !f->site->typed ? "spawned at " : "", loc, what,
-		 (unsigned)f->kind < AN_FINDING_KINDS ? finding_advice[f->kind] : "");
+	{
+		char nm[TET_NAME_MAX * 4 + 8], q[TET_NAME_MAX * 4 + 8];
+
+		report_task_name(f->name, f->name_len, nm, sizeof(nm));
+		snprintf(q, sizeof(q), *nm ? " '%s'" : "", nm);
+		snprintf(buf, len, "task %llu%s %s%s: %s: %s", (unsigned long long)f->task_id, q,
+			 f->site && !f->site->unknown && !f->site->typed ? "spawned at " : "", loc,
+			 what, (unsigned)f->kind < AN_FINDING_KINDS ? finding_advice[f->kind] : "");
+	}
+}
+
+const char *report_task_name(const char *name, size_t n, char *buf, size_t len)
+{
+	if (!n) {
+		if (len)
+			*buf = 0;
+		return buf;
+	}
+	return report_sanitize(name, n, 80, buf, len);
+}
+
+/* ---- what a pending task waits for ---- */
+static const char *io_dir(uint64_t arg)
+{
+	if ((arg & 3) == 3)
+		return "readable or writable";
+	return arg & 1 ? "readable" : arg & 2 ? "writable" : "ready";
+}
+
+const char *report_wait_text(const struct an_wait *w, uint32_t pid, uint64_t now,
+			     const struct report_meta *m, char *buf, size_t len)
+{
+	static const char *const title[AN_WAIT_KINDS] = {
+		[AN_WAIT_NOTIFY] = "tokio::sync::Notify",
+		[AN_WAIT_SEMAPHORE] = "a semaphore (Mutex, RwLock, Semaphore or a bounded mpsc send)",
+		[AN_WAIT_MPSC] = "an mpsc channel (receive)",
+		[AN_WAIT_ONESHOT] = "a oneshot channel (receive)",
+		[AN_WAIT_BROADCAST] = "a broadcast channel (receive)",
+	};
+	char d[32], what[512];
+	const char *kind = NULL;
+	int fd;
+
+	switch (w->kind) {
+	case AN_WAIT_TIMER: {
+		uint64_t due = w->arg > UINT64_MAX - w->ts ? UINT64_MAX : w->ts + w->arg;
+
+		if (now < due)
+			snprintf(buf, len, "a timer due in %s", fmt_duration(due - now, d, sizeof(d)));
+		else
+			snprintf(buf, len, "a timer %s past due", fmt_duration(now - due, d, sizeof(d)));
+		break;
+	}
+	case AN_WAIT_IO:
+		*what = 0;
+		fd = m && m->io_fd ? m->io_fd(m->io_ctx, pid, w->object, what, sizeof(what), &kind) : -1;
+		if (fd >= 0)
+			snprintf(buf, len, "I/O: fd %d %s (%s)", fd, io_dir(w->arg), *what ? what : "?");
+		else
+			snprintf(buf, len, "I/O: %s, driver token 0x%llx (fd unknown)", io_dir(w->arg),
+				 (unsigned long long)w->object);
+		break;
+	case AN_WAIT_JOIN:
+		snprintf(buf, len, "the JoinHandle of task %llu", (unsigned long long)w->object);
+		break;
+	case AN_WAIT_SEMAPHORE:
+		snprintf(buf, len, "%s 0x%llx, %llu permit%s", title[w->kind],
+			 (unsigned long long)w->object, (unsigned long long)w->arg,
+			 w->arg == 1 ? "" : "s");
+		break;
+	default:
+		snprintf(buf, len, "%s 0x%llx", w->kind < AN_WAIT_KINDS ? title[w->kind] : "?",
+			 (unsigned long long)w->object);
+	}
+	return buf;
+}
+
+void report_wait_finding_text(const struct analyzer *a, const struct report_meta *m,
+			      const struct an_finding *f, char *buf, size_t len)
+{
+	uint64_t now = an_now(a);
+	char t[800], d[32];
+	size_t l;
+
+	if (f->kind != AN_STALLED || !an_get_opts(a)->wait_events)
+		return;
+	l = strlen(buf);
+	if (!f->nwaits) {
+		snprintf(buf + l, len - l, "; it waits on nothing Tokio's probes name (not a Tokio timer, I/O resource, sync primitive or JoinHandle)");
+		return;
+	}
+	switch (f->why) {
+	case AN_STALL_JOIN_POLL:
+		snprintf(buf + l, len - l, "; waiting on the JoinHandle of task %llu, which is inside a %s poll",
+			 (unsigned long long)f->other_task, fmt_duration(f->other_ns, d, sizeof(d)));
+		return;
+	case AN_STALL_JOIN_STALLED:
+		snprintf(buf + l, len - l, "; waiting on the JoinHandle of task %llu, which is stalled itself (pending for %s)",
+			 (unsigned long long)f->other_task, fmt_duration(f->other_ns, d, sizeof(d)));
+		return;
+	case AN_STALL_TIMER_LATE:
+		snprintf(buf + l, len - l, "; its timer is %s past due and has not woken it",
+			 fmt_duration(f->other_ns, d, sizeof(d)));
+		return;
+	default:
+		break;
+	}
+	for (unsigned i = 0; i < f->nwaits && i < AN_WAITS_MAX; i++) {
+		l = strlen(buf);
+		snprintf(buf + l, len - l, "%s%s", i ? " or " : "; waiting on ",
+			 report_wait_text(&f->waits[i], f->pid, now, m, t, sizeof(t)));
+	}
+	if (f->sharers) {
+		l = strlen(buf);
+		snprintf(buf + l, len - l, ", with %u other task%s waiting on it", f->sharers,
+			 f->sharers == 1 ? "" : "s");
+	}
+	l = strlen(buf);
+	snprintf(buf + l, len - l, ", never signalled");
+}
+
+void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint64_t now,
+		      const struct report_meta *m)
+{
+	char what[512], hex[24];
+	const char *kind = NULL;
+	int fd;
+
+	jw_obj_begin(w);
+	jw_kstr(w, "kind", an_wait_name(x->kind));
+	snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)x->object);
+	switch (x->kind) {
+	case AN_WAIT_TIMER: {
+		uint64_t due = x->arg > UINT64_MAX - x->ts ? UINT64_MAX : x->ts + x->arg;
+
+		jw_ki64(w, "due_in_ns", due >= now ? (int64_t)(due - now > INT64_MAX ? INT64_MAX : due - now) :
+			-(int64_t)(now - due > INT64_MAX ? INT64_MAX : now - due));
+		break;
+	}
+	case AN_WAIT_IO:
+		jw_kstr(w, "token", hex);
+		jw_kbool(w, "readable", x->arg & 1);
+		jw_kbool(w, "writable", x->arg & 2);
+		*what = 0;
+		fd = m && m->io_fd ? m->io_fd(m->io_ctx, pid, x->object, what, sizeof(what), &kind) : -1;
+		jw_key(w, "fd");
+		if (fd >= 0)
+			jw_i64(w, fd);
+		else
+			jw_null(w);
+		jw_kstr(w, "fd_kind", fd >= 0 ? kind : NULL);
+		jw_kstr(w, "fd_what", fd >= 0 && *what ? what : NULL);
+		break;
+	case AN_WAIT_JOIN:
+		jw_ku64(w, "task_id", x->object);
+		break;
+	case AN_WAIT_SEMAPHORE:
+		jw_kstr(w, "address", hex);
+		jw_ku64(w, "permits", x->arg);
+		break;
+	default:
+		jw_kstr(w, "address", hex);
+	}
+	jw_obj_end(w);
+}
+
+void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+			   const struct an_task_summary *t, uint64_t now)
+{
+	jw_key(w, "name");
+	if (t->name_len)
+		jw_strn(w, t->name, t->name_len);
+	else
+		jw_null(w);
+	jw_key(w, "future_size");
+	if (t->meta_seen)
+		jw_u64(w, t->future_size);
+	else
+		jw_null(w);
+	jw_key(w, "future_boxed");
+	if (t->meta_seen)
+		jw_bool(w, t->future_boxed);
+	else
+		jw_null(w);
+	jw_key(w, "wait");
+	if (t->state != AN_PENDING || !an_get_opts(a)->wait_events) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_kstr(w, "kind", an_wait_name(t->nwaits ? (t->waits[0].kind == AN_WAIT_TIMER && t->nwaits > 1 ?
+						     t->waits[1].kind : t->waits[0].kind) :
+					AN_WAIT_UNKNOWN));
+	jw_key(w, "waits");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < t->nwaits && i < AN_WAITS_MAX; i++)
+		report_wait_json(w, &t->waits[i], t->pid, now, m);
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+void report_finding_wait_json(struct jw *w, const struct analyzer *a,
+			      const struct report_meta *m, const struct an_finding *f)
+{
+	jw_key(w, "name");
+	if (f->name_len)
+		jw_strn(w, f->name, f->name_len);
+	else
+		jw_null(w);
+	if (f->kind == AN_LARGE_FUTURE) {
+		jw_ku64(w, "future_size", f->size);
+		jw_kbool(w, "future_boxed", f->boxed);
+	}
+	if (f->kind != AN_STALLED || !an_get_opts(a)->wait_events)
+		return;
+	jw_kstr(w, "stall_reason", an_stall_why_name(f->why));
+	jw_key(w, "waiting_for");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < f->nwaits && i < AN_WAITS_MAX; i++)
+		report_wait_json(w, &f->waits[i], f->pid, an_now(a), m);
+	jw_arr_end(w);
+	jw_key(w, "awaited_task");
+	if (f->why == AN_STALL_JOIN_POLL || f->why == AN_STALL_JOIN_STALLED) {
+		jw_obj_begin(w);
+		jw_ku64(w, "task_id", f->other_task);
+		jw_kstr(w, "state", f->why == AN_STALL_JOIN_POLL ? "in_long_poll" : "stalled");
+		jw_ku64(w, "for_ns", f->other_ns);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
+	if (f->why == AN_STALL_TIMER_LATE)
+		jw_ku64(w, "timer_late_ns", f->other_ns);
+	if (f->why == AN_STALL_SYNC)
+		jw_ku64(w, "other_waiters", f->sharers);
 }
 
 const char *report_drop_impact(unsigned type)
@@ -167,6 +406,8 @@ const char *report_drop_impact(unsigned type)
 		[TET_EV_TERMINATE] = "terminations, lifetimes, live task counts",
 		[TET_EV_PARK] = "worker parked time",
 		[TET_EV_UNPARK] = "worker parked time",
+		[TET_EV_WAIT] = "wait reasons: a stalled task's reason may be unknown (judged by time alone)",
+		[TET_EV_META] = "task names and future sizes, large_future",
 	};
 
 	return type < TET_EV_COUNT ? impact[type] : "?";
@@ -528,6 +769,7 @@ static void print_findings(FILE *out, const struct analyzer *a, const struct rep
 	for (size_t i = 0; i < ng && i < top * 2; i++) {
 		report_finding_detail(g[i].worst, detail, sizeof(detail));
 		report_uring_finding_text(a, g[i].worst, detail, sizeof(detail));
+		report_wait_finding_text(a, m, g[i].worst, detail, sizeof(detail));
 		fprintf(out, "  %-12s ×%-4zu %s\n", an_finding_name(g[i].worst->kind), g[i].count,
 			detail);
 		if (m->why && (size_t)(g[i].worst - f) < m->why->nfindings &&
@@ -649,6 +891,47 @@ static void print_fallback(FILE *out, const struct report_fallback *f, const str
 		fprintf(out, " %s%s", f->unavailable[i], i + 1 < f->nunavailable ? ";" : "\n");
 }
 
+struct waits_ctx {
+	uint64_t n[AN_WAIT_KINDS + 1], named;
+	uint64_t pending;
+};
+
+static void count_wait(const struct an_task_summary *t, void *p)
+{
+	struct waits_ctx *c = p;
+	unsigned k = AN_WAIT_UNKNOWN;
+
+	if (t->state != AN_PENDING)
+		return;
+	c->pending++;
+	for (unsigned i = 0; i < t->nwaits; i++)
+		if (t->waits[i].kind != AN_WAIT_TIMER || k == AN_WAIT_UNKNOWN)
+			k = t->waits[i].kind < AN_WAIT_KINDS ? t->waits[i].kind : AN_WAIT_UNKNOWN;
+	c->n[k]++;
+}
+
+/* "Pending at the end: 12 tasks waiting on timer 5, io 4, notify 1, unknown 2" */
+static void print_waits(FILE *out, const struct analyzer *a)
+{
+	struct waits_ctx c = { { 0 }, 0, 0 };
+	bool first = true;
+
+	if (!an_get_opts(a)->wait_events)
+		return;
+	an_for_each_task(a, count_wait, &c);
+	if (!c.pending)
+		return;
+	fprintf(out, "\nPending at the end: %llu task%s, waiting on", (unsigned long long)c.pending,
+		c.pending == 1 ? "" : "s");
+	for (unsigned k = 0; k <= AN_WAIT_UNKNOWN; k++)
+		if (c.n[k]) {
+			fprintf(out, "%s %s %llu", first ? "" : ",", an_wait_name(k),
+				(unsigned long long)c.n[k]);
+			first = false;
+		}
+	fputs(" (tasks[].wait in the JSON report)\n", out);
+}
+
 void report_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m, bool final)
 {
 	const struct an_totals *t = an_totals(a);
@@ -699,6 +982,7 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 	if (final) {
 		print_why(out, m);
 		report_uring_terminal(out, a, m);
+		print_waits(out, a);
 	}
 	print_findings(out, a, m, final ? m->top : 2);
 	fflush(out);
@@ -926,7 +1210,7 @@ static void j_why(struct jw *w, const struct why_report *r)
 	jw_obj_end(w);
 }
 
-static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
+static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate, bool waits)
 {
 	static const char *const yields[] = { "yield_now", "coop_budget", "notified" };
 	static const char *const results[] = { "pending", "ready", "notified", "cancelled", "panicked" };
@@ -981,6 +1265,21 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
 	report_json_hist(w, "sched_ns", &s->sched_ns);
 	report_json_hist(w, "pending_ns", &s->pending_ns);
 	report_json_hist(w, "lifetime_ns", &s->lifetime_ns);
+	if (waits) {
+		jw_key(w, "pending_by_wait");
+		jw_obj_begin(w);
+		for (unsigned k = 0; k <= AN_WAIT_UNKNOWN; k++) {
+			if (!s->wait_n[k])
+				continue;
+			jw_key(w, an_wait_name(k));
+			jw_obj_begin(w);
+			jw_ku64(w, "periods", s->wait_n[k]);
+			jw_ku64(w, "total_ns", s->wait_ns[k]);
+			jw_ku64(w, "max_ns", s->wait_max_ns[k]);
+			jw_obj_end(w);
+		}
+		jw_obj_end(w);
+	}
 	jw_key(w, "findings");
 	jw_obj_begin(w);
 	for (int k = 0; k < AN_FINDING_KINDS; k++)
@@ -991,6 +1290,7 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate)
 
 struct task_ctx {
 	struct jw *w;
+	const struct analyzer *a;
 	const struct report_meta *m;
 	uint64_t now;
 };
@@ -1048,6 +1348,7 @@ static void j_task(const struct an_task_summary *t, void *p)
 	jw_ku64(w, "waker_clones", t->waker_clones);
 	jw_ku64(w, "waker_drops", t->waker_drops);
 	report_uring_task_json(w, &t->uring);
+	report_task_wait_json(w, c->a, c->m, t, c->now);
 	jw_obj_end(w);
 }
 
@@ -1158,7 +1459,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	const struct an_top *tops;
 	size_t n;
 	struct jw *w = jw_new(out, true);
-	struct task_ctx tc = { w, m, an_now(a) };
+	struct task_ctx tc = { w, a, m, an_now(a) };
 	char detail[2048];
 
 	if (!w)
@@ -1251,6 +1552,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	}
 	jw_arr_end(w);
 	j_probes(w, "probes_attached", m->probes);
+	/* what pending tasks wait for: with task_wait (kits from the wait-reason change on) */
+	jw_kbool(w, "wait_reasons", an_get_opts(a)->wait_events);
 	jw_kstr(w, "capture", m->capture ? m->capture : "per-event");
 	jw_ku64(w, "sample_rate", m->sample_rate ? m->sample_rate : 1);
 	jw_key(w, "batch");
@@ -1292,7 +1595,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_obj_begin(w);
 	report_json_thresholds_ns(w, o);
 	jw_kdouble(w, "self_wake_ratio", o->self_wake_ratio);
-	jw_ku64(w, "self_wake_min_polls", o->self_wake_min_polls);
+	jw_ku64(w, "self_wake_min", o->self_wake_min);
+	jw_ku64(w, "large_future_bytes", o->large_future_bytes);
 	jw_obj_end(w);
 	jw_key(w, "detectors");
 	jw_arr_begin(w);
@@ -1333,6 +1637,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "findings_omitted", t->findings_omitted);
 	jw_ku64(w, "findings_set_aside", t->findings_set_aside);
 	jw_ku64(w, "unmatched_poll_ends", t->unmatched_poll_ends);
+	jw_ku64(w, "waits_outside_tasks", t->waits_outside_polls);
+	jw_ku64(w, "waits_not_kept", t->waits_dropped);
 	jw_ku64(w, "untracked_task_events", t->unknown_task_events);
 	jw_ku64(w, "waker_count_inconsistent", t->waker_count_inconsistent);
 	jw_ku64(w, "lost_waker_contradicted", t->lost_waker_contradicted);
@@ -1438,7 +1744,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_key(w, "spawn_sites");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < n; i++)
-		j_site(w, sites[i], m->sample_rate);
+		j_site(w, sites[i], m->sample_rate, an_get_opts(a)->wait_events);
 	jw_arr_end(w);
 
 	jw_key(w, "tasks");
@@ -1475,6 +1781,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		report_json_site_ref(w, f[i].site);
 		report_finding_detail(&f[i], detail, sizeof(detail));
 		report_uring_finding_text(a, &f[i], detail, sizeof(detail));
+		report_wait_finding_text(a, m, &f[i], detail, sizeof(detail));
 		jw_kstr(w, "detail", detail);
 		if (m->flight)
 			jw_kbool(w, "trigger", report_is_trigger(m, &f[i]));
@@ -1501,6 +1808,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		if (f[i].kind == AN_LOST_WAKER)
 			jw_kbool(w, "contradicted", f[i].contradicted);
 		report_uring_finding_json(w, a, m, &f[i]);
+		report_finding_wait_json(w, a, m, &f[i]);
 		if (m->why && i < m->why->nfindings)
 			j_why_finding(w, &m->why->findings[i]);
 		jw_obj_end(w);

@@ -109,6 +109,13 @@ struct report_meta {
 	const struct why_report *why;     /* why polls were slow (why.h); NULL = not tracked */
 	const struct report_flight *flight; /* a flight-recorder dump; NULL otherwise */
 	const struct tet_uring_info *uring; /* io_uring tracing (kuring.h); NULL = not set up */
+	/* I/O readiness waits: the fd behind an I/O driver token of process pid and what it is
+	 * (printable text into what, its kind — "listener", "connection", "pipe", … — into
+	 * *kind), from the process's epoll tables; returns the fd, or -1 when unknown. NULL:
+	 * nothing known (tests, a process gone). */
+	int (*io_fd)(void *ctx, uint32_t pid, uint64_t token, char *what, size_t len,
+		     const char **kind);
+	void *io_ctx;
 };
 
 /* Full summary (final) or the short one printed every -i interval. */
@@ -144,6 +151,24 @@ void report_uring_finding_text(const struct analyzer *a, const struct an_finding
 			       size_t len);
 void report_uring_finding_json(struct jw *w, const struct analyzer *a,
 			       const struct report_meta *m, const struct an_finding *f);
+/* What a pending task waits for (task_wait), in words: "a timer due in 9m58s", "I/O: fd 7
+ * readable (TCP listener 127.0.0.1:40123)", "tokio::sync::Notify 0x…", "the JoinHandle of task
+ * 14" (printable text). now: the moment it is judged at. Returns buf. */
+const char *report_wait_text(const struct an_wait *w, uint32_t pid, uint64_t now,
+			     const struct report_meta *m, char *buf, size_t len);
+/* A stalled finding's wait, appended to its sentence ("; waiting on …"). */
+void report_wait_finding_text(const struct analyzer *a, const struct report_meta *m,
+			      const struct an_finding *f, char *buf, size_t len);
+/* JSON: one wait object; a task's "name", "future_size", "future_boxed" and "wait"; a
+ * finding's wait-reason fields. */
+void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint64_t now,
+		      const struct report_meta *m);
+void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+			   const struct an_task_summary *t, uint64_t now);
+void report_finding_wait_json(struct jw *w, const struct analyzer *a,
+			      const struct report_meta *m, const struct an_finding *f);
+/* A task's name as the reports show it: sanitized, "" when it has none. Returns buf. */
+const char *report_task_name(const char *name, size_t n, char *buf, size_t len);
 /* A signal's name ("SIGSEGV"), or "signal N" when it has none. Returns buf. */
 const char *report_signal_name(int sig, char *buf, size_t len);
 /* A flight-recorder dump in one line, for the terminal and the HTML page (printable text):

@@ -31,6 +31,7 @@
 #include "batchcap.h"
 #include "commands.h"
 #include "fallback.h"
+#include "fdwhat.h"
 #include "flight.h"
 #include "report.h"
 #include "uring.h"
@@ -128,10 +129,10 @@ static void trace_usage(FILE *out)
 "      --sample-rate N      batched capture: trace one task in N, chosen at its spawn (its whole\n"
 "                           life is traced); totals stay exact (default 1: every task)\n"
 "      --probes LIST        per-event capture: probe classes spawn,poll,yield,wake,waker,\n"
-"                           terminate,worker or all (default: what the detectors need; waker\n"
-"                           only with lost_waker); batched capture records every class\n"
+"                           terminate,worker,wait or all (default: what the detectors need;\n"
+"                           waker only with lost_waker); batched capture records every class\n"
 "      --detect LIST        detectors: long_poll,stalled,lost_waker,never_yields,self_wake,\n"
-"                           all or none (default all)\n"
+"                           large_future, all or none (default all)\n"
 "Why polls were slow (kernel side, no change to the program):\n"
 "      --profile-hz N       sample the target's CPU stacks N times a second per CPU and charge\n"
 "                           each sample to the task being polled (default %d; 0: off)\n"
@@ -165,8 +166,9 @@ static void trace_usage(FILE *out)
 "      --stall-threshold D         pending longer than D without a wake is stalled (default 1s)\n"
 "      --lost-waker-threshold D    pending with no live waker for D is a lost_waker (250ms)\n"
 "      --never-yields-threshold D  inside one poll for D is never_yields (default 1s)\n"
-"      --self-wake-ratio R         self-wakes per poll at or above R is self_wake (0.5)\n"
-"      --self-wake-min-polls N     … over at least N polls (default 100)\n"
+"      --self-wake-ratio R         unexplained self-wakes per wake above R is self_wake (0.5)\n"
+"      --self-wake-min N           … with at least N of them (default 3)\n"
+"      --large-future-size SIZE    a future this large at spawn is large_future (default 1K)\n"
 "Tuning:\n"
 "      --ringbuf-size SIZE  BPF ring buffer, power of two, K/M/G suffix (default 16M, 64M with\n"
 "                           batched capture: it absorbs bursts the analysis cannot follow)\n"
@@ -346,7 +348,7 @@ static int parse_detect(const char *s, unsigned *out)
 			if (!strcmp(tok, an_finding_name(k)))
 				break;
 		if (k == AN_FINDING_KINDS) {
-			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, all, none)",
+			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, large_future, all, none)",
 			      tok);
 			ret = -EINVAL;
 			break;
@@ -360,7 +362,7 @@ static int parse_detect(const char *s, unsigned *out)
 
 enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
-	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
+	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_LARGE_FUTURE, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
 	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
 	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
@@ -387,7 +389,8 @@ static const struct option long_opts[] = {
 	{ "lost-waker-threshold", required_argument, NULL, OPT_LOST_WAKER },
 	{ "never-yields-threshold", required_argument, NULL, OPT_NEVER_YIELDS },
 	{ "self-wake-ratio", required_argument, NULL, OPT_SELF_WAKE_RATIO },
-	{ "self-wake-min-polls", required_argument, NULL, OPT_SELF_WAKE_MIN },
+	{ "self-wake-min", required_argument, NULL, OPT_SELF_WAKE_MIN },
+	{ "large-future-size", required_argument, NULL, OPT_LARGE_FUTURE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "drain-interval", required_argument, NULL, OPT_DRAIN },
 	{ "top", required_argument, NULL, OPT_TOP },
@@ -630,8 +633,11 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			break;
 		}
 		case OPT_SELF_WAKE_MIN:
-			ret = parse_count("--self-wake-min-polls", optarg, 1, UINT32_MAX, &v);
-			o->an.self_wake_min_polls = v;
+			ret = parse_count("--self-wake-min", optarg, 1, UINT32_MAX, &v);
+			o->an.self_wake_min = v;
+			break;
+		case OPT_LARGE_FUTURE:
+			ret = parse_bytes("--large-future-size", optarg, &o->an.large_future_bytes, false);
 			break;
 		case OPT_RINGBUF:
 			ret = parse_size("--ringbuf-size", optarg, &o->ringbuf);
@@ -735,6 +741,56 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- I/O readiness waits: the fd behind a token (report_meta.io_fd, fdwhat.h) ---- */
+#define IOFD_PIDS 16
+#define IOFD_REFRESH_NS (100 * NSEC_PER_MSEC)
+struct iofd {
+	struct {
+		uint32_t pid;
+		struct fdw *w;          /* NULL: /proc/PID could not be opened */
+		uint64_t refreshed;
+	} v[IOFD_PIDS];
+	size_t n;
+};
+
+static int io_fd(void *ctx, uint32_t pid, uint64_t token, char *what, size_t len,
+		 const char **kind)
+{
+	struct iofd *c = ctx;
+	uint64_t now = mono_ns();
+	size_t i;
+	int fd, k;
+
+	for (i = 0; i < c->n && c->v[i].pid != pid; i++)
+		;
+	if (i == c->n) {
+		if (c->n == IOFD_PIDS)
+			return -1;
+		c->v[i].pid = pid;
+		c->v[i].refreshed = 0;
+		fdw_new(pid, &c->v[i].w);
+		c->n++;
+	}
+	if (!c->v[i].w)
+		return -1;
+	if (now - c->v[i].refreshed >= IOFD_REFRESH_NS) {
+		fdw_refresh(c->v[i].w);
+		c->v[i].refreshed = now;
+	}
+	if (fdw_token(c->v[i].w, token, &fd, NULL))
+		return -1;
+	k = fdw_describe(c->v[i].w, fd, what, len);
+	*kind = fdw_kind_name(k > 0 ? (enum fdw_kind)k : FDW_UNKNOWN);
+	return fd;
+}
+
+static void iofd_free(struct iofd *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		fdw_free(c->v[i].w);
+	c->n = 0;
 }
 
 static void sleep_ns(uint64_t ns)
@@ -1450,6 +1506,7 @@ int cmd_trace(int argc, char **argv)
 	struct tet_session *sess = NULL;
 	struct report_file *rfiles = NULL;
 	struct report_meta meta = { 0 };
+	struct iofd iofd = { 0 };
 	struct analyzer *an = NULL;
 	struct event_ctx ectx = { 0 };
 	struct why_report why = { 0 };
@@ -1561,6 +1618,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	o.an.waker_events = (o.probes & targets.probes & TET_CLASS_WAKER) == TET_CLASS_WAKER &&
 			    (o.probes & targets.probes & TET_CLASS_SPAWN);
+	/* batched capture records every event whatever --probes says */
+	o.an.wait_events = !targets.fallback && (targets.probes & TET_PROBE_BIT(TET_EV_WAIT)) &&
+			   (batched || (o.probes & TET_PROBE_BIT(TET_EV_WAIT)));
 	if (o.fl.on) {
 		struct an_opts live = o.an;
 		bool need_live = o.metrics_addr || o.interval_ns;
@@ -1714,6 +1774,8 @@ int cmd_trace(int argc, char **argv)
 
 	meta.mode = targets.fallback ? "uprobe-fallback" : "usdt";
 	meta.uring = tet_session_uring(sess);
+	meta.io_fd = io_fd;
+	meta.io_ctx = &iofd;
 	meta.capture = batched ? "batched" : "per-event";
 	meta.sample_rate = batched ? o.sample_rate : 1;
 	meta.batch = batch_meta(&rbatch, sess);
@@ -1924,6 +1986,7 @@ out:
 	prom_stop(metrics);
 	tet_session_close(sess);
 	an_free(an);
+	iofd_free(&iofd);
 	why_free(&why);
 	ss_free(ectx.ss);
 	free(rfiles);

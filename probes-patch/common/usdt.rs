@@ -29,7 +29,8 @@
 //! part of the tracer's ABI). Note layout and hook points per Tokio version: probes-patch/README.md.
 
 /// A hook point. `probe!(name(args))` runs hook `name` with `args` evaluated only while a
-/// tracer is attached to something sharing its gate word; `probe!(gate => f(args))` calls `f`
+/// tracer is attached to something sharing its gate word; `probe!(if cond => name(args))` the
+/// same when `cond` also holds (tested after the gate); `probe!(gate => f(args))` calls `f`
 /// only while gate `gate` is open; `probe!(let v = f(args))` binds what a later hook point
 /// needs. Without `--cfg tokio_task_tracking` every form expands to nothing.
 #[cfg(not(all(tokio_task_tracking, target_arch = "x86_64", target_os = "linux")))]
@@ -45,6 +46,11 @@ macro_rules! probe {
     (task_poll_end($polled:expr, $result:expr $(,)?)) => {
         if $polled.traced() {
             $crate::runtime::task::usdt::task_poll_end($polled, $result)
+        }
+    };
+    (if $cond:expr => $probe:ident($($a:expr),* $(,)?)) => {
+        if $crate::runtime::task::usdt::$probe::gate() && $cond {
+            $crate::runtime::task::usdt::$probe($($a),*)
         }
     };
     ($gate:ident => $f:ident($($a:expr),* $(,)?)) => {
@@ -94,9 +100,9 @@ mod imp {
     #[link_section = ".probes"]
     static mut GATE_WAKER: Gate = Gate([0; 4]); // event_batch, waker_wake, waker_clone, waker_drop
     #[link_section = ".probes"]
-    static mut GATE_TASK: Gate = Gate([0; 4]); // event_batch, task_spawn, task_terminate, —
+    static mut GATE_TASK: Gate = Gate([0; 4]); // event_batch, task_spawn, task_terminate, task_wait
     #[link_section = ".probes"]
-    static mut GATE_WORKER: Gate = Gate([0; 4]); // event_batch, worker_park, worker_unpark, —
+    static mut GATE_WORKER: Gate = Gate([0; 4]); // event_batch, worker_park, worker_unpark, task_meta
     /// sample_rate bits 0-15
     #[link_section = ".probes"]
     static mut SAMPLE_BITS: [u16; 16] = [0; 16];
@@ -238,6 +244,12 @@ mod imp {
         worker: i32 => reg, timeout_ns: u64 => reg);
     sdt_probe!(worker_unpark, word W_WORKER GATE_WORKER, lane 2, sema "4", "-4@{worker:e} 8@{timeout_ns}",
         worker: i32 => reg, timeout_ns: u64 => reg);
+    sdt_probe!(task_wait, word W_TASK GATE_TASK, lane 3, sema "6", "8@{id} 1@{kind} 8@{object} 8@{arg}",
+        id: u64 => reg, kind: u8 => reg_byte, object: u64 => reg, arg: u64 => reg);
+    sdt_probe!(task_meta, word W_WORKER GATE_WORKER, lane 3, sema "6",
+        "8@{id} 8@{name} 8@{name_len} 8@{size} 1@{flags}",
+        id: u64 => reg, name: u64 => reg, name_len: u64 => reg, size: u64 => reg,
+        flags: u8 => reg_byte);
 
     /// One site of `event_batch`, whose semaphore is the batch lane of gate word `$word`. The
     /// arguments sit in fixed registers (the SysV argument registers), so a tracer may read
@@ -320,6 +332,36 @@ mod imp {
     const END_COMPLETED: u8 = 0;
     const END_CANCELLED: u8 = 1;
     const END_PANICKED: u8 = 2;
+
+    // wait kinds (`task_wait.kind`); a Tokio line may lack a resource, hence the allows
+    #[allow(dead_code)]
+    pub(crate) const WAIT_TIMER: u8 = 0;
+    #[allow(dead_code)]
+    pub(crate) const WAIT_IO: u8 = 1;
+    #[allow(dead_code)]
+    pub(crate) const WAIT_NOTIFY: u8 = 2;
+    #[allow(dead_code)]
+    pub(crate) const WAIT_SEMAPHORE: u8 = 3;
+    #[allow(dead_code)]
+    pub(crate) const WAIT_MPSC_RECV: u8 = 4;
+    #[allow(dead_code)]
+    pub(crate) const WAIT_ONESHOT_RECV: u8 = 5;
+    #[allow(dead_code)]
+    pub(crate) const WAIT_JOIN: u8 = 6;
+    #[allow(dead_code)]
+    pub(crate) const WAIT_BROADCAST_RECV: u8 = 7;
+
+    // I/O directions (`task_wait.arg` of WAIT_IO)
+    #[allow(dead_code)]
+    pub(crate) const IO_READ: u64 = 1;
+    #[allow(dead_code)]
+    pub(crate) const IO_WRITE: u64 = 2;
+    #[allow(dead_code)]
+    pub(crate) const IO_OTHER: u64 = 4;
+
+    // meta flags (`task_meta.flags`)
+    pub(crate) const META_BOXED: u8 = 1;
+    pub(crate) const META_NAMED: u8 = 2;
 
     // ===== thread state =====
 
@@ -653,6 +695,52 @@ mod imp {
         }
     }
 
+    /// A resource stored the polled task's waker and returns `Pending` (PROBES.md, wait
+    /// kind). `probe!(task_wait(kind, object, arg))`: the arguments are computed only while
+    /// gate word 2 is open. The task is the one being polled on this thread (0: none, as in
+    /// `block_on`).
+    #[inline(never)]
+    pub(crate) fn task_wait(kind: u8, object: u64, arg: u64) {
+        let id = crate::runtime::context::current_task_id().map_or(0, |id| id.as_u64());
+        if task_wait::enabled() {
+            task_wait::emit(id, kind, object, arg);
+        }
+        if id != 0 && batch_on(W_TASK) && sampled(id) {
+            record_wait(id, kind, object, arg);
+        }
+    }
+
+    /// `task_wait.object` of a resource: its address.
+    #[inline(always)]
+    pub(crate) fn object<T: ?Sized>(resource: &T) -> u64 {
+        resource as *const T as *const () as usize as u64
+    }
+
+    /// `task_wait.arg` of an I/O wait: the directions the task waits for.
+    #[inline(always)]
+    #[allow(dead_code)]
+    pub(crate) fn io_dir(read: bool, write: bool, other: bool) -> u64 {
+        (if read { IO_READ } else { 0 }) | (if write { IO_WRITE } else { 0 })
+            | (if other { IO_OTHER } else { 0 })
+    }
+
+    /// What the spawn path knows of a task's future: its size as the caller passed it, its
+    /// name, whether Tokio boxed it. `probe!(task_meta(id, name, size, boxed))` right after
+    /// the task's `task_spawn`. The name is borrowed: read during the probe, copied into the
+    /// batch, never kept.
+    #[inline(never)]
+    pub(crate) fn task_meta(id: Id, name: Option<&str>, size: usize, boxed: bool) {
+        let flags = if boxed { META_BOXED } else { 0 } | if name.is_some() { META_NAMED } else { 0 };
+        let (name_ptr, name) = name.map_or((0, ""), |s| (s.as_ptr() as usize as u64, s));
+        if task_meta::enabled() {
+            touch_pages(name);
+            task_meta::emit(id.as_u64(), name_ptr, name.len() as u64, size as u64, flags);
+        }
+        if batch_on(W_WORKER) && sampled(id.as_u64()) {
+            record_meta(id.as_u64(), flags, size as u64, name);
+        }
+    }
+
     fn timeout_ns(timeout: Option<Duration>) -> u64 {
         timeout.map_or(u64::MAX, |d| d.as_nanos().min(u64::MAX as u128 - 1) as u64)
     }
@@ -728,6 +816,7 @@ mod imp {
     const OPEN_MAX: usize = 8;
     const STRING_SLOTS: usize = 64;
     const STRING_MAX: usize = 256;
+    const META_NAME_MAX: usize = 128;
 
     const CLOCK_TSC: u8 = 1;
     const CLOCK_MONO: u8 = 2;
@@ -750,6 +839,8 @@ mod imp {
     const R_PARK: u64 = 7;
     const R_UNPARK: u64 = 8;
     const R_STRING: u64 = 9;
+    const R_WAIT: u64 = 10;
+    const R_META: u64 = 11;
 
     // counts[] index: the per-event probes, in PROBES.md order
     const EV_SPAWN: usize = 0;
@@ -976,6 +1067,28 @@ mod imp {
             self.head.len.store((len + N * 8) as u32, Release);
         }
 
+        /// Appends a record of N words followed by `bytes`, zero padded to a word (flushing
+        /// first when it does not fit; a record is at most N + 32 words).
+        #[inline(always)]
+        fn put_bytes<const N: usize>(&mut self, words: [u64; N], bytes: &[u8], w: usize) {
+            let total = N + (bytes.len() + 7) / 8;
+            let mut len = self.head.len.load(Relaxed) as usize;
+            if len + total * 8 > DATA_BYTES {
+                self.flush(w, REASON_FULL);
+                len = 0;
+            }
+            // Safety: the record fits (checked above: total * 8 is far below DATA_BYTES).
+            unsafe {
+                let d = self.data.as_mut_ptr().add(len / 8);
+                ptr::copy_nonoverlapping(words.as_ptr(), d, N);
+                if total > N {
+                    *d.add(total - 1) = 0; // padding of the last word
+                }
+                ptr::copy_nonoverlapping(bytes.as_ptr(), d.add(N) as *mut u8, bytes.len());
+            }
+            self.head.len.store((len + total * 8) as u32, Release);
+        }
+
         /// A flush point outside the task being polled: flush when the buffer is mostly full
         /// or its window older than the flush interval.
         #[inline(always)]
@@ -1038,21 +1151,7 @@ mod imp {
                 return;
             }
             let n = s.len().min(STRING_MAX);
-            let words = 2 + (n + 7) / 8;
-            let mut len = self.head.len.load(Relaxed) as usize;
-            if len + words * 8 > DATA_BYTES {
-                self.flush(w, REASON_FULL);
-                len = 0;
-            }
-            // Safety: the record fits (checked above); n bytes of s are readable.
-            unsafe {
-                let d = self.data.as_mut_ptr().add(len / 8);
-                *d = word0(R_STRING, 0, n as u64);
-                *d.add(1) = p;
-                *d.add(words - 1) = 0; // padding of the last word
-                ptr::copy_nonoverlapping(s.as_ptr(), d.add(2) as *mut u8, n);
-            }
-            self.head.len.store((len + words * 8) as u32, Release);
+            self.put_bytes([word0(R_STRING, 0, n as u64), p], &s.as_bytes()[..n], w);
             self.strings[slot] = p;
         }
     }
@@ -1077,6 +1176,36 @@ mod imp {
         if b.depth() == 0 {
             b.soft_flush(t, W_TASK);
         }
+    }
+
+    /// A wait inside the task's recorded poll (the top of the open-poll stack); no stamp, no
+    /// count: the poll record that follows places it.
+    #[inline(never)]
+    fn record_wait(id: u64, kind: u8, object: u64, arg: u64) {
+        let b = match buf_existing() {
+            Some(b) => b,
+            None => return,
+        };
+        let d = b.depth();
+        if d == 0 || d > OPEN_MAX || b.head.open[d - 1].id != id {
+            return; // not inside a recorded poll of this task
+        }
+        b.put([word0(R_WAIT, kind, id), object, arg], W_TASK);
+    }
+
+    /// A spawned task's size, flags and name (the first META_NAME_MAX bytes, cut at a
+    /// character boundary), after its spawn record.
+    #[inline(never)]
+    fn record_meta(id: u64, flags: u8, size: u64, name: &str) {
+        let b = match buf() {
+            Some(b) => b,
+            None => return,
+        };
+        let mut n = name.len().min(META_NAME_MAX);
+        while !name.is_char_boundary(n) {
+            n -= 1;
+        }
+        b.put_bytes([word0(R_META, flags, id), size, n as u64], &name.as_bytes()[..n], W_WORKER);
     }
 
     #[inline(never)]

@@ -14,6 +14,7 @@ usage: sample-service [serve] [OPTIONS]
        sample-service spin-workload --tasks N --us U [--workers W] [--current-thread]
        sample-service uring-workload [--tasks N] [--duration DUR] [--file-size BYTES] [--stuck-pipe]
                                      [--wait-start PATH]
+       sample-service waits [--duration DUR] [--wait-start PATH]
 
 A Tokio HTTP service with switchable pathologies, and deterministic workloads, for tracing.
 
@@ -44,6 +45,22 @@ io_uring with tokio-uring (tokio_uring::start: a current-thread runtime and its 
   `uring ops write=W read=R fsync=F openat=O close=C unlinkat=U stuck_read=0|1` (read counts
   the stuck read); each file task, as it ends, `uring task id=ID requests=N` (its Tokio task
   id and its calls). --workers and --current-thread do not apply.
+
+waits: tasks that each stay pending on one thing for the whole run, on the multi-thread runtime
+with 2 workers (--workers and --current-thread do not apply), each from its own spawn site:
+timer (a 10-minute sleep), accept (an accept loop nobody connects to), idle_conn (a read of a
+connection whose client, idle_client, never writes; idle_client sleeps), notify (a Notify nobody
+notifies), leaked_rx and oneshot_rx (mpsc/oneshot receivers whose senders are leaked), blocked
+(one poll blocking its worker thread all along) and joiner (awaits blocked's JoinHandle), named
+(a sleep in a task named `waits-named` by task::Builder, which needs --cfg tokio_unstable and
+Tokio's `tracing` feature: only the tokio-1.53-console build has both), large (a future of over
+20000 bytes) and selfwake (rounds of a 100 ms sleep then 2 polls that wake themselves)
+  --duration DUR       how long (default 20s); then exit 0 (SIGTERM or SIGINT: at once, exit 0)
+  prints per task `waits task=ROLE id=ID` (its Tokio task id) with, for the sockets, `fd=FD
+  addr=IP:PORT` (and `peer=IP:PORT` for idle_conn and idle_client), `joins=ID` (joiner),
+  `name=waits-named`, `size=BYTES` (large: size_of_val of its future), `sleep_ms=100
+  self_wakes=2` (selfwake), in that order (`waits named unsupported` in place of named's line
+  where it cannot be built); then `waits pid=PID ready` once every task is pending.
 
 common options:
   --workers N          worker threads of the multi-thread runtime (1..=1024, default: Tokio's)
@@ -89,6 +106,7 @@ pub enum Command {
     LongPoll { ms: u64 },
     SpinWorkload { tasks: u64, us: u64 },
     UringWorkload(UringOpts),
+    Waits { duration: Duration },
     Help,
 }
 
@@ -144,7 +162,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut items = argv;
     let mode = match items.first().map(String::as_str) {
         Some("serve") | Some("yield-workload") | Some("checksum") | Some("long-poll")
-        | Some("spin-workload") | Some("uring-workload") | Some("help") => {
+        | Some("spin-workload") | Some("uring-workload") | Some("waits") | Some("help") => {
             items.remove(0)
         }
         _ => "serve".to_string(),
@@ -174,6 +192,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
         file_size: 65536,
         stuck_pipe: false,
     };
+    let mut waits_duration = Duration::from_secs(20);
 
     while let Some((flag, inline)) = args.next_flag() {
         let serve_only = matches!(
@@ -181,12 +200,15 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
             "--addr" | "--pathology" | "--duration" | "--load" | "--concurrency" | "--load-paths"
                 | "--crash" | "--crash-after"
         );
-        let uring_too = flag == "--duration" && mode == "uring-workload";
+        let uring_too = flag == "--duration" && (mode == "uring-workload" || mode == "waits");
         if serve_only && mode != "serve" && !uring_too {
             return Err(format!("{flag}: only for `serve`"));
         }
         if mode == "uring-workload" && matches!(flag.as_str(), "--workers" | "--current-thread") {
             return Err(format!("{flag}: not for `uring-workload` (tokio-uring runs its own current-thread runtime)"));
+        }
+        if mode == "waits" && matches!(flag.as_str(), "--workers" | "--current-thread") {
+            return Err(format!("{flag}: not for `waits` (it runs on the multi-thread runtime with 2 workers)"));
         }
         match flag.as_str() {
             "-h" | "--help" => help = true,
@@ -215,6 +237,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 let v = args.value(&flag, inline)?;
                 serve.duration = Some(parse_duration(&v)?);
                 uring.duration = parse_duration(&v)?;
+                waits_duration = parse_duration(&v)?;
             }
             "--tasks" if mode == "uring-workload" => {
                 let v = args.value(&flag, inline)?;
@@ -304,6 +327,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 }
                 Command::UringWorkload(uring)
             }
+            "waits" => Command::Waits { duration: waits_duration },
             _ => Command::Serve(serve),
         }
     };
@@ -402,6 +426,17 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(parse(argv("checksum --tasks 4")).is_err());
+        match parse(argv("waits --duration 3s")).unwrap().command {
+            Command::Waits { duration } => assert_eq!(duration, Duration::from_secs(3)),
+            other => panic!("{other:?}"),
+        }
+        match parse(argv("waits")).unwrap().command {
+            Command::Waits { duration } => assert_eq!(duration, Duration::from_secs(20)),
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(argv("waits --workers 4")).is_err());
+        assert!(parse(argv("waits --current-thread")).is_err());
+        assert!(parse(argv("waits --load 5")).is_err());
         assert!(parse(argv("yield-workload --load 5")).is_err());
     }
 }

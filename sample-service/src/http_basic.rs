@@ -36,7 +36,9 @@ pub async fn serve_connection(mut stream: TcpStream) {
 /// the head is larger than `MAX_HEAD`.
 async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
     let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
+    // on the heap: an array held across the await would make every connection's future
+    // 2 KiB larger (a large_future)
+    let mut chunk = vec![0u8; 2048];
     loop {
         let n = stream.read(&mut chunk).await?;
         if n == 0 {

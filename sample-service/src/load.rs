@@ -80,7 +80,9 @@ async fn load_client(
         let path = &paths[next % paths.len()];
         next += 1;
         stats.sent.fetch_add(1, Ordering::Relaxed);
-        match tokio::time::timeout(REQUEST_TIMEOUT, get(target, path)).await {
+        // boxed: the request's future (a connect, a timer) would otherwise sit inline in this
+        // long-lived task, over 1 KiB on Tokio 1.24 (a large_future)
+        match Box::pin(tokio::time::timeout(REQUEST_TIMEOUT, get(target, path))).await {
             Ok(Ok(status)) if (200..300).contains(&status) => stats.ok.fetch_add(1, Ordering::Relaxed),
             _ => stats.failed.fetch_add(1, Ordering::Relaxed),
         };

@@ -15,6 +15,7 @@ mod routes;
 mod server;
 #[cfg(feature = "uring")]
 mod uring;
+mod waits;
 mod workload;
 
 use std::path::Path;
@@ -59,7 +60,12 @@ fn run(cli: Cli) -> Result<(), String> {
     if let Command::UringWorkload(opts) = cli.command {
         return uring_workload(opts);
     }
-    let runtime = build_runtime(&cli.runtime)?;
+    // waits: the multi-thread runtime with 2 workers (one of them blocked all along)
+    let runtime = if let Command::Waits { .. } = cli.command {
+        build_runtime(&RuntimeOpts { workers: Some(2), current_thread: false, wait_start: None })?
+    } else {
+        build_runtime(&cli.runtime)?
+    };
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Serve(opts) => server::serve(opts).await,
@@ -79,6 +85,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 println!("{}", workload::long_poll(ms).await);
                 Ok(())
             }
+            Command::Waits { duration } => waits::run(duration).await,
             Command::Help | Command::UringWorkload(_) => Ok(()),
         }
     });

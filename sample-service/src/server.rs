@@ -113,7 +113,9 @@ pub async fn serve(opts: ServeOpts) -> Result<(), String> {
 async fn connection(stream: TcpStream) {
     let _in_flight = InFlight::enter();
     let _ = stream.set_nodelay(true);
-    http::serve_connection(stream).await;
+    // boxed: the HTTP state machine (its reads, timers and the route's future) is over 1 KiB
+    // with some Tokio lines; inline it would make every connection task a large_future
+    Box::pin(http::serve_connection(stream)).await;
 }
 
 fn announce(local: SocketAddr, opts: &ServeOpts) -> Result<(), String> {

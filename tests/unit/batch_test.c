@@ -26,6 +26,8 @@ struct got {
 	uint32_t type, tid;
 	uint64_t ts, id, a, b, cpu_wait;
 	char file[TET_FILE_MAX + 1], type_name[TET_TYPE_MAX + 1];
+	char name[TET_NAME_MAX + 1];
+	uint64_t hdr;
 };
 static struct got ev[MAXEV];
 static size_t nev;
@@ -46,12 +48,20 @@ static int emit(void *ctx, const void *rec, size_t size)
 		g->a = r->kind;
 		memcpy(g->file, r->data, r->file_copied);
 		memcpy(g->type_name, r->data + TET_FILE_MAX, r->type_copied);
+	} else if (h->type == TET_EV_META && size >= sizeof(struct tet_meta_rec)) {
+		const struct tet_meta_rec *r = rec;
+
+		g->id = r->task_id;
+		g->a = r->size;
+		g->b = r->flags;
+		memcpy(g->name, r->name, r->name_copied <= TET_NAME_MAX ? r->name_copied : 0);
 	} else {
 		const struct tet_event_rec *r = rec;
 
 		g->id = r->task_id;
 		g->a = r->a;
 		g->b = r->b;
+		g->hdr = r->header_ptr;
 		g->cpu_wait = r->cpu_wait;
 	}
 	return 0;
@@ -389,6 +399,62 @@ static void test_strings(void)
 	tb_free(t);
 }
 
+static void test_waits(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+	const char name[] = "conn-\xff-worker"; /* untrusted bytes pass through */
+	uint64_t nw[2] = { 0 }; /* 13 bytes: 2 words */
+
+	/* intent: wait records come before their poll's record; they go out inside that poll
+	 * (after its begin, before its end), with kind, object and arg; a wait of an enclosing
+	 * poll stays until that poll's record; a meta record follows its spawn, name bytes as
+	 * sent; a meta claiming more than 128 name bytes is a bad record */
+	memcpy(nw, name, sizeof(name) - 1);
+	b_init(&b, 1, 0, 2000, 9000);
+	put(&b, 7, w0(TET_BREC_SPAWN, 0, 5), 0xabcull, 2500ull, 0ull, 0ull, 0ull, 0ull);
+	put(&b, 5, w0(TET_BREC_META, 3, 5), 20000ull, (uint64_t)(sizeof(name) - 1), nw[0], nw[1]);
+	put(&b, 3, w0(TET_BREC_WAIT, 0, 9), 0x7000ull, 5000000ull);  /* the outer poll's */
+	put(&b, 3, w0(TET_BREC_WAIT, 1, 5), 0x5500ull, 1ull);
+	put(&b, 3, w0(TET_BREC_WAIT, 6, 5), 44ull, 0ull);
+	poll_rec(&b, 5, 3000, 3200, 0, 0, 0, 0);
+	poll_rec(&b, 9, 2800, 3500, 0, 0, 0, 0);
+	feed(t, &b, 9000);
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "0:5@2500 11:5@2500 1:9@2800 1:5@3000 10:5@3199 10:5@3199 2:5@3200 10:9@3499 2:9@3500"),
+	      "waits: inside their polls, meta after its spawn: %s", trail());
+	CHECK(nev == 9 && ev[1].a == 20000 && ev[1].b == 3 && !strcmp(ev[1].name, name),
+	      "waits: meta size 20000, flags 3, name bytes as sent");
+	CHECK(nev == 9 && ev[4].a == 1 && ev[4].hdr == 0x5500 && ev[4].b == 1 &&
+	      ev[5].a == 6 && ev[5].hdr == 44 && ev[7].a == 0 && ev[7].b == 5000000,
+	      "waits: kind in a, object in header_ptr, arg in b");
+	tb_free(t);
+
+	/* intent: a waker clone inside its task's poll is placed at that poll's begin when the
+	 * thread's previous stamp is older (the task was spawned elsewhere since: at the older
+	 * stamp the clone would come before the spawn); a clone of another task's waker keeps
+	 * the previous stamp */
+	t = fresh(NULL, NULL);
+	b_init(&b, 1, 0, 2000, 9000);
+	wake_rec(&b, 7, 2200);
+	put(&b, 1, w0(TET_BREC_CLONE, 0, 5));
+	put(&b, 1, w0(TET_BREC_CLONE, 0, 8));
+	poll_rec(&b, 5, 3000, 3200, 0, 0, 0, 0);
+	feed(t, &b, 9000);
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "4:7@2200 5:8@2200 5:5@3000 1:5@3000 2:5@3200"),
+	      "clones: inside its task's poll at the poll's begin: %s", trail());
+	tb_free(t);
+
+	t = fresh(NULL, NULL);
+	b_init(&b, 1, 0, 2000, 9000);
+	put(&b, 3, w0(TET_BREC_META, 0, 5), 64ull, 129ull);
+	feed(t, &b, 9000);
+	tb_finish(t);
+	CHECK_U64(tb_stats(t)->bad_records, 1, "waits: a meta with 129 name bytes is refused");
+	tb_free(t);
+}
+
 static void test_sweep(void)
 {
 	struct tb *t = fresh(read_mem, alive);
@@ -465,6 +531,7 @@ int main(void)
 	test_seq();
 	test_malformed();
 	test_strings();
+	test_waits();
 	test_sweep();
 	test_clock();
 	printf("# %d checks, %d failed\n", run, failed);

@@ -9,7 +9,7 @@
   var SVG = 'http://www.w3.org/2000/svg';
   var $ = function (id) { return document.getElementById(id); };
   var RESULT = ['Pending', 'Ready', 'Notified', 'Cancelled', 'Panicked'];
-  var KIND = ['long_poll', 'stalled', 'lost_waker', 'never_yields', 'self_wake'];
+  var KIND = ['long_poll', 'stalled', 'lost_waker', 'never_yields', 'self_wake', 'large_future'];
   var COLORS = { poll0: '#2f6fd6', poll1: '#1e8449', poll2: '#8e44ad', poll3: '#7f8c8d',
     poll4: '#c0392b', pending: '#b8c0cc', runnable: '#f0a030', wake: '#d62828', busy: [192, 57, 43],
     parked: [36, 87, 197] };
@@ -523,8 +523,13 @@
     var g = function (n) { return function (r) { return r[ix[n]]; }; };
     table(c, [
       { label: 'Task', get: g('id'), num: true, fmt: taskId },
+      { label: 'Name', get: function (r) { return r[ix.name] === null || r[ix.name] === undefined ? '' : r[ix.name]; } },
       { label: 'Spawn site', get: function (r) { return siteName(r[ix.site]); }, cls: 'loc' },
       { label: 'State', get: g('state'), cls: 'nowrap' },
+      { label: 'Waits for', get: function (r) { return r[ix.waits_for] || ''; },
+        title: 'pending tasks: what the last poll registered with a Tokio timer, I/O resource, sync primitive or JoinHandle' },
+      { label: 'Future', get: function (r) { return r[ix.future_size]; }, num: true,
+        fmt: function (v) { return v === null || v === undefined ? '' : num(v) + ' B'; }, title: 'size of the future at spawn' },
       { label: 'Polls', get: g('polls'), num: true, fmt: num },
       { label: 'Busy', get: g('busy_ns'), num: true, fmt: dur },
       { label: 'Pending ratio', get: function (r) { return pendingRatio(r[ix.busy_ns], r[ix.sched_ns], r[ix.pending_ns]); }, num: true, fmt: pct,
@@ -535,7 +540,7 @@
       { label: 'Lifetime', get: g('lifetime_ns'), num: true, fmt: dur },
       { label: 'Live wakers', get: g('live_wakers'), num: true, fmt: function (v) { return v === null ? 'unknown' : v; } },
       { label: 'Findings', get: function (r) { return kindsOf(r[ix.findings]); }, cls: 'nowrap' }
-    ], rows, { sort: 4, asc: false, limit: 500, rowClass: function (r) {
+    ], rows, { sort: 7, asc: false, limit: 500, rowClass: function (r) {
         return (r[ix.findings] ? 'has-finding' : '') + (isTriggerTask(r[ix.pid], r[ix.id]) ? ' trigger' : '');
       },
       note: D.tasks_total > rows.length ? '(the ' + num(rows.length) + ' busiest of ' + num(D.tasks_total) + ' tasks, and every task with a finding; all in the JSON report)' : '' });
