@@ -81,6 +81,7 @@ for line in "${LINES[@]}"; do
     rm -f "$TMPD/lgate.$line"
     start_bg "lp.$line" "$bin" long-poll --ms 6000 --workers 2 --wait-start "$TMPD/lgate.$line"
     lp=$BG_PID
+    wait_exec "$lp" "$bin" || not_ok "$L: the long-poll process started"
     start_bg "ltr.$line" "$TRACER" --pid "$lp" -i 1s -o "$TMPD/lp$line.json"
     ltr=$BG_PID
     wait_for_line "$TMPD/ltr.$line.err" attached 30 || not_ok "$L: tracer attached to the long-poll process"
@@ -103,9 +104,12 @@ for line in "${LINES[@]}"; do
     rm -f "$TMPD/sgate.$line"
     start_bg "sv.$line" "$bin" serve --workers 2 --load 20 --duration 30s --wait-start "$TMPD/sgate.$line"
     sv=$BG_PID
+    # the tracer looks at /proc/PID/exe: only once the service runs (not the shell's fork)
+    wait_exec "$sv" "$bin" || not_ok "$L: the service started"
     start_bg "str.$line" "$TRACER" --pid "$sv" -d 2s -q -o "$TMPD/sv$line.json"
     st=$BG_PID
-    wait_for_line "$TMPD/str.$line.err" attached 30 || not_ok "$L: tracer attached to the service"
+    wait_for_line "$TMPD/str.$line.err" attached 30 ||
+        { not_ok "$L: tracer attached to the service"; head -5 "$TMPD/str.$line.err"; }
     touch "$TMPD/sgate.$line"
     check "$L: while attached, the service's event_batch semaphores are raised" wait_sem "$sv" 4 10
     wait_exit "$st" 30
