@@ -39,6 +39,8 @@ expect_fail "window too short" 3 "--flight-recorder .*must be at least 1s" "$TRA
 expect_fail "window too small" 3 "--flight-recorder '1M': expected a duration \(60s, 5m\) or a size \(256M, 1G\) of at least 4M" \
     "$TRACER" --pid "$SP" --flight-recorder 1M
 expect_fail "a trigger that is none" 3 "--trigger sometimes: not a trigger" "$TRACER" --pid "$SP" --flight-recorder 60s --trigger sometimes
+expect_fail "large_future is no trigger (a property of a spawn, not an incident)" 3 "--trigger large_future: not a trigger" \
+    "$TRACER" --pid "$SP" --flight-recorder 60s --trigger large_future
 expect_fail "a threshold trigger without a duration" 3 "--trigger poll>fast: .*not a duration" \
     "$TRACER" --pid "$SP" --flight-recorder 60s --trigger 'poll>fast'
 expect_fail "a threshold on an unknown figure" 3 "--trigger wakes>5ms: no such figure" \
