@@ -11,7 +11,7 @@
  *
  * Batched capture: one ring-buffer record per tokio:event_batch hit, holding the flushing
  * thread's buffer head (struct tet_batch_head, written by the process) and its records, as
- * PROBES.md "Batch format" describes; tracer/batch.c turns them into the events above.
+ * PROBES.md "Batch format" describes; tracer/decode/batch.c turns them into the events above.
  */
 #ifndef TET_EVENTS_H
 #define TET_EVENTS_H
@@ -112,7 +112,7 @@ struct tet_meta_rec {
 
 /* ---- batched capture (tokio:event_batch) ---- */
 
-/* Ring record type of a batch (no event type: tracer/batch.c expands it into events). */
+/* Ring record type of a batch (no event type: tracer/decode/batch.c expands it into events). */
 #define TET_REC_BATCH 64
 
 /* Layout of a thread's batch buffer head, as the patched Tokio writes it

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * tokio_uprobe.bpf.c — the uprobe fallback: stock (unpatched) Tokio, traced through uprobes on
- * its task functions (tracer/symbols.c finds them), feeding the same records (bpf/events.h) as
+ * its task functions (tracer/discover/symbols.c finds them), feeding the same records (bpf/events.h) as
  * the USDT programs so the analyzer is shared. Task identity is the task header pointer, the
  * first argument of every function probed here; task_id is 0.
  *

@@ -32,7 +32,7 @@ $(OBJ)/%.skel.h: $(OBJ)/bpf/%.bpf.o
 
 # Tracer objects that include a skeleton must be compiled after it: order-only for all of
 # them (mk/tracer.mk compiles tracer/X.c to $(OBJ)/X.o), a real prerequisite for the includers.
-$(patsubst tracer/%.c,$(OBJ)/%.o,$(wildcard tracer/*.c)): | $(BPF_SKELS)
+$(TRACER_C_OBJS): | $(BPF_SKELS)
 $(OBJ)/attach.o: $(BPF_SKELS) bpf/events.h
 $(OBJ)/analyzer.o $(OBJ)/trace.o: bpf/events.h
 

@@ -1,4 +1,4 @@
-# mk/fallback.mk — the uprobe fallback (stock Tokio, no USDT notes): libraries of tracer/symbols.c
+# mk/fallback.mk — the uprobe fallback (stock Tokio, no USDT notes): libraries of tracer/discover/symbols.c
 # (libdw for DWARF type names, libiberty's Rust demangler) and the symbol-table inspector the
 # tests use (build/tests/fallback_symbols: what the fallback finds in a binary, as JSON).
 TRACER_LIBS += -ldw -liberty
@@ -6,9 +6,9 @@ TRACER_LIBS += -ldw -liberty
 FALLBACK_SYMS := $(BUILD)/tests/fallback_symbols
 ALL_TARGETS   += $(FALLBACK_SYMS)
 
-$(FALLBACK_SYMS): tests/unit/fallback_symbols.c tracer/symbols.c tracer/symbols.h tracer/seterr.h
+$(FALLBACK_SYMS): tests/unit/fallback_symbols.c $(call tsrc,symbols.c) $(call tsrc,symbols.h) $(call tsrc,seterr.h)
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -o $@ \
-	    tests/unit/fallback_symbols.c tracer/symbols.c -lelf -ldw -liberty
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -o $@ \
+	    tests/unit/fallback_symbols.c $(call tsrc,symbols.c) -lelf -ldw -liberty
 
 $(OBJ)/fallback.o: $(OBJ)/tokio_uprobe.skel.h bpf/events.h

@@ -43,57 +43,57 @@ $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
 
-UNIT_TRACE_SRCS := $(addprefix tracer/,hist.c analyzer.c htab.c uring.c uring_report.c units.c report.c json.c batch.c)
-$(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*.h) bpf/events.h tests/unit/check.h
+UNIT_TRACE_SRCS := $(call tsrc,hist.c analyzer.c htab.c uring.c uring_report.c units.c report.c json.c batch.c)
+$(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*/*.h) bpf/events.h tests/unit/check.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FIXTURE_CFLAGS) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) -lm
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) -lm
 
 # batch_replay: a dump of batched-capture ring records (TET_BATCH_DUMP) through the decode stage
 # and the analyzer, on one core (the consumer's speed for make bench; real-data regressions)
 BATCH_REPLAY := $(BUILD)/tests/batch_replay
 ALL_TARGETS += $(BATCH_REPLAY)
-$(BATCH_REPLAY): tests/unit/batch_replay.c tracer/batch.c tracer/analyzer.c tracer/htab.c tracer/uring.c tracer/hist.c $(wildcard tracer/*.h) bpf/events.h
+$(BATCH_REPLAY): tests/unit/batch_replay.c $(call tsrc,batch.c) $(call tsrc,analyzer.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,hist.c) $(wildcard tracer/*/*.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< tracer/batch.c tracer/analyzer.c tracer/htab.c tracer/uring.c tracer/hist.c
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(call tsrc,batch.c) $(call tsrc,analyzer.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,hist.c)
 
 # batch_test: unit tests of the decode stage on synthetic batches (tests/t_batch_unit.sh)
 BATCH_TEST := $(BUILD)/tests/batch_test
 ALL_TARGETS += $(BATCH_TEST)
-$(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h tracer/batch.c tracer/batch.h bpf/events.h
+$(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h $(call tsrc,batch.c) $(call tsrc,batch.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< tracer/batch.c
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(call tsrc,batch.c)
 
 # flight_test: unit tests of the flight recorder's store, triggers, dump names and directory, and
 # of the analyzer's on_detect hook (tests/t_flight_unit.sh)
 FLIGHT_TEST := $(BUILD)/tests/flight_test
-FLIGHT_TEST_SRCS := $(addprefix tracer/,flight.c fsutil.c analyzer.c htab.c uring.c hist.c units.c)
+FLIGHT_TEST_SRCS := $(call tsrc,flight.c fsutil.c analyzer.c htab.c uring.c hist.c units.c)
 ALL_TARGETS += $(FLIGHT_TEST)
-$(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) tracer/flight.h \
-                tracer/analyzer.h tracer/hist.h tracer/units.h tracer/commands.h bpf/events.h
+$(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) $(call tsrc,flight.h) \
+                $(call tsrc,analyzer.h) $(call tsrc,hist.h) $(call tsrc,units.h) $(call tsrc,commands.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(FLIGHT_TEST_SRCS)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(FLIGHT_TEST_SRCS)
 
-# uring_test: unit tests of the io_uring request tracking (tracer/uring.c) on synthetic records
+# uring_test: unit tests of the io_uring request tracking (tracer/analyze/uring.c) on synthetic records
 # (tests/t_uring_unit.sh); calloc wrapped so a test can make one allocation fail
 URING_TEST := $(BUILD)/tests/uring_test
-URING_TEST_SRCS := $(addprefix tracer/,uring.c htab.c hist.c)
+URING_TEST_SRCS := $(call tsrc,uring.c htab.c hist.c)
 ALL_TARGETS += $(URING_TEST)
-$(URING_TEST): tests/unit/uring_test.c tests/unit/check.h $(URING_TEST_SRCS) tracer/uring.h \
-               tracer/htab.h tracer/hist.h bpf/events.h
+$(URING_TEST): tests/unit/uring_test.c tests/unit/check.h $(URING_TEST_SRCS) $(call tsrc,uring.h) \
+               $(call tsrc,htab.h) $(call tsrc,hist.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf -o $@ $< $(URING_TEST_SRCS) \
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(URING_TEST_SRCS) \
 	    -Wl,--wrap=calloc
 
-# fdwhat_test: epoll tokens → fds → descriptions from /proc (tracer/fdwhat.c) on real sockets,
+# fdwhat_test: epoll tokens → fds → descriptions from /proc (tracer/decode/fdwhat.c) on real sockets,
 # pipes and files the test creates (tests/t_fdwhat_unit.sh)
 FDWHAT_TEST := $(BUILD)/tests/fdwhat_test
 ALL_TARGETS += $(FDWHAT_TEST)
-$(FDWHAT_TEST): tests/unit/fdwhat_test.c tests/unit/check.h tracer/fdwhat.c tracer/fdwhat.h
+$(FDWHAT_TEST): tests/unit/fdwhat_test.c tests/unit/check.h $(call tsrc,fdwhat.c) $(call tsrc,fdwhat.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -o $@ $< tracer/fdwhat.c
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -o $@ $< $(call tsrc,fdwhat.c)

@@ -1,9 +1,9 @@
-# mk/trace-reports.mk — the reports people look at (tracer/html.c, perfetto.c, prom.c, outputs.c):
+# mk/trace-reports.mk — the reports people look at (tracer/report/html.c, perfetto.c, prom.c, outputs.c):
 # report.html's page, style sheet and script are built into $(OBJ)/html_assets.h (inline, with
 # a Content-Security-Policy naming their hashes) by scripts/embed-html.py; the Prometheus
 # endpoint runs in a thread. Plus the fixture tests/t_report_*.sh trace (after trace-fixtures.mk:
 # it uses FIXTURES, FIXTURE_SRC).
-HTML_ASSETS := tracer/html/report.html tracer/html/report.css tracer/html/report.js
+HTML_ASSETS := tracer/report/html/report.html tracer/report/html/report.css tracer/report/html/report.js
 
 $(OBJ)/html_assets.h: scripts/embed-html.py $(HTML_ASSETS)
 	$(call msg,EMBED,$@)

@@ -1,15 +1,17 @@
 # tracer/: the tokio-ebpf-trace binary (every tracer/*.c), plus the note-parser tests:
 # fixtures (tests/fixtures/notes → $(BUILD)/fixtures/notes), unit tests and the fuzz target.
 #   make fuzz-notes [FUZZ_TIME=600] [FUZZ_JOBS=1]   long fuzz run of the note parser
-TRACER_SRCS   := $(sort $(wildcard tracer/*.c))
-TRACER_C_OBJS := $(patsubst tracer/%.c,$(OBJ)/%.o,$(TRACER_SRCS))
 TRACER_OBJS   += $(TRACER_C_OBJS)
-TRACER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) -Itracer -Ibpf -MMD -MP
+TRACER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) $(TRACER_INC) -Ibpf -MMD -MP
 
-$(TRACER_C_OBJS): $(OBJ)/%.o: tracer/%.c
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(TRACER_CFLAGS) -c $< -o $@
+# build/obj/x.o from tracer/STAGE/x.c (file names are unique across the stages)
+define tracer_obj
+$(OBJ)/$(notdir $(1:.c=.o)): $(1)
+	$$(call msg,CC,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)$$(CC) $$(TRACER_CFLAGS) -MF $$(@:.o=.dep) -c $$< -o $$@
+endef
+$(foreach s,$(TRACER_SRCS),$(eval $(call tracer_obj,$(s))))
 
 $(BIN)/tokio-ebpf-trace: $(TRACER_OBJS)
 	$(call msg,LINK,$@)
@@ -17,7 +19,8 @@ $(BIN)/tokio-ebpf-trace: $(TRACER_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.o,$^) $(TRACER_LIBS) -o $@
 
 ALL_TARGETS += $(BIN)/tokio-ebpf-trace
--include $(TRACER_C_OBJS:.o=.d)
+# .dep, not .d: the .d files of the flat layout (before tracer/STAGE/) name sources that moved
+-include $(TRACER_C_OBJS:.o=.dep)
 
 # ---- note-parser tests: fixtures, JSON unit test, fuzz target ------------------------------
 NOTES_FX   := $(BUILD)/fixtures/notes
@@ -119,9 +122,9 @@ $(NOTES_FX)/synth_%.elf: $(MKELF)
 $(NOTES_FX)/bad_%.elf: $(MKELF)
 	$(Q)$(MKELF) $@ --defect $*
 
-$(BUILD)/tests/json_test: tests/unit/json_test.c tracer/json.c tracer/json.h
+$(BUILD)/tests/json_test: tests/unit/json_test.c $(call tsrc,json.c) $(call tsrc,json.h)
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -Itracer -o $@ tests/unit/json_test.c tracer/json.c -lm
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) $(TRACER_INC) -o $@ tests/unit/json_test.c $(call tsrc,json.c) -lm
 
 # libFuzzer + ASan + UBSan build of the parser; seeds: every fixture (real binaries) and a
 # few argument strings. The bounded run is tests/t_notes_fuzz.sh; the long one:
@@ -130,13 +133,13 @@ FUZZ_SEEDS := $(BUILD)/fuzz/seeds
 FUZZ_TIME  ?= 600
 FUZZ_JOBS  ?= 1
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-              -fno-omit-frame-pointer -D_GNU_SOURCE -Itracer
+              -fno-omit-frame-pointer -D_GNU_SOURCE $(TRACER_INC)
 ALL_TARGETS += $(FUZZ_BIN) $(FUZZ_SEEDS)/.done
 
-$(FUZZ_BIN): tests/fuzz/fuzz_notes.c tracer/notes.c tracer/notes.h tracer/json.c tracer/json.h
+$(FUZZ_BIN): tests/fuzz/fuzz_notes.c $(call tsrc,notes.c) $(call tsrc,notes.h) $(call tsrc,json.c) $(call tsrc,json.h)
 	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_notes.c tracer/notes.c \
-	    tracer/json.c -lelf -lz -lm
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_notes.c $(call tsrc,notes.c) \
+	    $(call tsrc,json.c) -lelf -lz -lm
 
 $(FUZZ_SEEDS)/.done: $(filter-out $(BUILD)/tests/json_test,$(NOTES_FIXTURES)) tests/fuzz/args.txt
 	$(call msg,SEEDS,$(@D))
@@ -158,14 +161,14 @@ fuzz-notes: $(FUZZ_BIN) $(FUZZ_SEEDS)/.done
 # helper libraries (the same source, -DSTACKSYM_FP_LIB) are a C module with and without frame
 # pointers: the test binary itself links libiberty.a, built without them.
 SS_TEST    := $(BUILD)/tests/stacksym_test
-SS_TEST_CC := $(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf
+SS_TEST_CC := $(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf
 ALL_TARGETS += $(SS_TEST) $(BUILD)/tests/libstacksym_fp.so $(BUILD)/tests/libstacksym_nofp.so
 
-$(SS_TEST): tests/unit/stacksym_test.c tests/unit/check.h tracer/stacksym.c tracer/stacksym.h \
-    tracer/symbols.c tracer/symbols.h tracer/seterr.h
+$(SS_TEST): tests/unit/stacksym_test.c tests/unit/check.h $(call tsrc,stacksym.c) $(call tsrc,stacksym.h) \
+    $(call tsrc,symbols.c) $(call tsrc,symbols.h) $(call tsrc,seterr.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(SS_TEST_CC) -fno-omit-frame-pointer -o $@ tests/unit/stacksym_test.c \
-	    tracer/stacksym.c tracer/symbols.c -ldw -lelf -lz -liberty
+	    $(call tsrc,stacksym.c) $(call tsrc,symbols.c) -ldw -lelf -lz -liberty
 $(BUILD)/tests/libstacksym_fp.so: tests/unit/stacksym_test.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(SS_TEST_CC) -fno-omit-frame-pointer -DSTACKSYM_FP_LIB -shared -fPIC -o $@ $<

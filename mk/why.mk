@@ -1,4 +1,4 @@
-# mk/why.mk — why a poll was slow (tracer/why.c, ksched.c, stacksym.c): the system call names
+# mk/why.mk — why a poll was slow (tracer/analyze/why.c, ksched.c, stacksym.c): the system call names
 # of this architecture, from the kernel's own header (linux-libc-dev), for "blocked in
 # clock_nanosleep". Unknown numbers print as numbers.
 SYSCALL_HDR := $(firstword $(wildcard /usr/include/$(shell $(CC) -dumpmachine)/asm/unistd_64.h /usr/include/asm/unistd_64.h))
@@ -16,9 +16,9 @@ $(OBJ)/why.o: $(OBJ)/syscall_names.h
 
 # report.html's "Where the time went" on a synthetic capture (tests/t_why_html.sh)
 ALL_TARGETS += $(BUILD)/tests/html_why_test
-$(BUILD)/tests/html_why_test: tests/unit/html_why_test.c tracer/html.c tracer/json.c tracer/units.c \
-    tracer/hist.c tracer/report.c tracer/analyzer.c tracer/htab.c tracer/uring.c tracer/uring_report.c \
+$(BUILD)/tests/html_why_test: tests/unit/html_why_test.c $(call tsrc,html.c) $(call tsrc,json.c) $(call tsrc,units.c) \
+    $(call tsrc,hist.c) $(call tsrc,report.c) $(call tsrc,analyzer.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,uring_report.c) \
     $(OBJ)/html_assets.h
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) -Itracer -Ibpf \
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) $(TRACER_INC) -Ibpf \
 	    -o $@ $(filter %.c,$^) -lm

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Intent: batched capture's decode stage (tracer/batch.c) is right without BPF, on synthetic
+# Intent: batched capture's decode stage (tracer/decode/batch.c) is right without BPF, on synthetic
 # batches laid out as PROBES.md "Batch format" says: poll records become begin/yields/end (the
 # notified yield after result 2), events of several threads come out in time order and only once
 # every thread is complete past them, a poll seen in progress gets its begin once, waker clones

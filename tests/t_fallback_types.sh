@@ -1,6 +1,6 @@
 #!/bin/bash
 # Intent: the fallback names every raw::poll instance by its future type, and what it says is
-# true. On the stock build of every Tokio line, per instance: the type tracer/symbols.c gives
+# true. On the stock build of every Tokio line, per instance: the type tracer/discover/symbols.c gives
 # (DWARF via libdw) equals the one tests/fallback/dwarf_poll_types.py reads from readelf's dump
 # and objdump (an independent reader); with DWARF ignored (TET_FALLBACK_NO_DWARF=1, as for a
 # release build without debug info) the symbols-only answer — a type, or "A | B" when LLVM merged

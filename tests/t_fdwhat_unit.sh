@@ -1,6 +1,6 @@
 #!/bin/bash
 # Intent: epoll tokens come back as the fds a process registered under them, and those fds as
-# what they are, from /proc alone (tracer/fdwhat.c), on real fds the test creates, with the
+# what they are, from /proc alone (tracer/decode/fdwhat.c), on real fds the test creates, with the
 # addresses checked against getsockname/getpeername: each token gives its fd and events mask
 # (64-bit token too; of a token in two epoll fds the lower-numbered wins; 600 registrations
 # read back whole); unknown or closed-since tokens give -ENOENT; TCP listener on 127.0.0.1 and

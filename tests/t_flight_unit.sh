@@ -1,5 +1,5 @@
 #!/bin/bash
-# Intent: the flight recorder (tracer/flight.c) and the analyzer's on_detect hook that fires it
+# Intent: the flight recorder (tracer/analyze/flight.c) and the analyzer's on_detect hook that fires it
 # are right without BPF, on synthetic records. Store: a time window keeps every record newer
 # than the window and at most one chunk older, with memory that follows the window; a size
 # window stays under its bound and keeps the newest record; a time window cut by its memory

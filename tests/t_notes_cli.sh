@@ -45,7 +45,7 @@ check_eq "check --json -p 0: exit 3" 3 "$rc"
 check "check --json usage error is JSON on stdout" jq -e '.error | test("invalid PID")' "$TMPD/o"
 
 # `tokio-ebpf-trace --pid …` goes to cmd_trace; while trace.c is the placeholder it says so
-if grep -q 'tracing is not built yet' "$ROOT/tracer/trace.c"; then
+if grep -q 'tracing is not built yet' "$ROOT/tracer/cli/trace.c"; then
     rc=$(run_tet "$TMPD/o" "$TMPD/e" --pid 1)
     check_eq "--pid 1 runs the trace placeholder: exit 2" 2 "$rc"
     check "placeholder message" grep -q 'tracing is not built yet' "$TMPD/e"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Intent: the JSON writer (tracer/json.c) produces exact, valid JSON: structure, pretty
+# Intent: the JSON writer (tracer/lib/json.c) produces exact, valid JSON: structure, pretty
 # printing, every escape (JSON, HTML-safe <>&, U+2028/2029), invalid UTF-8 replaced by one
 # U+FFFD per maximal subpart, numbers, and misuse / write errors reported by jw_finish();
 # and on 20000 random byte strings a strict decoder (Python's json) reads back exactly the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Intent: io_uring request tracking (tracer/uring.c) is right without BPF, on synthetic
+# Intent: io_uring request tracking (tracer/analyze/uring.c) is right without BPF, on synthetic
 # TET_REC_URING_* records and task wakes/polls: a poll's SQ range links the submissions at its
 # positions to its task whether the range comes before the submission (submitted at park) or
 # after it (submitted inside the poll); a submission no range covers still links within 2 s and

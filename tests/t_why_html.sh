@@ -1,5 +1,5 @@
 #!/bin/bash
-# Intent: report.html's "Where the time went" (tracer/html.c, tracer/html/report.js) on a synthetic
+# Intent: report.html's "Where the time went" (tracer/report/html.c, tracer/report/html/report.js) on a synthetic
 # capture, in headless Chromium (tests/unit/html_why_test.c says what it checks): flame graphs
 # with one block per distinct stack prefix, zoom, hover, blocked-stack tables, the findings' why
 # lines, hostile frame names kept as text, no console error, CSP violation or request; no section

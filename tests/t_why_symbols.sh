@@ -1,5 +1,5 @@
 #!/bin/bash
-# Intent: the stack symbolizer (tracer/stacksym.c) names what BPF stack traces hold, checked by
+# Intent: the stack symbolizer (tracer/decode/stacksym.c) names what BPF stack traces hold, checked by
 # tests/unit/stacksym_test.c on its own process: a function with its file:line, user code; an
 # always_inline call as an inlined frame innermost (its line) then its caller (the line of the
 # call); a return address as its call site; libc's nanosleep, not user code; "[unknown]" for an

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """dwarf_poll_types.py BINARY: the future type of every raw::poll instance, from DWARF — an
-independent check of tracer/symbols.c (which never reads DWARF).
+independent check of tracer/discover/symbols.c (which never reads DWARF).
 
 raw::poll<T, S> is a 5-byte `jmp Harness<T, S>::poll` (or a body of its own); DWARF names the
 subprogram at the jump target (or at raw::poll itself) "poll<T, S>", with generic arguments,

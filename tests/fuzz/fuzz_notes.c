@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_notes.c — libFuzzer target for the note parser (tracer/notes.c) and the JSON writer.
+ * fuzz_notes.c — libFuzzer target for the note parser (tracer/discover/notes.c) and the JSON writer.
  *
  * An input starting with "\177ELF" is parsed as a whole ELF file (usdt_file_parse_mem): ELF
  * and program/section headers through libelf, the note section, the symbol tables and the

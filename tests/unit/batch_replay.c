@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * batch_replay — feeds a dump of batched-capture ring records (TET_BATCH_DUMP=FILE
- * tokio-ebpf-trace …) through the decode stage (tracer/batch.c) and the analyzer, on one core,
+ * tokio-ebpf-trace …) through the decode stage (tracer/decode/batch.c) and the analyzer, on one core,
  * and reports the consumer's speed and what came out:
  *
  *   batch_replay DUMP [ROUNDS]   → one JSON line: events, ns_per_event, events_per_s, …

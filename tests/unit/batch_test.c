@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * batch_test — unit tests of batched capture's decode stage (tracer/batch.c) on synthetic
+ * batch_test — unit tests of batched capture's decode stage (tracer/decode/batch.c) on synthetic
  * batches, laid out as probes-patch/PROBES.md "Batch format" says the patched Tokio writes
  * them: records become the per-event records the analyzer eats, in time order across threads;
  * a poll seen in progress gets its begin once; waker clones and drops land on the safe side of

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fallback_symbols FILE [--json]: what the uprobe fallback finds in FILE (tracer/symbols.c):
+ * fallback_symbols FILE [--json]: what the uprobe fallback finds in FILE (tracer/discover/symbols.c):
  * every Tokio task function with its address, file offset and, for raw::poll instances, the
  * future type, its vtable and how the type was found. Exit 0 usable, 2 not usable (the reason
  * on stderr), 4 unreadable. Used by tests/t_fallback_*.sh.

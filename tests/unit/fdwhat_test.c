@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fdwhat_test — unit tests of epoll tokens → fds → descriptions from /proc (tracer/fdwhat.c),
+ * fdwhat_test — unit tests of epoll tokens → fds → descriptions from /proc (tracer/decode/fdwhat.c),
  * on real fds this process (and a child) creates; the expected addresses come from
  * getsockname/getpeername/fstat, an observer independent of /proc:
  *   escape   fdw_escape: printable ASCII and well-formed UTF-8 as is; control bytes, backslash,

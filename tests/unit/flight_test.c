@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * flight_test — unit tests of the flight recorder (tracer/flight.c) and of the analyzer's
- * on_detect hook that fires it (tracer/analyzer.c), without BPF, on synthetic records:
+ * flight_test — unit tests of the flight recorder (tracer/analyze/flight.c) and of the analyzer's
+ * on_detect hook that fires it (tracer/analyze/analyzer.c), without BPF, on synthetic records:
  *   store   a time window keeps every record newer than the window and at most one chunk
  *           older, its memory follows the window; a size window stays under its bound and
  *           keeps the newest record; a time window cut by the memory bound says so; replay

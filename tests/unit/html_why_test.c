@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * html_why_test — report.html's "Where the time went" (tracer/html.c, tracer/html/report.js) on a
+ * html_why_test — report.html's "Where the time went" (tracer/report/html.c, tracer/report/html/report.js) on a
  * synthetic capture, looked at by headless Chromium (tests/browser.py).
  *
- * Intent: a why_report (tracer/why.h) reaches the page as data and is drawn under the page's CSP
+ * Intent: a why_report (tracer/analyze/why.h) reaches the page as data and is drawn under the page's CSP
  * with text kept text: the analyzer is fed two spawn sites with one long poll each; the
  * why_report gives site A a CPU profile (3 levels deep, kernel, library, program and unsymbolized
  * frames, one frame holding `</script><img src=x onerror=alert(1)>`, one holding U+2028) and
@@ -24,12 +24,12 @@
  *
  * Build and run, from the repository root (no top-level make needed):
  *   D=/tmp/html-why; mkdir -p $D
- *   python3 scripts/embed-html.py tracer/html/report.html tracer/html/report.css \
- *       tracer/html/report.js $D/html_assets.h
+ *   python3 scripts/embed-html.py tracer/report/html/report.html tracer/report/html/report.css \
+ *       tracer/report/html/report.js $D/html_assets.h
  *   gcc -O2 -g -Wall -Wextra -Werror -Wformat-signedness -Wmissing-field-initializers \
  *       -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I$D -Itracer -Ibpf \
- *       -o $D/html_why_test tests/unit/html_why_test.c tracer/html.c tracer/json.c \
- *       tracer/units.c tracer/hist.c tracer/report.c tracer/analyzer.c tracer/htab.c tracer/uring.c -lm
+ *       -o $D/html_why_test tests/unit/html_why_test.c tracer/report/html.c tracer/lib/json.c \
+ *       tracer/lib/units.c tracer/lib/hist.c tracer/report/report.c tracer/analyze/analyzer.c tracer/lib/htab.c tracer/analyze/uring.c -lm
  *   $D/html_why_test $D            # [BROWSER_PY, default tests/browser.py]
  * Writes $D/why.html, $D/why-none.html, $D/why-notes.html, $D/why-big.html, $D/flight.html and
  * screenshots $D/why.png, $D/why-notes.png, $D/flight.png.

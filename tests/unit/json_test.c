@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * json_test.c — unit tests of the JSON writer (tracer/json.c): exact output for structure,
+ * json_test.c — unit tests of the JSON writer (tracer/lib/json.c): exact output for structure,
  * pretty printing, every escape (JSON, HTML-safe, U+2028/2029), invalid UTF-8 (one U+FFFD
  * per maximal subpart), numbers, and misuse / write errors reported by jw_finish().
  *   json_test                 run the cases, "ok - …" / "not ok - …" lines, exit 1 on failure

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * stacksym_test — unit tests of the stack symbolizer (tracer/stacksym.c) on this very process:
+ * stacksym_test — unit tests of the stack symbolizer (tracer/decode/stacksym.c) on this very process:
  * a function of the test is named with its file:line and counts as user code; an always_inline
  * function shows as an inlined frame innermost, with its own line, and its caller after it at
  * the line of the call; a return address names the call site; a libc function is named and is
@@ -23,7 +23,7 @@
  *   W="-Wall -Wextra -Werror -Wformat-signedness -Wmissing-field-initializers \
  *      -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -Itracer -Ibpf"
  *   gcc -O1 -g -fno-omit-frame-pointer $W -o /tmp/stacksym_test tests/unit/stacksym_test.c \
- *       tracer/stacksym.c tracer/symbols.c -ldw -lelf -lz -liberty
+ *       tracer/decode/stacksym.c tracer/discover/symbols.c -ldw -lelf -lz -liberty
  *   gcc -O1 -g -fno-omit-frame-pointer $W -DSTACKSYM_FP_LIB -shared -fPIC \
  *       -o /tmp/libstacksym_fp.so tests/unit/stacksym_test.c
  *   gcc -O1 -g -fomit-frame-pointer $W -DSTACKSYM_FP_LIB -shared -fPIC \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * uring_test — unit tests of the io_uring request tracking (tracer/uring.c) on synthetic
+ * uring_test — unit tests of the io_uring request tracking (tracer/analyze/uring.c) on synthetic
  * TET_REC_URING_* records and task wakes/polls, without BPF:
  *   link      a poll's SQ range [from, to) names the task of the submissions at those positions,
  *             whether the range comes first (submission at park) or last (submission inside the

@@ -79,7 +79,7 @@ struct tet_targets {
 			      * capture attaches the io_uring poll hooks from the start */
 	/* uprobe fallback (stock Tokio: no tokio USDT notes, or --mode uprobe): v is empty */
 	bool fallback;
-	struct tsym_table *syms; /* tracer/symbols.h: the functions found */
+	struct tsym_table *syms; /* tracer/discover/symbols.h: the functions found */
 	char *fb_path;       /* the file with them, as the user knows it */
 	char *fb_attach;     /* what the kernel resolves */
 };

@@ -2,7 +2,7 @@
 /*
  * html.c — report.html: one self-contained page (docs/reports.md).
  *
- * The page is tracer/html/report.html with its style sheet and script inline (built into
+ * The page is tracer/report/html/report.html with its style sheet and script inline (built into
  * html_assets.h by scripts/embed-html.py, with a Content-Security-Policy that allows only
  * them: nothing is fetched at view time). This file fills three holes:
  *   SUMMARY, FINDINGS  HTML written here, every untrusted string sanitized (report_sanitize)

@@ -192,7 +192,7 @@ uint64_t report_total(const struct report_meta *m, const struct an_totals *t, un
 /* The analyzer's workers in (pid, index) order (NULL and *n = 0 if out of memory); free() it. */
 const struct an_worker **report_sorted_workers(const struct analyzer *a, size_t *n);
 
-/* Runs of keys the JSON report and the HTML page's data blob (tracer/html.c) both write, with
+/* Runs of keys the JSON report and the HTML page's data blob (tracer/report/html.c) both write, with
  * the same names in the same order; each writes into the object the caller has open. */
 struct jw;
 /* "started_at" (ISO 8601 UTC), "duration_ns" */

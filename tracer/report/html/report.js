@@ -1,4 +1,4 @@
-/* report.js — draws report.html from the JSON in #report-data (written by tracer/html.c).
+/* report.js — draws report.html from the JSON in #report-data (written by tracer/report/html.c).
  * Plain DOM, SVG and canvas; no library, nothing fetched. Text from the traced process is
  * only ever put on the page as text (textContent, new Option, canvas fillText). */
 (function () {
@@ -547,7 +547,7 @@
   }
 
   /* ---- where the time went (D.why: CPU samples and blocked stacks inside polls) ---- */
-  /* A frame's kind, from its display string (tracer/why.h), first rule that matches:
+  /* A frame's kind, from its display string (tracer/analyze/why.h), first rule that matches:
    * "[kernel] …" is the kernel; "module+0xoff" or "[unknown]" was not symbolized; a file under
    * /rustc/, a …/registry/ or .cargo/git/ checkout, a std/core/alloc/tokio path (also inside
    * "<…>") or a name without "::" (C: libc, the allocator) is a library; any other Rust path is
