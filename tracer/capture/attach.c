@@ -136,7 +136,7 @@ static int probe_index(const char *name)
 
 /* tokio:event_batch and tokio:sample_rate sites (batched capture); sample_rate's by semaphore
  * address, which is the bit order. */
-static void add_batch_site(struct tet_target *x, const struct usdt_note *n)
+static void add_batch_site(struct tet_target *x, const struct sdt_note *n)
 {
 	if (!strcmp(n->name, "event_batch") && n->sema_off && x->nbatch < TET_BATCH_SITES_MAX) {
 		x->batch_off[x->nbatch] = n->file_off;
@@ -160,12 +160,12 @@ static void add_batch_site(struct tet_target *x, const struct usdt_note *n)
 	}
 }
 
-static int add_target(struct tet_targets *t, const struct usdt_file *f)
+static int add_target(struct tet_targets *t, const struct sdt_file *f)
 {
 	struct tet_target x = { 0 }, *v;
 
 	for (size_t i = 0; i < f->nnotes; i++) {
-		const struct usdt_note *n = &f->notes[i];
+		const struct sdt_note *n = &f->notes[i];
 		int p;
 
 		if (strcmp(n->provider, "tokio") || n->err)
@@ -203,9 +203,9 @@ static int tokio_sym_cb(const char *name, uint64_t value, uint64_t size, int typ
 	return strstr(name, "tokio") != NULL;
 }
 
-static bool has_tokio_symbols(struct usdt_file *f)
+static bool has_tokio_symbols(struct sdt_file *f)
 {
-	return usdt_file_for_each_symbol(f, tokio_sym_cb, NULL) > 0;
+	return sdt_file_for_each_symbol(f, tokio_sym_cb, NULL) > 0;
 }
 
 static int uring_sym_cb(const char *name, uint64_t value, uint64_t size, int type, void *ctx)
@@ -214,9 +214,9 @@ static int uring_sym_cb(const char *name, uint64_t value, uint64_t size, int typ
 }
 
 /* Code that drives io_uring (the io-uring crate, liburing, tokio-uring): symbols naming it. */
-static bool has_uring_code(struct usdt_file *f)
+static bool has_uring_code(struct sdt_file *f)
 {
-	return usdt_file_for_each_symbol(f, uring_sym_cb, NULL) > 0;
+	return sdt_file_for_each_symbol(f, uring_sym_cb, NULL) > 0;
 }
 
 static void nothing_to_attach(const char *what, bool tokio, char *err, size_t len)
@@ -276,13 +276,13 @@ int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char 
 int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 			  struct tet_targets *t, char *err, size_t len)
 {
-	char nerr[USDT_ERR_LEN] = "", what[600];
+	char nerr[SDT_ERR_LEN] = "", what[600];
 	int ret;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	if (binary) {
-		struct usdt_file *f = NULL;
+		struct sdt_file *f = NULL;
 		struct stat st;
 
 		if (stat(binary, &st)) {
@@ -294,7 +294,7 @@ int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 			seterr(err, len, "%s: not a regular file", binary);
 			return -EISDIR;
 		}
-		ret = usdt_file_open(binary, &f, nerr);
+		ret = sdt_file_open(binary, &f, nerr);
 		if (ret) {
 			seterr(err, len, "%s", nerr);
 			return ret;
@@ -310,14 +310,14 @@ int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 			ret = -ENODATA;
 		}
 		t->exe = strdup(binary);
-		usdt_file_free(f);
+		sdt_file_free(f);
 		return ret;
 	} else {
-		struct usdt_file **files = NULL;
-		struct usdt_file *main_exe = NULL;
+		struct sdt_file **files = NULL;
+		struct sdt_file *main_exe = NULL;
 		size_t n = 0;
 
-		ret = usdt_proc_files(pid, &files, &n, nerr);
+		ret = sdt_proc_files(pid, &files, &n, nerr);
 		if (ret == -ESRCH) {
 			seterr(err, len, "no process with PID %d", (int)pid);
 			return ret;
@@ -368,7 +368,7 @@ int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 			nothing_to_attach(what, tokio, err, len);
 			ret = -ENODATA;
 		}
-		usdt_files_free(files, n);
+		sdt_files_free(files, n);
 		return ret;
 	}
 }

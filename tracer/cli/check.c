@@ -94,7 +94,7 @@ struct probe_info {
 	int sites;
 	int with_sema;
 	int bad;             /* notes with a bad site/semaphore/arguments */
-	int kinds[USDT_SITE_OTHER + 1];
+	int kinds[SDT_SITE_OTHER + 1];
 	const char *args;    /* of the first note */
 	const char *errmsg;  /* of the first bad note */
 };
@@ -119,7 +119,7 @@ static const struct fb_sym {
 #define NFB (sizeof(fb_syms) / sizeof(fb_syms[0]))
 
 struct target {
-	struct usdt_file **files;
+	struct sdt_file **files;
 	size_t nfiles;
 	int pid;
 	const char *path;
@@ -136,7 +136,7 @@ struct target {
 	bool tokio_strings;   /* "tokio-runtime-worker" in some file */
 };
 
-static void add_probe(struct target *t, const struct usdt_note *n)
+static void add_probe(struct target *t, const struct sdt_note *n)
 {
 	struct probe_info *p = NULL;
 	int i;
@@ -203,7 +203,7 @@ static void scan(struct target *t)
 	int d;
 
 	for (i = 0; i < t->nfiles; i++) {
-		struct usdt_file *f = t->files[i];
+		struct sdt_file *f = t->files[i];
 		static const char marker[] = "tokio-runtime-worker";
 		char buf[4096 + sizeof(marker)];
 		uint64_t off = 0;
@@ -215,11 +215,11 @@ static void scan(struct target *t)
 			t->tokio_notes++;
 			add_probe(t, &f->notes[k]);
 		}
-		t->any_symtab |= usdt_file_has_symtab(f);
-		usdt_file_for_each_symbol(f, sym_cb, t);
+		t->any_symtab |= sdt_file_has_symtab(f);
+		sdt_file_for_each_symbol(f, sym_cb, t);
 		/* the default worker thread name: a hint that a stripped binary is Tokio */
 		while (!t->tokio_strings &&
-		       (got = usdt_file_read(f, off, buf, sizeof(buf))) >= sizeof(marker) - 1) {
+		       (got = sdt_file_read(f, off, buf, sizeof(buf))) >= sizeof(marker) - 1) {
 			if (memmem(buf, got, marker, sizeof(marker) - 1))
 				t->tokio_strings = true;
 			if (got < sizeof(buf))
@@ -488,13 +488,13 @@ static void site_kinds_str(const struct probe_info *p, char *buf, size_t len)
 	size_t o = 0;
 
 	buf[0] = 0;
-	for (s = 0; s <= USDT_SITE_OTHER; s++) {
+	for (s = 0; s <= SDT_SITE_OTHER; s++) {
 		int n;
 
 		if (!p->kinds[s])
 			continue;
 		n = snprintf(buf + o, len - o, "%s%d×%s", o ? " " : "", p->kinds[s],
-			     usdt_site_name((enum usdt_site)s));
+			     sdt_site_name((enum sdt_site)s));
 		if (n < 0 || (size_t)n >= len - o)
 			break;
 		o += (size_t)n;
@@ -512,13 +512,13 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 	else
 		printf("Target: %s\n", t->path);
 	for (i = 0; i < t->nfiles; i++) {
-		const struct usdt_file *f = t->files[i];
+		const struct sdt_file *f = t->files[i];
 
 		if (t->pid && !f->is_main && !f->nnotes)
 			continue;
 		printf("  %s: ELF%d %s, %zu SDT note%s%s%s\n", f->path, f->elf_class,
 		       f->e_type == ET_EXEC ? "executable" : "shared object/PIE", f->nnotes,
-		       f->nnotes == 1 ? "" : "s", usdt_file_has_symtab((struct usdt_file *)f) ? ""
+		       f->nnotes == 1 ? "" : "s", sdt_file_has_symtab((struct sdt_file *)f) ? ""
 		       : ", stripped", f->is_main ? " (main executable)" : "");
 	}
 
@@ -604,7 +604,7 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 	jw_key(w, "files");
 	jw_arr_begin(w);
 	for (i = 0; i < t->nfiles; i++) {
-		struct usdt_file *f = t->files[i];
+		struct sdt_file *f = t->files[i];
 		size_t n, tk = 0;
 
 		if (t->pid && !f->is_main && !f->nnotes)
@@ -619,7 +619,7 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 		jw_kstr(w, "type", f->e_type == ET_EXEC ? "exec" : "dyn");
 		jw_ku64(w, "notes", f->nnotes);
 		jw_ku64(w, "tokio_notes", tk);
-		jw_kbool(w, "symtab", usdt_file_has_symtab(f));
+		jw_kbool(w, "symtab", sdt_file_has_symtab(f));
 		if (t->pid) {
 			jw_kbool(w, "main", f->is_main);
 			jw_ku64(w, "load_bias", f->load_bias);
@@ -658,9 +658,9 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 		jw_kstr(w, "args", pi->args);
 		jw_key(w, "site_kinds");
 		jw_obj_begin(w);
-		for (s = 0; s <= USDT_SITE_OTHER; s++)
+		for (s = 0; s <= SDT_SITE_OTHER; s++)
 			if (pi->kinds[s])
-				jw_ki64(w, usdt_site_name((enum usdt_site)s), pi->kinds[s]);
+				jw_ki64(w, sdt_site_name((enum sdt_site)s), pi->kinds[s]);
 		jw_obj_end(w);
 		jw_obj_end(w);
 	}
@@ -763,7 +763,7 @@ int cmd_check(int argc, char **argv)
 	struct target *t;
 	struct kernel k;
 	struct verdict v;
-	char err[USDT_ERR_LEN];
+	char err[SDT_ERR_LEN];
 	bool pretty = false;
 	int opt, ret, pid = 0;
 	const char *path = NULL;
@@ -806,7 +806,7 @@ int cmd_check(int argc, char **argv)
 	}
 	t->pid = pid;
 	t->path = path;
-	ret = usdt_target_files(pid, path, &t->files, &t->nfiles, err);
+	ret = sdt_target_files(pid, path, &t->files, &t->nfiles, err);
 	if (ret) {
 		p_err("%s", err);
 		free(t);
@@ -821,7 +821,7 @@ int cmd_check(int argc, char **argv)
 		print_human(t, &k, &v);
 	fflush(stdout);
 	ret = verdict_exit(v.mode);
-	usdt_files_free(t->files, t->nfiles);
+	sdt_files_free(t->files, t->nfiles);
 	free(t);
 	return ret;
 }

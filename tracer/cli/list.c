@@ -54,7 +54,7 @@ struct filter {
 	const char *name;
 };
 
-static bool match(const struct filter *flt, const struct usdt_note *n)
+static bool match(const struct filter *flt, const struct sdt_note *n)
 {
 	if (flt->provider && fnmatch(flt->provider, n->provider, 0) != 0)
 		return false;
@@ -77,7 +77,7 @@ static const char *machine_name(uint16_t m)
 	}
 }
 
-static void describe_arg(const struct usdt_arg *a, uint16_t machine, char *buf, size_t len)
+static void describe_arg(const struct sdt_arg *a, uint16_t machine, char *buf, size_t len)
 {
 	char op[128];
 	char ty[16];
@@ -91,23 +91,23 @@ static void describe_arg(const struct usdt_arg *a, uint16_t machine, char *buf, 
 	else
 		snprintf(ty, sizeof(ty), "?");
 	{
-		struct usdt_arg b = *a;
+		struct sdt_arg b = *a;
 
 		b.size = 0;  /* the operand only */
-		if (usdt_arg_format(&b, op, sizeof(op)) < 0)
+		if (sdt_arg_format(&b, op, sizeof(op)) < 0)
 			snprintf(op, sizeof(op), "?");
 	}
-	if (a->kind == USDT_ARG_REG && a->reg_shift)
+	if (a->kind == SDT_ARG_REG && a->reg_shift)
 		tail = " (bits 8-15)";
 	if (a->sym && a->sym_resolved)
 		snprintf(extra, sizeof(extra), " [%s = 0x%" PRIx64 "]", a->sym, a->sym_addr);
 	else if (a->sym)
 		snprintf(extra, sizeof(extra), " [%s unresolved]", a->sym);
 	(void)machine;
-	snprintf(buf, len, "%-4s %-5s %s%s%s", ty, usdt_arg_kind_name(a->kind), op, tail, extra);
+	snprintf(buf, len, "%-4s %-5s %s%s%s", ty, sdt_arg_kind_name(a->kind), op, tail, extra);
 }
 
-static void print_human(struct usdt_file **files, size_t nfiles, const struct filter *flt,
+static void print_human(struct sdt_file **files, size_t nfiles, const struct filter *flt,
 			bool verbose, int pid)
 {
 	size_t i, k;
@@ -115,7 +115,7 @@ static void print_human(struct usdt_file **files, size_t nfiles, const struct fi
 
 	for (i = 0; i < nfiles; i++)
 		for (k = 0; k < files[i]->nnotes; k++) {
-			const struct usdt_note *n = &files[i]->notes[k];
+			const struct sdt_note *n = &files[i]->notes[k];
 			int l;
 
 			if (!match(flt, n))
@@ -128,7 +128,7 @@ static void print_human(struct usdt_file **files, size_t nfiles, const struct fi
 	wp = wp > 32 ? 32 : wp;
 	wn = wn > 40 ? 40 : wn;
 	for (i = 0; i < nfiles; i++) {
-		struct usdt_file *f = files[i];
+		struct sdt_file *f = files[i];
 		size_t shown = 0;
 
 		for (k = 0; k < f->nnotes; k++)
@@ -146,7 +146,7 @@ static void print_human(struct usdt_file **files, size_t nfiles, const struct fi
 		       pid > 0 ? "ADDRESS" : "LOCATION", "OFFSET", "SEMAPHORE (OFFSET)", "SITE",
 		       "ARGS");
 		for (k = 0; k < f->nnotes; k++) {
-			const struct usdt_note *n = &f->notes[k];
+			const struct sdt_note *n = &f->notes[k];
 			char sema[64] = "-";
 			int a;
 
@@ -158,7 +158,7 @@ static void print_human(struct usdt_file **files, size_t nfiles, const struct fi
 			printf("  %-*s %-*s 0x%-*" PRIx64 " 0x%-8" PRIx64 " %-28s %-8s %s\n", wp,
 			       n->provider, wn, n->name, wa - 2,
 			       n->addr + (pid > 0 ? f->load_bias : 0), n->file_off, sema,
-			       usdt_site_name(n->site), n->args);
+			       sdt_site_name(n->site), n->args);
 			if (!verbose)
 				continue;
 			for (a = 0; a < n->nargs; a++) {
@@ -178,18 +178,18 @@ static void json_reg(struct jw *w, const char *key, int reg, int width, int shif
 {
 	char k[32];
 
-	if (reg == USDT_REG_NONE)
+	if (reg == SDT_REG_NONE)
 		return;
-	jw_kstr(w, key, usdt_reg_name(reg, machine));
+	jw_kstr(w, key, sdt_reg_name(reg, machine));
 	snprintf(k, sizeof(k), "%s_as_written", key);
-	jw_kstr(w, k, usdt_reg_alias(reg, width, shift));
-	if (machine == EM_X86_64 && usdt_reg_pt_regs_off(reg) >= 0) {
+	jw_kstr(w, k, sdt_reg_alias(reg, width, shift));
+	if (machine == EM_X86_64 && sdt_reg_pt_regs_off(reg) >= 0) {
 		snprintf(k, sizeof(k), "%s_pt_regs_offset", key);
-		jw_ki64(w, k, usdt_reg_pt_regs_off(reg));
+		jw_ki64(w, k, sdt_reg_pt_regs_off(reg));
 	}
 }
 
-static void json_note(struct jw *w, const struct usdt_file *f, const struct usdt_note *n,
+static void json_note(struct jw *w, const struct sdt_file *f, const struct sdt_note *n,
 		      int pid)
 {
 	int a;
@@ -206,7 +206,7 @@ static void json_note(struct jw *w, const struct usdt_file *f, const struct usdt
 	jw_ku64(w, "file_offset", n->file_off);
 	jw_ku64(w, "semaphore_address", n->sema_addr);
 	jw_ku64(w, "semaphore_offset", n->sema_off);
-	jw_kstr(w, "site", usdt_site_name(n->site));
+	jw_kstr(w, "site", sdt_site_name(n->site));
 	jw_ki64(w, "elf_class", f->elf_class);
 	jw_kstr(w, "byte_order", f->big_endian ? "big" : "little");
 	jw_kstr(w, "machine", machine_name(f->e_machine));
@@ -221,20 +221,20 @@ static void json_note(struct jw *w, const struct usdt_file *f, const struct usdt
 	jw_key(w, "parsed_args");
 	jw_arr_begin(w);
 	for (a = 0; a < n->nargs; a++) {
-		const struct usdt_arg *g = &n->args_v[a];
+		const struct sdt_arg *g = &n->args_v[a];
 
 		jw_obj_begin(w);
 		jw_ki64(w, "size", g->size);
 		jw_kbool(w, "signed", g->is_signed);
 		jw_kbool(w, "float", g->is_float);
-		jw_kstr(w, "kind", usdt_arg_kind_name(g->kind));
-		if (g->kind == USDT_ARG_CONST) {
+		jw_kstr(w, "kind", sdt_arg_kind_name(g->kind));
+		if (g->kind == SDT_ARG_CONST) {
 			/* the constant as the probe's consumer sees it: signed or unsigned */
 			if (g->is_signed)
 				jw_ki64(w, "value", g->disp);
 			else
 				jw_ku64(w, "value", (uint64_t)g->disp);
-		} else if (g->kind == USDT_ARG_REG) {
+		} else if (g->kind == SDT_ARG_REG) {
 			json_reg(w, "reg", g->reg, g->reg_width, g->reg_shift, f->e_machine);
 			jw_ki64(w, "reg_shift", g->reg_shift);
 		} else {
@@ -242,7 +242,7 @@ static void json_note(struct jw *w, const struct usdt_file *f, const struct usdt
 			json_reg(w, "index", g->index, g->index_width, 0, f->e_machine);
 			jw_ki64(w, "scale", g->scale);
 			jw_ki64(w, "offset", g->disp);
-			jw_kbool(w, "rip_relative", g->reg == USDT_REG_IP);
+			jw_kbool(w, "rip_relative", g->reg == SDT_REG_IP);
 		}
 		if (g->sym) {
 			jw_kstr(w, "symbol", g->sym);
@@ -271,9 +271,9 @@ int cmd_list(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct usdt_file **files = NULL;
+	struct sdt_file **files = NULL;
 	struct filter flt = { NULL, NULL };
-	char err[USDT_ERR_LEN], *fspec = NULL;
+	char err[SDT_ERR_LEN], *fspec = NULL;
 	bool verbose = false, pretty = false;
 	const char *path = NULL;
 	size_t nfiles = 0, i, k;
@@ -356,7 +356,7 @@ int cmd_list(int argc, char **argv)
 		flt.provider = *fspec ? fspec : NULL;
 	}
 
-	if (usdt_target_files(pid, path, &files, &nfiles, err)) {
+	if (sdt_target_files(pid, path, &files, &nfiles, err)) {
 		p_err("%s", err);
 		ret = TET_EXIT_INPUT;
 		goto out;
@@ -365,7 +365,7 @@ int cmd_list(int argc, char **argv)
 	 * arguments of machines this parser does not decode only lose their parsed form */
 	for (i = 0; i < nfiles; i++) {
 		for (k = 0; k < files[i]->nnotes; k++) {
-			const struct usdt_note *n = &files[i]->notes[k];
+			const struct sdt_note *n = &files[i]->notes[k];
 
 			if (n->err && n->err != -EOPNOTSUPP) {
 				p_err("%s: %s", files[i]->path, n->errmsg);
@@ -405,7 +405,7 @@ int cmd_list(int argc, char **argv)
 			ret = TET_EXIT_INPUT;
 	}
 out:
-	usdt_files_free(files, nfiles);
+	sdt_files_free(files, nfiles);
 	free(fspec);
 	return ret;
 }

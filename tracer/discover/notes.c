@@ -56,10 +56,10 @@
 #endif
 #define NT_STAPSDT 3
 
-struct usdt_file_priv {
+struct sdt_file_priv {
 	Elf *elf;
 	int fd;
-	void *mem;             /* copy of the image (usdt_file_parse_mem) */
+	void *mem;             /* copy of the image (sdt_file_parse_mem) */
 	const unsigned char *img;
 	size_t img_size;
 	size_t nphdr;
@@ -77,7 +77,7 @@ static void seterr(char *err, const char *fmt, ...)
 	if (!err)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(err, USDT_ERR_LEN, fmt, ap);
+	vsnprintf(err, SDT_ERR_LEN, fmt, ap);
 	va_end(ap);
 }
 
@@ -94,14 +94,14 @@ static const char *const reg_names32[USDT_REG_XMM0] = {
 	NULL, NULL, NULL, NULL, "eip",
 };
 
-const char *usdt_reg_name(int reg, uint16_t machine)
+const char *sdt_reg_name(int reg, uint16_t machine)
 {
 	static const char *const xmm[16] = {
 		"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
 		"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
 	};
 
-	if (reg < 0 || reg >= USDT_REG_COUNT)
+	if (reg < 0 || reg >= SDT_REG_COUNT)
 		return NULL;
 	if (reg >= USDT_REG_XMM0)
 		return xmm[reg - USDT_REG_XMM0];
@@ -110,15 +110,15 @@ const char *usdt_reg_name(int reg, uint16_t machine)
 	return reg_names64[reg];
 }
 
-int usdt_reg_pt_regs_off(int reg)
+int sdt_reg_pt_regs_off(int reg)
 {
 	/* struct pt_regs of x86_64, arch/x86/include/uapi/asm/ptrace.h */
 	static const int off[USDT_REG_XMM0] = {
-		[USDT_REG_AX] = 80, [USDT_REG_BX] = 40, [USDT_REG_CX] = 88, [USDT_REG_DX] = 96,
-		[USDT_REG_SI] = 104, [USDT_REG_DI] = 112, [USDT_REG_BP] = 32, [USDT_REG_SP] = 152,
+		[SDT_REG_AX] = 80, [SDT_REG_BX] = 40, [SDT_REG_CX] = 88, [SDT_REG_DX] = 96,
+		[SDT_REG_SI] = 104, [SDT_REG_DI] = 112, [SDT_REG_BP] = 32, [SDT_REG_SP] = 152,
 		[USDT_REG_R8] = 72, [USDT_REG_R9] = 64, [USDT_REG_R10] = 56, [USDT_REG_R11] = 48,
 		[USDT_REG_R12] = 24, [USDT_REG_R13] = 16, [USDT_REG_R14] = 8, [USDT_REG_R15] = 0,
-		[USDT_REG_IP] = 128,
+		[SDT_REG_IP] = 128,
 	};
 
 	if (reg < 0 || reg >= USDT_REG_XMM0)
@@ -126,23 +126,23 @@ int usdt_reg_pt_regs_off(int reg)
 	return off[reg];
 }
 
-const char *usdt_site_name(enum usdt_site site)
+const char *sdt_site_name(enum sdt_site site)
 {
 	switch (site) {
 	case USDT_SITE_NOP1: return "nop1";
 	case USDT_SITE_NOP5: return "nop5";
 	case USDT_SITE_NOP_NOP5: return "nop+nop5";
-	case USDT_SITE_OTHER: return "other";
+	case SDT_SITE_OTHER: return "other";
 	default: return "unknown";
 	}
 }
 
-const char *usdt_arg_kind_name(enum usdt_arg_kind kind)
+const char *sdt_arg_kind_name(enum sdt_arg_kind kind)
 {
 	switch (kind) {
-	case USDT_ARG_CONST: return "const";
-	case USDT_ARG_REG: return "reg";
-	case USDT_ARG_MEM: return "mem";
+	case SDT_ARG_CONST: return "const";
+	case SDT_ARG_REG: return "reg";
+	case SDT_ARG_MEM: return "mem";
 	}
 	return "?";
 }
@@ -162,15 +162,15 @@ static bool x86_reg_lookup(const char *name, size_t len, struct x86_reg *r)
 		const char *n64, *n32, *n16, *n8, *n8h;
 		int8_t reg;
 	} legacy[] = {
-		{ "rax", "eax", "ax", "al", "ah", USDT_REG_AX },
-		{ "rbx", "ebx", "bx", "bl", "bh", USDT_REG_BX },
-		{ "rcx", "ecx", "cx", "cl", "ch", USDT_REG_CX },
-		{ "rdx", "edx", "dx", "dl", "dh", USDT_REG_DX },
-		{ "rsi", "esi", "si", "sil", NULL, USDT_REG_SI },
-		{ "rdi", "edi", "di", "dil", NULL, USDT_REG_DI },
-		{ "rbp", "ebp", "bp", "bpl", NULL, USDT_REG_BP },
-		{ "rsp", "esp", "sp", "spl", NULL, USDT_REG_SP },
-		{ "rip", "eip", "ip", NULL, NULL, USDT_REG_IP },
+		{ "rax", "eax", "ax", "al", "ah", SDT_REG_AX },
+		{ "rbx", "ebx", "bx", "bl", "bh", SDT_REG_BX },
+		{ "rcx", "ecx", "cx", "cl", "ch", SDT_REG_CX },
+		{ "rdx", "edx", "dx", "dl", "dh", SDT_REG_DX },
+		{ "rsi", "esi", "si", "sil", NULL, SDT_REG_SI },
+		{ "rdi", "edi", "di", "dil", NULL, SDT_REG_DI },
+		{ "rbp", "ebp", "bp", "bpl", NULL, SDT_REG_BP },
+		{ "rsp", "esp", "sp", "spl", NULL, SDT_REG_SP },
+		{ "rip", "eip", "ip", NULL, NULL, SDT_REG_IP },
 	};
 	char buf[8];
 	size_t i;
@@ -300,7 +300,7 @@ static bool sym_char(char c)
 
 /* disp := term (('+'|'-') term)*, term := number | symbol, at most one symbol, which is
  * added (GAS also writes "4+g_arr@GOTOFF"). Empty is fine: "(%rax)". */
-static int parse_disp(struct argp *a, struct usdt_arg *arg)
+static int parse_disp(struct argp *a, struct sdt_arg *arg)
 {
 	bool neg = false, first = true;
 	int err;
@@ -356,22 +356,22 @@ static int parse_reg(struct argp *a, struct x86_reg *r)
 	return 0;
 }
 
-static int parse_x86_operand(struct argp *a, struct usdt_arg *arg)
+static int parse_x86_operand(struct argp *a, struct sdt_arg *arg)
 {
 	const char *op = a->p;
 	struct x86_reg r;
 	int err;
 
-	arg->reg = USDT_REG_NONE;
-	arg->index = USDT_REG_NONE;
+	arg->reg = SDT_REG_NONE;
+	arg->index = SDT_REG_NONE;
 	arg->scale = 1;
 	if (*a->p == '%') {
 		err = parse_reg(a, &r);
 		if (err)
 			return err;
-		if (r.reg == USDT_REG_IP)
+		if (r.reg == SDT_REG_IP)
 			return arg_fail(a, "%rip is not a value");
-		arg->kind = USDT_ARG_REG;
+		arg->kind = SDT_ARG_REG;
 		arg->reg = r.reg;
 		arg->reg_width = r.width;
 		arg->reg_shift = r.shift;
@@ -379,12 +379,12 @@ static int parse_x86_operand(struct argp *a, struct usdt_arg *arg)
 	}
 	if (*a->p == '$') {
 		a->p++;
-		arg->kind = USDT_ARG_CONST;
+		arg->kind = SDT_ARG_CONST;
 		if (!sym_start(*a->p) && *a->p != '-' && !isdigit((unsigned char)*a->p))
 			return arg_fail(a, "constant expected after '$'");
 		return parse_disp(a, arg);
 	}
-	arg->kind = USDT_ARG_MEM;
+	arg->kind = SDT_ARG_MEM;
 	err = parse_disp(a, arg);
 	if (err)
 		return err;
@@ -409,10 +409,10 @@ static int parse_x86_operand(struct argp *a, struct usdt_arg *arg)
 			err = parse_reg(a, &r);
 			if (err)
 				return err;
-			if (r.width < 4 || r.reg == USDT_REG_SP || r.reg == USDT_REG_IP ||
+			if (r.width < 4 || r.reg == SDT_REG_SP || r.reg == SDT_REG_IP ||
 			    r.reg >= USDT_REG_XMM0)
 				return arg_fail(a, "bad index register");
-			if (arg->reg == USDT_REG_IP)
+			if (arg->reg == SDT_REG_IP)
 				return arg_fail(a, "%rip-relative operand with an index");
 			arg->index = r.reg;
 			arg->index_width = r.width;
@@ -421,7 +421,7 @@ static int parse_x86_operand(struct argp *a, struct usdt_arg *arg)
 			int64_t sc;
 
 			a->p++;
-			if (arg->index == USDT_REG_NONE) /* as(1) refuses it too */
+			if (arg->index == SDT_REG_NONE) /* as(1) refuses it too */
 				return arg_fail(a, "scale without an index register");
 			err = parse_num(a, &sc);
 			if (err)
@@ -434,12 +434,12 @@ static int parse_x86_operand(struct argp *a, struct usdt_arg *arg)
 	if (*a->p != ')')
 		return arg_fail(a, "')' expected");
 	a->p++;
-	if (arg->reg == USDT_REG_NONE && arg->index == USDT_REG_NONE)
+	if (arg->reg == SDT_REG_NONE && arg->index == SDT_REG_NONE)
 		return arg_fail(a, "memory operand without a register");
 	return 0;
 }
 
-void usdt_args_release(struct usdt_arg *args, int nargs)
+void sdt_args_release(struct sdt_arg *args, int nargs)
 {
 	int i;
 
@@ -449,20 +449,20 @@ void usdt_args_release(struct usdt_arg *args, int nargs)
 	}
 }
 
-int usdt_parse_args(const char *s, uint16_t machine, int elf_class,
-		    struct usdt_arg args[USDT_MAX_ARGS], char err[USDT_ERR_LEN])
+int sdt_parse_args(const char *s, uint16_t machine, int elf_class,
+		    struct sdt_arg args[SDT_MAX_ARGS], char err[SDT_ERR_LEN])
 {
 	struct argp a = { .p = s, .machine = machine, .err = err };
 	int n = 0, ret;
 
 	(void)elf_class;
-	memset(args, 0, sizeof(*args) * USDT_MAX_ARGS);
+	memset(args, 0, sizeof(*args) * SDT_MAX_ARGS);
 	if (machine != EM_X86_64 && machine != EM_386) {
 		seterr(err, "arguments of ELF machine %u are not decoded", machine);
 		return -EOPNOTSUPP;
 	}
 	for (;;) {
-		struct usdt_arg *arg;
+		struct sdt_arg *arg;
 		const char *q;
 
 		while (*a.p == ' ' || *a.p == '\t')
@@ -472,7 +472,7 @@ int usdt_parse_args(const char *s, uint16_t machine, int elf_class,
 		a.tok = a.p;
 		a.toklen = strcspn(a.p, " \t");
 		a.argno = n + 1;
-		if (n == USDT_MAX_ARGS) {
+		if (n == SDT_MAX_ARGS) {
 			int more = 0;
 
 			for (q = a.p; *q;) {
@@ -481,7 +481,7 @@ int usdt_parse_args(const char *s, uint16_t machine, int elf_class,
 				q += strspn(q, " \t");
 			}
 			seterr(err, "%d arguments, more than the SDT maximum of %d", n + more,
-			       USDT_MAX_ARGS);
+			       SDT_MAX_ARGS);
 			ret = -E2BIG;
 			goto fail;
 		}
@@ -521,8 +521,8 @@ int usdt_parse_args(const char *s, uint16_t machine, int elf_class,
 	}
 	return n;
 fail:
-	usdt_args_release(args, n);
-	memset(args, 0, sizeof(*args) * USDT_MAX_ARGS);
+	sdt_args_release(args, n);
+	memset(args, 0, sizeof(*args) * SDT_MAX_ARGS);
 	return ret == -ENOMEM ? -ENOMEM : ret;
 }
 
@@ -530,31 +530,31 @@ fail:
  * ELF
  */
 
-static uint32_t rd32(const struct usdt_file *f, const unsigned char *p)
+static uint32_t rd32(const struct sdt_file *f, const unsigned char *p)
 {
 	if (f->big_endian)
 		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
-static uint64_t rd64(const struct usdt_file *f, const unsigned char *p)
+static uint64_t rd64(const struct sdt_file *f, const unsigned char *p)
 {
 	uint64_t hi = rd32(f, p), lo = rd32(f, p + 4);
 
 	return f->big_endian ? hi << 32 | lo : lo << 32 | hi;
 }
 
-static uint64_t rdaddr(const struct usdt_file *f, const unsigned char *p)
+static uint64_t rdaddr(const struct sdt_file *f, const unsigned char *p)
 {
 	return f->elf_class == 64 ? rd64(f, p) : rd32(f, p);
 }
 
-static uint64_t addr_mask(const struct usdt_file *f, uint64_t v)
+static uint64_t addr_mask(const struct sdt_file *f, uint64_t v)
 {
 	return f->elf_class == 64 ? v : (v & 0xffffffffu);
 }
 
-size_t usdt_file_read(struct usdt_file *f, uint64_t off, void *buf, size_t len)
+size_t sdt_file_read(struct sdt_file *f, uint64_t off, void *buf, size_t len)
 {
 	if (!f || !f->priv || off >= f->priv->img_size)
 		return 0;
@@ -564,15 +564,15 @@ size_t usdt_file_read(struct usdt_file *f, uint64_t off, void *buf, size_t len)
 	return len;
 }
 
-bool usdt_file_has_symtab(struct usdt_file *f)
+bool sdt_file_has_symtab(struct sdt_file *f)
 {
 	return f && f->priv && f->priv->has_symtab;
 }
 
 /* The bytes of a section, NULL when it does not lie inside the file. */
-static const unsigned char *sec_bytes(struct usdt_file *f, const GElf_Shdr *sh)
+static const unsigned char *sec_bytes(struct sdt_file *f, const GElf_Shdr *sh)
 {
-	struct usdt_file_priv *p = f->priv;
+	struct sdt_file_priv *p = f->priv;
 
 	if (sh->sh_type == SHT_NOBITS || sh->sh_offset > p->img_size ||
 	    sh->sh_size > p->img_size - sh->sh_offset)
@@ -580,9 +580,9 @@ static const unsigned char *sec_bytes(struct usdt_file *f, const GElf_Shdr *sh)
 	return p->img + sh->sh_offset;
 }
 
-int usdt_file_for_each_symbol(struct usdt_file *f, usdt_sym_cb cb, void *ctx)
+int sdt_file_for_each_symbol(struct sdt_file *f, sdt_sym_cb cb, void *ctx)
 {
-	struct usdt_file_priv *p;
+	struct sdt_file_priv *p;
 	size_t i;
 
 	if (!f || !f->priv)
@@ -632,7 +632,7 @@ int usdt_file_for_each_symbol(struct usdt_file *f, usdt_sym_cb cb, void *ctx)
 	return 0;
 }
 
-static const GElf_Phdr *find_load(struct usdt_file *f, uint64_t addr, bool exec, bool in_file)
+static const GElf_Phdr *find_load(struct sdt_file *f, uint64_t addr, bool exec, bool in_file)
 {
 	size_t i;
 
@@ -651,31 +651,31 @@ static const GElf_Phdr *find_load(struct usdt_file *f, uint64_t addr, bool exec,
 	return NULL;
 }
 
-static enum usdt_site classify_site(struct usdt_file *f, uint64_t off)
+static enum sdt_site classify_site(struct sdt_file *f, uint64_t off)
 {
 	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	unsigned char b[6];
 	size_t n;
 
 	if (f->e_machine != EM_X86_64 && f->e_machine != EM_386)
-		return USDT_SITE_UNKNOWN;
-	n = usdt_file_read(f, off, b, sizeof(b));
+		return SDT_SITE_UNKNOWN;
+	n = sdt_file_read(f, off, b, sizeof(b));
 	if (n == 0)
-		return USDT_SITE_UNKNOWN;
+		return SDT_SITE_UNKNOWN;
 	if (n >= 6 && b[0] == 0x90 && memcmp(b + 1, nop5, 5) == 0)
 		return USDT_SITE_NOP_NOP5;
 	if (n >= 5 && memcmp(b, nop5, 5) == 0)
 		return USDT_SITE_NOP5;
 	if (b[0] == 0x90)
 		return USDT_SITE_NOP1;
-	return USDT_SITE_OTHER;
+	return SDT_SITE_OTHER;
 }
 
-static int note_fail(struct usdt_note *n, int err, const char *fmt, ...)
+static int note_fail(struct sdt_note *n, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int note_fail(struct usdt_note *n, int err, const char *fmt, ...)
+static int note_fail(struct sdt_note *n, int err, const char *fmt, ...)
 {
-	char buf[USDT_ERR_LEN];
+	char buf[SDT_ERR_LEN];
 	va_list ap;
 
 	if (n->err)
@@ -689,7 +689,7 @@ static int note_fail(struct usdt_note *n, int err, const char *fmt, ...)
 }
 
 struct sym_lookup {
-	struct usdt_file *f;
+	struct sdt_file *f;
 	size_t pending;
 };
 
@@ -702,10 +702,10 @@ static int resolve_cb(const char *name, uint64_t value, uint64_t size, int type,
 	(void)size;
 	(void)type;
 	for (i = 0; i < l->f->nnotes; i++) {
-		struct usdt_note *n = &l->f->notes[i];
+		struct sdt_note *n = &l->f->notes[i];
 
 		for (k = 0; k < n->nargs; k++) {
-			struct usdt_arg *a = &n->args_v[k];
+			struct sdt_arg *a = &n->args_v[k];
 
 			size_t len = a->sym ? strcspn(a->sym, "@") : 0;  /* g_int@GOTOFF → g_int */
 
@@ -721,11 +721,11 @@ static int resolve_cb(const char *name, uint64_t value, uint64_t size, int type,
 	return 0;
 }
 
-static int finish_note(struct usdt_file *f, struct usdt_note *n)
+static int finish_note(struct sdt_file *f, struct sdt_note *n)
 {
 	const GElf_Phdr *ph;
 	uint64_t delta = 0;
-	char err[USDT_ERR_LEN];
+	char err[SDT_ERR_LEN];
 	int ret = 0;
 
 	if (f->has_base_sec && n->base)
@@ -752,7 +752,7 @@ static int finish_note(struct usdt_file *f, struct usdt_note *n)
 	}
 	if (ret)
 		return ret;
-	n->nargs = usdt_parse_args(n->args, f->e_machine, f->elf_class, n->args_v, err);
+	n->nargs = sdt_parse_args(n->args, f->e_machine, f->elf_class, n->args_v, err);
 	if (n->nargs == -ENOMEM)
 		return -ENOMEM;
 	if (n->nargs < 0) {
@@ -769,7 +769,7 @@ static const char *cstr(const unsigned char *p, const unsigned char *end)
 	return memchr(p, 0, (size_t)(end - p)) ? (const char *)p : NULL;
 }
 
-static int parse_note_section(struct usdt_file *f, const GElf_Shdr *sh, size_t scn_idx,
+static int parse_note_section(struct sdt_file *f, const GElf_Shdr *sh, size_t scn_idx,
 			      char *err)
 {
 	const unsigned char *d = sec_bytes(f, sh);
@@ -785,7 +785,7 @@ static int parse_note_section(struct usdt_file *f, const GElf_Shdr *sh, size_t s
 	while (off < size) {
 		uint64_t namesz, descsz, type, pad;
 		const unsigned char *name, *desc, *dend, *s;
-		struct usdt_note *n;
+		struct sdt_note *n;
 		const char *prov, *pname, *args;
 
 		idx++;
@@ -848,7 +848,7 @@ static int parse_note_section(struct usdt_file *f, const GElf_Shdr *sh, size_t s
 		}
 		if (f->nnotes == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
-			struct usdt_note *nn = realloc(f->notes, ncap * sizeof(*nn));
+			struct sdt_note *nn = realloc(f->notes, ncap * sizeof(*nn));
 
 			if (!nn)
 				goto nomem;
@@ -873,9 +873,9 @@ nomem:
 	return -ENOMEM;
 }
 
-static int parse_elf(struct usdt_file *f, char *err)
+static int parse_elf(struct sdt_file *f, char *err)
 {
-	struct usdt_file_priv *p = f->priv;
+	struct sdt_file_priv *p = f->priv;
 	const char *ident;
 	GElf_Ehdr eh;
 	size_t shstrndx, i, n;
@@ -1005,7 +1005,7 @@ static int parse_elf(struct usdt_file *f, char *err)
 				l.pending += f->notes[i].args_v[k].sym != NULL;
 		}
 		if (l.pending)
-			usdt_file_for_each_symbol(f, resolve_cb, &l);
+			sdt_file_for_each_symbol(f, resolve_cb, &l);
 	}
 	return 0;
 nomem:
@@ -1022,9 +1022,9 @@ static bool libelf_ready(void)
 	return state > 0;
 }
 
-static struct usdt_file *file_new(const char *path)
+static struct sdt_file *file_new(const char *path)
 {
-	struct usdt_file *f = calloc(1, sizeof(*f));
+	struct sdt_file *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
@@ -1032,27 +1032,27 @@ static struct usdt_file *file_new(const char *path)
 	f->path = strdup(path ? path : "(memory)");
 	f->open_path = strdup(path ? path : "(memory)");
 	if (!f->priv || !f->path || !f->open_path) {
-		usdt_file_free(f);
+		sdt_file_free(f);
 		return NULL;
 	}
 	f->priv->fd = -1;
 	return f;
 }
 
-void usdt_file_free(struct usdt_file *f)
+void sdt_file_free(struct sdt_file *f)
 {
 	size_t i;
 
 	if (!f)
 		return;
 	for (i = 0; i < f->nnotes; i++) {
-		struct usdt_note *n = &f->notes[i];
+		struct sdt_note *n = &f->notes[i];
 
 		free(n->provider);
 		free(n->name);
 		free(n->args);
 		free(n->errmsg);
-		usdt_args_release(n->args_v, n->nargs);
+		sdt_args_release(n->args_v, n->nargs);
 	}
 	free(f->notes);
 	if (f->priv) {
@@ -1070,9 +1070,9 @@ void usdt_file_free(struct usdt_file *f)
 	free(f);
 }
 
-int usdt_file_open(const char *path, struct usdt_file **out, char err[USDT_ERR_LEN])
+int sdt_file_open(const char *path, struct sdt_file **out, char err[SDT_ERR_LEN])
 {
-	struct usdt_file *f;
+	struct sdt_file *f;
 	struct stat st;
 	int ret;
 
@@ -1125,14 +1125,14 @@ int usdt_file_open(const char *path, struct usdt_file **out, char err[USDT_ERR_L
 	*out = f;
 	return 0;
 fail:
-	usdt_file_free(f);
+	sdt_file_free(f);
 	return ret;
 }
 
-int usdt_file_parse_mem(const void *buf, size_t len, const char *name, struct usdt_file **out,
-			char err[USDT_ERR_LEN])
+int sdt_file_parse_mem(const void *buf, size_t len, const char *name, struct sdt_file **out,
+			char err[SDT_ERR_LEN])
 {
-	struct usdt_file *f;
+	struct sdt_file *f;
 	int ret;
 
 	*out = NULL;
@@ -1147,20 +1147,20 @@ int usdt_file_parse_mem(const void *buf, size_t len, const char *name, struct us
 	}
 	if (len == 0) {
 		seterr(err, "%s: empty file", f->path);
-		usdt_file_free(f);
+		sdt_file_free(f);
 		return -ENODATA;
 	}
 	f->priv->mem = malloc(len);
 	if (!f->priv->mem) {
 		seterr(err, "%s: out of memory", f->path);
-		usdt_file_free(f);
+		sdt_file_free(f);
 		return -ENOMEM;
 	}
 	memcpy(f->priv->mem, buf, len);
 	f->priv->elf = elf_memory(f->priv->mem, len);
 	ret = parse_elf(f, err);
 	if (ret) {
-		usdt_file_free(f);
+		sdt_file_free(f);
 		return ret;
 	}
 	*out = f;
@@ -1282,7 +1282,7 @@ nomem:
 	return -ENOMEM;
 }
 
-static int compute_bias(struct usdt_file *f, const struct map *m, uint64_t *bias)
+static int compute_bias(struct sdt_file *f, const struct map *m, uint64_t *bias)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	size_t i;
@@ -1308,18 +1308,18 @@ static bool is_elf_file(int fd)
 	return pread(fd, mag, SELFMAG, 0) == SELFMAG && memcmp(mag, ELFMAG, SELFMAG) == 0;
 }
 
-void usdt_files_free(struct usdt_file **files, size_t nfiles)
+void sdt_files_free(struct sdt_file **files, size_t nfiles)
 {
 	size_t i;
 
 	for (i = 0; i < nfiles; i++)
-		usdt_file_free(files[i]);
+		sdt_file_free(files[i]);
 	free(files);
 }
 
-int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles, char err[USDT_ERR_LEN])
+int sdt_proc_files(pid_t pid, struct sdt_file ***files, size_t *nfiles, char err[SDT_ERR_LEN])
 {
-	struct usdt_file **out = NULL;
+	struct sdt_file **out = NULL;
 	struct map *m = NULL;
 	size_t nm = 0, n = 0, i, j, denied = 0;
 	struct stat exe_st;
@@ -1361,8 +1361,8 @@ int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles, char e
 	if (!out)
 		goto nomem;
 	for (i = 0; i < nm; i++) {
-		struct usdt_file *f = NULL;
-		char ferr[USDT_ERR_LEN];
+		struct sdt_file *f = NULL;
+		char ferr[SDT_ERR_LEN];
 		bool seen = false;
 		int fd = -1;
 
@@ -1405,7 +1405,7 @@ int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles, char e
 			continue;  /* data mapping (locale archive, fonts, …) */
 		}
 		close(fd);
-		ret = usdt_file_open(p, &f, ferr);
+		ret = sdt_file_open(p, &f, ferr);
 		if (ret) {
 			if (!proc_alive(pid)) {
 				seterr(err, "process %d exited during the walk (at %s)", (int)pid,
@@ -1420,7 +1420,7 @@ int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles, char e
 		free(f->path);
 		f->path = strdup(m[i].path);
 		if (!f->path) {
-			usdt_file_free(f);
+			sdt_file_free(f);
 			goto nomem;
 		}
 		f->mapped = true;
@@ -1450,26 +1450,26 @@ nomem:
 	ret = -ENOMEM;
 fail:
 	maps_free(m, nm);
-	usdt_files_free(out, n);
+	sdt_files_free(out, n);
 	return ret;
 }
 
-int usdt_target_files(pid_t pid, const char *path, struct usdt_file ***files, size_t *nfiles,
-		      char err[USDT_ERR_LEN])
+int sdt_target_files(pid_t pid, const char *path, struct sdt_file ***files, size_t *nfiles,
+		      char err[SDT_ERR_LEN])
 {
-	struct usdt_file *f = NULL;
+	struct sdt_file *f = NULL;
 	int ret;
 
 	if (pid)
-		return usdt_proc_files(pid, files, nfiles, err);
+		return sdt_proc_files(pid, files, nfiles, err);
 	*files = NULL;
 	*nfiles = 0;
-	ret = usdt_file_open(path, &f, err);
+	ret = sdt_file_open(path, &f, err);
 	if (ret)
 		return ret;
 	*files = calloc(1, sizeof(**files));
 	if (!*files) {
-		usdt_file_free(f);
+		sdt_file_free(f);
 		seterr(err, "out of memory");
 		return -ENOMEM;
 	}
@@ -1482,17 +1482,17 @@ int usdt_target_files(pid_t pid, const char *path, struct usdt_file ***files, si
  * Formatting
  */
 
-const char *usdt_reg_alias(int reg, int width, int shift)
+const char *sdt_reg_alias(int reg, int width, int shift)
 {
 	static const char *const legacy[][5] = {  /* 8, 4, 2, 1, high 1 */
-		[USDT_REG_AX] = { "rax", "eax", "ax", "al", "ah" },
-		[USDT_REG_BX] = { "rbx", "ebx", "bx", "bl", "bh" },
-		[USDT_REG_CX] = { "rcx", "ecx", "cx", "cl", "ch" },
-		[USDT_REG_DX] = { "rdx", "edx", "dx", "dl", "dh" },
-		[USDT_REG_SI] = { "rsi", "esi", "si", "sil", NULL },
-		[USDT_REG_DI] = { "rdi", "edi", "di", "dil", NULL },
-		[USDT_REG_BP] = { "rbp", "ebp", "bp", "bpl", NULL },
-		[USDT_REG_SP] = { "rsp", "esp", "sp", "spl", NULL },
+		[SDT_REG_AX] = { "rax", "eax", "ax", "al", "ah" },
+		[SDT_REG_BX] = { "rbx", "ebx", "bx", "bl", "bh" },
+		[SDT_REG_CX] = { "rcx", "ecx", "cx", "cl", "ch" },
+		[SDT_REG_DX] = { "rdx", "edx", "dx", "dl", "dh" },
+		[SDT_REG_SI] = { "rsi", "esi", "si", "sil", NULL },
+		[SDT_REG_DI] = { "rdi", "edi", "di", "dil", NULL },
+		[SDT_REG_BP] = { "rbp", "ebp", "bp", "bpl", NULL },
+		[SDT_REG_SP] = { "rsp", "esp", "sp", "spl", NULL },
 	};
 	static const char *const ext[8][4] = {
 		{ "r8", "r8d", "r8w", "r8b" },     { "r9", "r9d", "r9w", "r9b" },
@@ -1502,22 +1502,22 @@ const char *usdt_reg_alias(int reg, int width, int shift)
 	};
 	int w = width == 8 ? 0 : width == 4 ? 1 : width == 2 ? 2 : width == 1 ? 3 : -1;
 
-	if (reg >= USDT_REG_XMM0 && reg < USDT_REG_COUNT)
-		return usdt_reg_name(reg, EM_X86_64);
+	if (reg >= USDT_REG_XMM0 && reg < SDT_REG_COUNT)
+		return sdt_reg_name(reg, EM_X86_64);
 	if (w < 0 || reg < 0)
 		return NULL;
-	if (reg <= USDT_REG_SP)
+	if (reg <= SDT_REG_SP)
 		return legacy[reg][w == 3 && shift == 8 ? 4 : w];
 	if (reg <= USDT_REG_R15)
 		return ext[reg - USDT_REG_R8][w];
-	if (reg == USDT_REG_IP)
+	if (reg == SDT_REG_IP)
 		return w == 0 ? "rip" : w == 1 ? "eip" : w == 2 ? "ip" : NULL;
 	return NULL;
 }
 
-int usdt_arg_format(const struct usdt_arg *a, char *buf, size_t len)
+int sdt_arg_format(const struct sdt_arg *a, char *buf, size_t len)
 {
-	bool no_regs = a->reg == USDT_REG_NONE && a->index == USDT_REG_NONE;
+	bool no_regs = a->reg == SDT_REG_NONE && a->index == SDT_REG_NONE;
 	size_t o = 0;
 	int n;
 
@@ -1531,24 +1531,24 @@ int usdt_arg_format(const struct usdt_arg *a, char *buf, size_t len)
 
 	if (a->size)
 		OUT("%s%u%s@", a->is_signed ? "-" : "", a->size, a->is_float ? "f" : "");
-	if (a->kind == USDT_ARG_CONST)
+	if (a->kind == SDT_ARG_CONST)
 		OUT("$");
-	if (a->kind == USDT_ARG_REG) {
-		OUT("%%%s", usdt_reg_alias(a->reg, a->reg_width, a->reg_shift) ?: "?");
+	if (a->kind == SDT_ARG_REG) {
+		OUT("%%%s", sdt_reg_alias(a->reg, a->reg_width, a->reg_shift) ?: "?");
 	} else if (a->sym && a->disp) {
 		OUT("%s%s%llu", a->sym, a->disp < 0 ? "-" : "+",
 		    a->disp < 0 ? 0ULL - (unsigned long long)a->disp : (unsigned long long)a->disp);
 	} else if (a->sym) {
 		OUT("%s", a->sym);
-	} else if (a->disp || a->kind == USDT_ARG_CONST || no_regs) {
+	} else if (a->disp || a->kind == SDT_ARG_CONST || no_regs) {
 		OUT("%lld", (long long)a->disp);
 	}
-	if (a->kind == USDT_ARG_MEM && !no_regs) {
+	if (a->kind == SDT_ARG_MEM && !no_regs) {
 		OUT("(");
-		if (a->reg != USDT_REG_NONE)
-			OUT("%%%s", usdt_reg_alias(a->reg, a->reg_width, 0) ?: "?");
-		if (a->index != USDT_REG_NONE)
-			OUT(",%%%s,%u", usdt_reg_alias(a->index, a->index_width, 0) ?: "?",
+		if (a->reg != SDT_REG_NONE)
+			OUT("%%%s", sdt_reg_alias(a->reg, a->reg_width, 0) ?: "?");
+		if (a->index != SDT_REG_NONE)
+			OUT(",%%%s,%u", sdt_reg_alias(a->index, a->index_width, 0) ?: "?",
 			    a->scale);
 		OUT(")");
 	}

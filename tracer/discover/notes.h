@@ -2,11 +2,11 @@
 /*
  * notes.h — readelf-style reader of SystemTap SDT notes (.note.stapsdt).
  *
- * usdt_file_open() / usdt_file_parse_mem() parse one ELF file into an array of notes with
+ * sdt_file_open() / sdt_file_parse_mem() parse one ELF file into an array of notes with
  * their raw fields (exactly what `readelf -n` prints) and the values a tracer needs: the
  * site's link-time address after the .stapsdt.base (prelink) adjustment and its file
  * offset, the semaphore's address and file offset (the uprobe ref_ctr_offset), the kind
- * of instruction at the site and the parsed arguments. usdt_proc_files() does the same for
+ * of instruction at the site and the parsed arguments. sdt_proc_files() does the same for
  * every ELF file mapped by a process, with its load bias.
  *
  * Errors: functions return 0 or a negative errno and write one line into `err` (naming
@@ -21,34 +21,34 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define USDT_ERR_LEN   512
-#define USDT_MAX_ARGS  12   /* sys/sdt.h emits at most 12 (libbpf's USDT_MAX_ARG_CNT too) */
+#define SDT_ERR_LEN   512
+#define SDT_MAX_ARGS  12   /* sys/sdt.h emits at most 12 (libbpf's SDT_MAX_ARG_CNT too) */
 
-/* Registers, x86 numbering independent of width: %al/%ax/%eax/%rax are all USDT_REG_AX. */
-enum usdt_reg {
-	USDT_REG_NONE = -1,
-	USDT_REG_AX, USDT_REG_BX, USDT_REG_CX, USDT_REG_DX, USDT_REG_SI, USDT_REG_DI,
-	USDT_REG_BP, USDT_REG_SP, USDT_REG_R8, USDT_REG_R9, USDT_REG_R10, USDT_REG_R11,
-	USDT_REG_R12, USDT_REG_R13, USDT_REG_R14, USDT_REG_R15, USDT_REG_IP,
+/* Registers, x86 numbering independent of width: %al/%ax/%eax/%rax are all SDT_REG_AX. */
+enum sdt_reg {
+	SDT_REG_NONE = -1,
+	SDT_REG_AX, SDT_REG_BX, SDT_REG_CX, SDT_REG_DX, SDT_REG_SI, SDT_REG_DI,
+	SDT_REG_BP, SDT_REG_SP, USDT_REG_R8, USDT_REG_R9, USDT_REG_R10, USDT_REG_R11,
+	USDT_REG_R12, USDT_REG_R13, USDT_REG_R14, USDT_REG_R15, SDT_REG_IP,
 	USDT_REG_XMM0, /* ... USDT_REG_XMM0 + 15 */
-	USDT_REG_COUNT = USDT_REG_XMM0 + 16,
+	SDT_REG_COUNT = USDT_REG_XMM0 + 16,
 };
 
-enum usdt_arg_kind {
-	USDT_ARG_CONST,  /* $imm (or $sym+imm)                    value = disp (+ sym)        */
-	USDT_ARG_REG,    /* %reg                                   value = reg                 */
-	USDT_ARG_MEM,    /* disp(base,index,scale), sym(%rip), sym  value = *(size *)address  */
+enum sdt_arg_kind {
+	SDT_ARG_CONST,  /* $imm (or $sym+imm)                    value = disp (+ sym)        */
+	SDT_ARG_REG,    /* %reg                                   value = reg                 */
+	SDT_ARG_MEM,    /* disp(base,index,scale), sym(%rip), sym  value = *(size *)address  */
 };
 
-struct usdt_arg {
-	enum usdt_arg_kind kind;
+struct sdt_arg {
+	enum sdt_arg_kind kind;
 	uint8_t size;         /* 1, 2, 4 or 8 bytes; 0 when the note gives none (SDT v1/v2) */
 	bool is_signed;       /* "-N@" */
 	bool is_float;        /* "Nf@" */
-	int8_t reg;           /* REG: the register; MEM: the base (NONE, or USDT_REG_IP) */
+	int8_t reg;           /* REG: the register; MEM: the base (NONE, or SDT_REG_IP) */
 	uint8_t reg_width;    /* bytes of the register name as written (%eax → 4, %xmm0 → 16) */
 	uint8_t reg_shift;    /* bit shift of the register part: 8 for %ah %bh %ch %dh */
-	int8_t index;         /* MEM: index register or USDT_REG_NONE */
+	int8_t index;         /* MEM: index register or SDT_REG_NONE */
 	uint8_t index_width;  /* MEM: bytes of the index register as written */
 	uint8_t scale;        /* MEM: 1, 2, 4 or 8 (1 when there is no index) */
 	int64_t disp;         /* CONST: the value; MEM: the numeric displacement */
@@ -57,16 +57,16 @@ struct usdt_arg {
 	uint64_t sym_addr;    /* its link-time value (add the load bias at run time) */
 };
 
-enum usdt_site {
-	USDT_SITE_UNKNOWN,   /* bytes not available (not in the file, or not x86) */
+enum sdt_site {
+	SDT_SITE_UNKNOWN,   /* bytes not available (not in the file, or not x86) */
 	USDT_SITE_NOP1,      /* 90                  (sys/sdt.h default)                 */
 	USDT_SITE_NOP5,      /* 0f 1f 44 00 00      (optimizable uprobe, 6.18+ x86_64)  */
 	USDT_SITE_NOP_NOP5,  /* 90 0f 1f 44 00 00   (nop;nop5: old kernels use the nop, */
 	                     /*                      optimized uprobes the nop5 at +1)  */
-	USDT_SITE_OTHER,     /* anything else (already patched by a debugger?)          */
+	SDT_SITE_OTHER,     /* anything else (already patched by a debugger?)          */
 };
 
-struct usdt_note {
+struct sdt_note {
 	/* raw, as in the note (and in `readelf -n`) */
 	char *provider;
 	char *name;
@@ -79,9 +79,9 @@ struct usdt_note {
 	uint64_t file_off;    /* file offset of the site: the uprobe offset */
 	uint64_t sema_addr;   /* adjusted semaphore address, 0 = none */
 	uint64_t sema_off;    /* its file offset: the uprobe ref_ctr_offset, 0 = none */
-	enum usdt_site site;
+	enum sdt_site site;
 	int nargs;
-	struct usdt_arg args_v[USDT_MAX_ARGS];
+	struct sdt_arg args_v[SDT_MAX_ARGS];
 	/* 0, or the first problem of this note: -ENOEXEC site not in an executable segment,
 	 * -EFAULT semaphore not in a writable data segment, -EINVAL/-E2BIG bad arguments,
 	 * -EOPNOTSUPP arguments of a machine this parser does not decode (args_v empty). */
@@ -89,7 +89,7 @@ struct usdt_note {
 	char *errmsg;         /* NULL when err == 0 */
 };
 
-struct usdt_file {
+struct sdt_file {
 	char *path;           /* the file's name: as given, or as in /proc/PID/maps */
 	char *open_path;      /* what was opened (/proc/PID/map_files/…, /proc/PID/root/…) */
 	int elf_class;        /* 32 or 64 */
@@ -99,61 +99,61 @@ struct usdt_file {
 	bool has_base_sec;    /* .stapsdt.base present */
 	uint64_t base_sec_addr;
 	size_t nnotes;
-	struct usdt_note *notes;
-	/* set by usdt_proc_files() only */
+	struct sdt_note *notes;
+	/* set by sdt_proc_files() only */
 	bool mapped;
 	bool deleted;         /* "(deleted)" in maps: opened through map_files */
 	bool is_main;         /* the process's executable (/proc/PID/exe) */
 	uint64_t load_bias;   /* run-time address = link-time address + load_bias */
-	struct usdt_file_priv *priv;
+	struct sdt_file_priv *priv;
 };
 
 /* Parse FILE. Errors: -ENOENT, -EACCES, -EISDIR (directory / not a regular file), -ENODATA
  * (empty), -ENOEXEC (not ELF, or not an executable / shared object), -EBADMSG (truncated
  * or malformed ELF or note section), -ENOMEM. */
-int usdt_file_open(const char *path, struct usdt_file **out, char err[USDT_ERR_LEN]);
+int sdt_file_open(const char *path, struct sdt_file **out, char err[SDT_ERR_LEN]);
 /* The same from memory (the buffer is copied); `name` is used in messages. */
-int usdt_file_parse_mem(const void *buf, size_t len, const char *name, struct usdt_file **out,
-			char err[USDT_ERR_LEN]);
-void usdt_file_free(struct usdt_file *f);
+int sdt_file_parse_mem(const void *buf, size_t len, const char *name, struct sdt_file **out,
+			char err[SDT_ERR_LEN]);
+void sdt_file_free(struct sdt_file *f);
 
 /* Every ELF file mapped by PID (notes or not), in address order, main executable flagged.
  * Errors: -ESRCH (no such process, or it exited during the walk), -EACCES, the file errors. */
-int usdt_proc_files(pid_t pid, struct usdt_file ***files, size_t *nfiles,
-		    char err[USDT_ERR_LEN]);
-void usdt_files_free(struct usdt_file **files, size_t nfiles);
-/* The files of a target: PID's (usdt_proc_files) if pid, else FILE alone (usdt_file_open).
+int sdt_proc_files(pid_t pid, struct sdt_file ***files, size_t *nfiles,
+		    char err[SDT_ERR_LEN]);
+void sdt_files_free(struct sdt_file **files, size_t nfiles);
+/* The files of a target: PID's (sdt_proc_files) if pid, else FILE alone (sdt_file_open).
  * On error *files is NULL, *nfiles 0, and err says why. */
-int usdt_target_files(pid_t pid, const char *path, struct usdt_file ***files, size_t *nfiles,
-		      char err[USDT_ERR_LEN]);
+int sdt_target_files(pid_t pid, const char *path, struct sdt_file ***files, size_t *nfiles,
+		      char err[SDT_ERR_LEN]);
 
 /* Calls cb for every named symbol of .symtab and .dynsym; cb returns non-zero to stop
  * (that value is returned). */
-typedef int (*usdt_sym_cb)(const char *name, uint64_t value, uint64_t size, int type,
+typedef int (*sdt_sym_cb)(const char *name, uint64_t value, uint64_t size, int type,
 			   void *ctx);
-int usdt_file_for_each_symbol(struct usdt_file *f, usdt_sym_cb cb, void *ctx);
+int sdt_file_for_each_symbol(struct sdt_file *f, sdt_sym_cb cb, void *ctx);
 /* Reads up to len bytes at a file offset; returns the count (0 when out of the file). */
-size_t usdt_file_read(struct usdt_file *f, uint64_t off, void *buf, size_t len);
+size_t sdt_file_read(struct sdt_file *f, uint64_t off, void *buf, size_t len);
 /* Has a .symtab (not stripped). */
-bool usdt_file_has_symtab(struct usdt_file *f);
+bool sdt_file_has_symtab(struct sdt_file *f);
 
-/* Parse an SDT argument string for an ELF machine/class into args[USDT_MAX_ARGS].
- * Returns the count, or -EINVAL (grammar), -E2BIG (more than USDT_MAX_ARGS),
+/* Parse an SDT argument string for an ELF machine/class into args[SDT_MAX_ARGS].
+ * Returns the count, or -EINVAL (grammar), -E2BIG (more than SDT_MAX_ARGS),
  * -EOPNOTSUPP (machine not decoded); err gets the reason. */
-int usdt_parse_args(const char *s, uint16_t machine, int elf_class,
-		    struct usdt_arg args[USDT_MAX_ARGS], char err[USDT_ERR_LEN]);
-void usdt_args_release(struct usdt_arg *args, int nargs);
+int sdt_parse_args(const char *s, uint16_t machine, int elf_class,
+		    struct sdt_arg args[SDT_MAX_ARGS], char err[SDT_ERR_LEN]);
+void sdt_args_release(struct sdt_arg *args, int nargs);
 
-const char *usdt_reg_name(int reg, uint16_t machine); /* canonical: "rax" (x86_64), "eax" (i386) */
+const char *sdt_reg_name(int reg, uint16_t machine); /* canonical: "rax" (x86_64), "eax" (i386) */
 /* The register as written for a width/shift: (AX, 4, 0) → "eax", (AX, 1, 8) → "ah". */
-const char *usdt_reg_alias(int reg, int width, int shift);
+const char *sdt_reg_alias(int reg, int width, int shift);
 /* Writes the argument back in SDT syntax ("-4@-20(%rbp)"); parse(format(a)) == a. */
-int usdt_arg_format(const struct usdt_arg *a, char *buf, size_t len);
-const char *usdt_site_name(enum usdt_site site);   /* "nop1", "nop5", "nop+nop5", … */
-const char *usdt_arg_kind_name(enum usdt_arg_kind kind);
+int sdt_arg_format(const struct sdt_arg *a, char *buf, size_t len);
+const char *sdt_site_name(enum sdt_site site);   /* "nop1", "nop5", "nop+nop5", … */
+const char *sdt_arg_kind_name(enum sdt_arg_kind kind);
 /* Offset of the register in x86_64 struct pt_regs (uapi asm/ptrace.h), -1 if none. */
-int usdt_reg_pt_regs_off(int reg);
+int sdt_reg_pt_regs_off(int reg);
 
-/* Test hook: when the environment has TET_TEST_MAPS_DELAY_MS=N, usdt_proc_files() sleeps N ms
+/* Test hook: when the environment has TET_TEST_MAPS_DELAY_MS=N, sdt_proc_files() sleeps N ms
  * after reading /proc/PID/maps (lets a test make the process exit during the walk). */
 #endif
