@@ -20,21 +20,24 @@
 #include <linux/types.h>
 #endif
 
-/* Event types, in PROBES.md order. Values index counters and are part of no stable format. */
+/* Event types, in PROBES.md order (bpf/probes.def). Values index counters and are part of no
+ * stable format. */
 enum tet_event {
-	TET_EV_SPAWN = 0,
-	TET_EV_POLL_BEGIN,
-	TET_EV_POLL_END,
-	TET_EV_YIELD,
-	TET_EV_WAKE,
-	TET_EV_WAKER_CLONE,
-	TET_EV_WAKER_DROP,
-	TET_EV_TERMINATE,
-	TET_EV_PARK,
-	TET_EV_UNPARK,
-	TET_EV_WAIT,
-	TET_EV_META,
+#define TET_PROBE(name, ev, argc, class, required) TET_EV_##ev,
+#include "probes.def"
 	TET_EV_COUNT,
+};
+/* The codes probe arguments carry (probes.def TET_CODE): TET_POLL_PENDING …, and per set its
+ * count (TET_POLL_CODES) and index (TET_SET_POLL, for the labels in discover/vocab.c). */
+enum {
+#define TET_CODE(set, name, value, label) TET_##set##_##name = value,
+#define TET_CODES(set, count, what) TET_##set##_CODES = count,
+#include "probes.def"
+};
+enum tet_code_set {
+#define TET_CODES(set, count, what) TET_SET_##set,
+#include "probes.def"
+	TET_CODE_SETS,
 };
 /* The probes a batch head counts (its counts[]: task_spawn … worker_unpark). */
 #define TET_BATCH_COUNTS 10

@@ -35,11 +35,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Codes of probes-patch/PROBES.md */
-#define POLL_PENDING 0
-#define POLL_READY 1
-#define TERM_COMPLETED 0
-#define TERM_CANCELLED 1
+/* The probes' codes are bpf/probes.def's (events.h: TET_POLL_READY …); a stock build cannot
+ * tell some reasons: */
 #define TERM_UNKNOWN 255
 #define NEST_MAX 4
 
@@ -157,11 +154,11 @@ int tet_fb_poll_ret(struct pt_regs *ctx)
 	d &= NEST_MAX - 1;
 	hdr = st->hdr[d];
 	done = st->done & (1u << d);
-	emit(c, tgid, TET_EV_POLL_END, hdr, done ? POLL_READY : POLL_PENDING, 0);
+	emit(c, tgid, TET_EV_POLL_END, hdr, done ? TET_POLL_READY : TET_POLL_PENDING, 0);
 	if (uring_seen)
 		uring_poll(tgid, false, 0, hdr);
 	if (done)
-		emit(c, tgid, TET_EV_TERMINATE, hdr, TERM_COMPLETED, 0);
+		emit(c, tgid, TET_EV_TERMINATE, hdr, TET_TERM_COMPLETED, 0);
 	return 0;
 }
 
@@ -188,7 +185,7 @@ int tet_fb_complete(struct pt_regs *ctx)
 	c = counters_get();
 	if (!c)
 		return 0;
-	return emit(c, tgid, TET_EV_TERMINATE, hdr, TERM_CANCELLED, 0);
+	return emit(c, tgid, TET_EV_TERMINATE, hdr, TET_TERM_CANCELLED, 0);
 }
 
 SEC("uprobe")

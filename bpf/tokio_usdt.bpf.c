@@ -194,6 +194,48 @@ int tet_wait(struct pt_regs *ctx)
 	return emit(ctx, TET_EV_WAIT, 0, 2, 1, 3);
 }
 
+/* ---- the other dialects (tracer/discover/dialect.h) ----
+ *
+ * One program for every probe of Tokio's upstream USDT proposal and of oxide's tokio-dtrace:
+ * the attach cookie says which event it is and which argument fills which field (4 bits each:
+ * an argument number, 0xe the constant in the cookie's high half, 0xf none). */
+static __always_inline __u64 dialect_arg(struct pt_regs *ctx, __u64 cookie, int shift,
+					 struct tet_counters *c)
+{
+	__u64 n = (cookie >> shift) & 0xf;
+
+	if (n == 0xf)
+		return 0;
+	if (n == 0xe)
+		return cookie >> 32;
+	return arg(ctx, n, c);
+}
+
+SEC("usdt")
+int tet_dialect(struct pt_regs *ctx)
+{
+	__u64 ck = bpf_usdt_cookie(ctx);
+	__u32 type = ck & 0xff, tgid;
+	struct tet_counters *c;
+	struct tet_event_rec *r;
+	int n_task = (ck >> 8) & 0xf;
+
+	if (type >= TET_EV_COUNT)
+		return 0;
+	r = probe_rec(ctx, type, sizeof(*r), n_task == 0xf ? -1 : n_task, &c, &tgid);
+	if (!r)
+		return 0;
+	r->task_id = dialect_arg(ctx, ck, 8, c);
+	r->header_ptr = dialect_arg(ctx, ck, 12, c);
+	r->a = dialect_arg(ctx, ck, 16, c);
+	r->b = dialect_arg(ctx, ck, 20, c);
+	r->cpu_wait = type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END ? run_delay() : 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	if (track_polls && (type == TET_EV_POLL_BEGIN || type == TET_EV_POLL_END))
+		poll_depth(tgid, type == TET_EV_POLL_BEGIN);
+	return 0;
+}
+
 /* Copies min(len, max) bytes of a user string; returns the count copied, 0 on failure.
  * `sleepable` is a constant per program: bpf_copy_from_user() (sleepable programs only) faults
  * the page in; bpf_probe_read_user() fails on a page the process never touched — and a
@@ -241,6 +283,40 @@ static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
 	r->file_copied = read_bounded(r->data, r->file_ptr, r->file_len, TET_FILE_MAX, c, sleepable);
 	r->type_copied = read_bounded(r->data + TET_FILE_MAX, r->type_ptr, r->type_len,
 				      TET_TYPE_MAX, c, sleepable);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* A dialect's spawn: the cookie names the task id, file (a NUL-terminated string), line and col
+ * arguments in its task, hdr, a, b fields. */
+SEC("usdt")
+int tet_dialect_spawn(struct pt_regs *ctx)
+{
+	__u64 ck = bpf_usdt_cookie(ctx);
+	struct tet_counters *c;
+	struct tet_spawn_rec *r;
+	__u32 tgid;
+	long n;
+
+	r = probe_rec(ctx, TET_EV_SPAWN, sizeof(*r), (ck >> 8) & 0xf, &c, &tgid);
+	if (!r)
+		return 0;
+	r->task_id = dialect_arg(ctx, ck, 8, c);
+	r->header_ptr = 0;
+	r->kind = 0;
+	r->file_ptr = dialect_arg(ctx, ck, 12, c);
+	r->line = (__u32)dialect_arg(ctx, ck, 16, c);
+	r->col = (__u32)dialect_arg(ctx, ck, 20, c);
+	r->type_ptr = 0;
+	r->type_len = 0;
+	r->type_copied = 0;
+	n = r->file_ptr ? bpf_probe_read_user_str(r->data, TET_FILE_MAX, (const void *)r->file_ptr) : 0;
+	if (n < 0) {
+		__sync_fetch_and_add(&c->read_errors, 1);
+		n = 0;
+	}
+	r->file_copied = n > 0 ? n - 1 : 0; /* without the NUL */
+	r->file_len = r->file_copied;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

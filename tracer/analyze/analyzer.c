@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "vocab.h"
 #include "htab.h"
 #include "uring.h"
 
@@ -501,7 +502,7 @@ static struct an_site *site_typed(struct analyzer *a, uint64_t idx)
 		return NULL;
 	/* spawn_blocking tasks are BlockingTask<F>: exempt from long_poll as with USDT */
 	s->kind = !strncmp(s->type_name, "tokio::runtime::blocking::task::BlockingTask<", 45) ?
-		  AN_KIND_BLOCKING : AN_KIND_SPAWN;
+		  TET_KIND_BLOCKING : TET_KIND_SPAWN;
 	a->type_sites[idx] = s;
 	return s;
 }
@@ -746,7 +747,7 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 	t->s.term_reason = (int8_t)reason;
 	t->s.end_ts = ts;
 	site->tasks_terminated++;
-	if (reason >= 0 && reason < AN_TERM_REASONS)
+	if (reason >= 0 && reason < TET_TERM_CODES)
 		site->terms[reason]++;
 	if (t->s.spawn_seen && ts >= t->s.spawn_ts)
 		hist_add(&site->lifetime_ns, ts - t->s.spawn_ts);
@@ -1305,7 +1306,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	t->site->busy_ns += d;
 	hist_add(&t->poll, d);
 	hist_add(&t->site->poll_ns, d);
-	if (result < AN_POLL_RESULTS)
+	if (result < TET_POLL_CODES)
 		t->site->results[result]++;
 	if (t->poll_worker >= 0) {
 		struct an_worker *w = htab_get(&a->workers, r->h.pid, (uint32_t)t->poll_worker);
@@ -1324,10 +1325,10 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	if (r->b) { /* batched capture: the poll's yields ride on its end */
 		uint64_t now = r->b & 0xffff, coop = (r->b >> 16) & 0xffff;
 
-		t->s.yields[AN_YIELD_NOW] += now;
-		t->site->yields[AN_YIELD_NOW] += now;
-		t->s.yields[AN_YIELD_COOP] += coop;
-		t->site->yields[AN_YIELD_COOP] += coop;
+		t->s.yields[TET_YIELD_NOW] += now;
+		t->site->yields[TET_YIELD_NOW] += now;
+		t->s.yields[TET_YIELD_COOP] += coop;
+		t->site->yields[TET_YIELD_COOP] += coop;
 		a->t.yields += now + coop;
 		a->t.by_type[TET_EV_YIELD] += now + coop;
 		if (now + coop)
@@ -1339,7 +1340,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	}
 	if (a->o.on_detect && a->o.trig_poll_ns && d > a->o.trig_poll_ns)
 		detect_call(a, t, AN_DETECT_POLL, t->poll_begin, r->h.ts, d, a->o.trig_poll_ns);
-	if (d - wait > a->o.long_poll_ns && t->s.kind != AN_KIND_BLOCKING) {
+	if (d - wait > a->o.long_poll_ns && t->s.kind != TET_KIND_BLOCKING) {
 		struct an_finding *f;
 
 		detected(a, t, AN_LONG_POLL, t->poll_begin, r->h.ts, d - wait, a->o.long_poll_ns);
@@ -1373,7 +1374,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	}
 	t->s.last_ts = r->h.ts;
 	switch (result) {
-	case AN_POLL_PENDING:
+	case TET_POLL_PENDING:
 		if (!t->woke_in_poll) {
 			t->s.state = AN_PENDING;
 			t->pending_since = r->h.ts;
@@ -1383,13 +1384,13 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		}
 		/* woken while polling: runnable again at once */
 		__attribute__((fallthrough));
-	case AN_POLL_NOTIFIED:
+	case TET_POLL_NOTIFIED:
 		t->s.state = AN_SCHEDULED;
 		t->ready_since = r->h.ts;
 		break;
-	case AN_POLL_READY:
-	case AN_POLL_CANCELLED:
-	case AN_POLL_PANICKED:
+	case TET_POLL_READY:
+	case TET_POLL_CANCELLED:
+	case TET_POLL_PANICKED:
 		t->s.state = AN_DONE;
 		break;
 	default: /* unknown code: treat as Pending */
@@ -1414,11 +1415,11 @@ static void on_yield(struct analyzer *a, const struct tet_event_rec *r)
 		a->t.unknown_task_events++;
 		return;
 	}
-	if (r->a < AN_YIELD_REASONS) {
+	if (r->a < TET_YIELD_CODES) {
 		t->s.yields[r->a]++;
 		t->site->yields[r->a]++;
 	}
-	if (t->s.state == AN_POLLING && (r->a == AN_YIELD_NOW || r->a == AN_YIELD_COOP))
+	if (t->s.state == AN_POLLING && (r->a == TET_YIELD_NOW || r->a == TET_YIELD_COOP))
 		t->yielded_in_poll = true;
 }
 
@@ -1439,9 +1440,9 @@ static void waker_gone(struct analyzer *a, struct task *t)
 static unsigned wait_primary(const struct an_task_summary *s)
 {
 	for (unsigned i = 0; i < s->nwaits; i++)
-		if (s->waits[i].kind != AN_WAIT_TIMER)
-			return s->waits[i].kind < AN_WAIT_KINDS ? s->waits[i].kind : AN_WAIT_UNKNOWN;
-	return s->nwaits ? AN_WAIT_TIMER : AN_WAIT_UNKNOWN;
+		if (s->waits[i].kind != TET_WAIT_TIMER)
+			return s->waits[i].kind < TET_WAIT_CODES ? s->waits[i].kind : AN_WAIT_UNKNOWN;
+	return s->nwaits ? TET_WAIT_TIMER : AN_WAIT_UNKNOWN;
 }
 
 /* A pending period of d ns ended (or is still open at the end): per site, by its wait. */
@@ -1490,7 +1491,7 @@ static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, stru
 		int rank;
 
 		switch (w->kind) {
-		case AN_WAIT_TIMER: {
+		case TET_WAIT_TIMER: {
 			uint64_t due = w->ts + w->arg;
 
 			if (w->arg > UINT64_MAX - w->ts || now < due || now - due < a->o.stall_ns)
@@ -1499,9 +1500,9 @@ static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, stru
 			rank = 0;
 			break;
 		}
-		case AN_WAIT_IO:
+		case TET_WAIT_IO:
 			return false;
-		case AN_WAIT_JOIN: {
+		case TET_WAIT_JOIN: {
 			struct stall sub;
 
 			o = task_find(a, t->s.pid, w->object, 0);
@@ -1510,7 +1511,7 @@ static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, stru
 			if (o->s.state == AN_POLLING) {
 				uint64_t pd = now > o->poll_begin ? now - o->poll_begin : 0;
 
-				if (o->s.kind == AN_KIND_BLOCKING || pd < a->o.long_poll_ns)
+				if (o->s.kind == TET_KIND_BLOCKING || pd < a->o.long_poll_ns)
 					return false;
 				c = (struct stall){ AN_STALL_JOIN_POLL, o->s.task_id, pd };
 			} else if (o->s.state == AN_PENDING && depth < 4 &&
@@ -1548,9 +1549,9 @@ static void on_wait(struct analyzer *a, const struct tet_event_rec *r)
 {
 	struct task *t = r->task_id ? task_find(a, r->h.pid, r->task_id, 0) : NULL;
 	struct an_wait w = { .object = r->header_ptr, .arg = r->b, .ts = r->h.ts,
-			     .kind = (uint8_t)(r->a < AN_WAIT_KINDS ? r->a : AN_WAIT_KINDS) };
+			     .kind = (uint8_t)(r->a < TET_WAIT_CODES ? r->a : TET_WAIT_CODES) };
 
-	if (!t || t->s.state != AN_POLLING || w.kind >= AN_WAIT_KINDS) {
+	if (!t || t->s.state != AN_POLLING || w.kind >= TET_WAIT_CODES) {
 		a->t.waits_outside_polls++;
 		return;
 	}
@@ -1582,7 +1583,7 @@ static void on_meta(struct analyzer *a, const struct tet_meta_rec *r)
 	memcpy(t->s.name, r->name, t->s.name_len);
 	/* large_future: a property of the spawn, not an incident: no flight-recorder trigger */
 	if (!a->o.large_future_bytes || r->size < a->o.large_future_bytes ||
-	    t->s.kind == AN_KIND_BLOCKING)
+	    t->s.kind == TET_KIND_BLOCKING)
 		return;
 	f = finding_get(a, t, AN_LARGE_FUTURE, r->h.ts, a->o.large_future_bytes);
 	if (f) {
@@ -1722,10 +1723,10 @@ static void on_terminate(struct analyzer *a, const struct tet_event_rec *r)
 		 * it at poll_end, so the poll counts */
 		t->term_pending = true;
 		t->term_ts = r->h.ts;
-		t->term_reason = r->a < AN_TERM_REASONS ? (int)r->a : -1;
+		t->term_reason = r->a < TET_TERM_CODES ? (int)r->a : -1;
 		return;
 	}
-	task_retire(a, t, r->h.ts, r->a < AN_TERM_REASONS ? (int)r->a : -1);
+	task_retire(a, t, r->h.ts, r->a < TET_TERM_CODES ? (int)r->a : -1);
 }
 
 static void on_park(struct analyzer *a, const struct tet_event_rec *r, bool park)
@@ -1738,6 +1739,8 @@ static void on_park(struct analyzer *a, const struct tet_event_rec *r, bool park
 	else
 		a->t.unparks++;
 	runtime_tid_add(a, r->h.pid, r->h.tid);
+	if (index < 0) /* a dialect without worker indexes */
+		return;
 	w = worker_get(a, r->h.pid, index, r->h.ts);
 	if (!w)
 		return;
@@ -1834,7 +1837,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 
 		if (!t)
 			continue;
-		if (t->s.state == AN_POLLING && t->s.kind != AN_KIND_BLOCKING &&
+		if (t->s.state == AN_POLLING && t->s.kind != TET_KIND_BLOCKING &&
 		    now > t->poll_begin && now - t->poll_begin >= a->o.never_yields_ns) {
 			d = now - t->poll_begin;
 			detected(a, t, AN_NEVER_YIELDS, t->poll_begin, now, d, a->o.never_yields_ns);
@@ -1846,7 +1849,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 				if (d > f->value_ns)
 					f->value_ns = d;
 			}
-		} else if (t->s.state == AN_PENDING && now > t->pending_since) {
+		} else if (t->s.state == AN_PENDING && now > t->pending_since && !a->o.no_wakes) {
 			bool no_waker = t->s.wakers_known && !a->wakers_unreliable &&
 					t->s.live_wakers <= 0 &&
 					(a->o.detect & (1u << AN_LOST_WAKER));
@@ -2098,35 +2101,21 @@ const char *an_state_name(enum an_task_state s)
 
 const char *an_kind_name(unsigned kind)
 {
-	static const char *const names[] = { "spawn", "spawn_local", "blocking" };
+	const char *l = tet_code_label(TET_SET_KIND, kind);
 
-	return kind < AN_KINDS ? names[kind] : "unknown";
+	return l ? l : "unknown";
 }
 
 const char *an_event_name(unsigned type)
 {
-	static const char *const names[] = {
-		[TET_EV_SPAWN] = "task_spawn", [TET_EV_POLL_BEGIN] = "task_poll_begin",
-		[TET_EV_POLL_END] = "task_poll_end", [TET_EV_YIELD] = "task_yielded",
-		[TET_EV_WAKE] = "waker_wake", [TET_EV_WAKER_CLONE] = "waker_clone",
-		[TET_EV_WAKER_DROP] = "waker_drop", [TET_EV_TERMINATE] = "task_terminate",
-		[TET_EV_PARK] = "worker_park", [TET_EV_UNPARK] = "worker_unpark",
-		[TET_EV_WAIT] = "task_wait", [TET_EV_META] = "task_meta",
-	};
-
-	return type < TET_EV_COUNT ? names[type] : "?";
+	return tet_probe_name(type);
 }
 
 const char *an_wait_name(unsigned kind)
 {
-	static const char *const names[] = {
-		[AN_WAIT_TIMER] = "timer", [AN_WAIT_IO] = "io", [AN_WAIT_NOTIFY] = "notify",
-		[AN_WAIT_SEMAPHORE] = "semaphore", [AN_WAIT_MPSC] = "mpsc_recv",
-		[AN_WAIT_ONESHOT] = "oneshot_recv", [AN_WAIT_JOIN] = "join",
-		[AN_WAIT_BROADCAST] = "broadcast_recv", [AN_WAIT_UNKNOWN] = "unknown",
-	};
+	const char *l = kind == AN_WAIT_UNKNOWN ? "unknown" : tet_code_label(TET_SET_WAIT, kind);
 
-	return kind <= AN_WAIT_UNKNOWN ? names[kind] : "?";
+	return l ? l : "?";
 }
 
 const char *an_stall_why_name(unsigned why)

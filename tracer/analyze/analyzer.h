@@ -35,25 +35,14 @@ enum an_task_state {
 	AN_STATES,
 };
 
-/* Codes of probes-patch/PROBES.md */
-enum { AN_KIND_SPAWN = 0, AN_KIND_LOCAL = 1, AN_KIND_BLOCKING = 2, AN_KINDS = 3 };
-enum { AN_POLL_PENDING = 0, AN_POLL_READY = 1, AN_POLL_NOTIFIED = 2, AN_POLL_CANCELLED = 3,
-       AN_POLL_PANICKED = 4, AN_POLL_RESULTS = 5 };
-enum { AN_YIELD_NOW = 0, AN_YIELD_COOP = 1, AN_YIELD_NOTIFIED = 2, AN_YIELD_REASONS = 3 };
-enum { AN_TERM_COMPLETED = 0, AN_TERM_CANCELLED = 1, AN_TERM_PANICKED = 2, AN_TERM_REASONS = 3 };
-
-/* What a pending task waits for (task_wait; PROBES.md *wait kind*). */
-enum an_wait_kind {
-	AN_WAIT_TIMER = 0, AN_WAIT_IO, AN_WAIT_NOTIFY, AN_WAIT_SEMAPHORE, AN_WAIT_MPSC,
-	AN_WAIT_ONESHOT, AN_WAIT_JOIN, AN_WAIT_BROADCAST,
-	AN_WAIT_KINDS,
-	AN_WAIT_UNKNOWN = AN_WAIT_KINDS, /* pending with no task_wait in its last poll */
-};
+/* The probes' codes (TET_POLL_PENDING …, TET_WAIT_TIMER …) are bpf/probes.def's, in events.h.
+ * A pending task with no task_wait in its last poll waits for: */
+enum { AN_WAIT_UNKNOWN = TET_WAIT_CODES };
 #define AN_WAITS_MAX 4
 struct an_wait {
 	uint64_t object, arg;       /* as task_wait gave them */
 	uint64_t ts;                /* registered at (inside the poll) */
-	uint8_t kind;               /* enum an_wait_kind */
+	uint8_t kind;               /* TET_WAIT_*, AN_WAIT_UNKNOWN */
 };
 /* Why a stalled finding is one (an_finding.why). */
 enum an_stall_why {
@@ -90,6 +79,8 @@ struct an_opts {
 	bool wait_events;           /* task_wait attached: pending tasks say what they wait for */
 	unsigned detect;            /* bit mask of enum an_finding_kind */
 	bool waker_events;          /* waker_clone/drop attached: live waker counts exist */
+	bool no_wakes;              /* waker_wake not captured (--probes, oxide's dialect): a
+				     * pending task is never judged stalled or lost */
 	bool key_by_header;         /* uprobe fallback: task identity is header_ptr */
 	size_t max_live_tasks;      /* tasks tracked in full at once (more: site figures only) */
 	size_t max_task_records;    /* terminated tasks kept for the report */
@@ -132,11 +123,11 @@ struct an_site {
 	uint64_t tasks, tasks_terminated, tasks_untracked;
 	uint64_t polls, busy_ns, wakes, self_wakes, self_wake_polls, outside_wakes;
 	/* pending periods ended (or still open at the end) by what the task waited for */
-	uint64_t wait_n[AN_WAIT_KINDS + 1], wait_ns[AN_WAIT_KINDS + 1], wait_max_ns[AN_WAIT_KINDS + 1];
+	uint64_t wait_n[TET_WAIT_CODES + 1], wait_ns[TET_WAIT_CODES + 1], wait_max_ns[TET_WAIT_CODES + 1];
 	uint64_t cpu_wait_ns;       /* part of busy_ns the polling threads spent preempted */
 	uint64_t blocked_ns;        /* part of busy_ns they spent asleep (opts.sched) */
 	uint64_t samples;           /* CPU samples taken inside its polls (opts.sched) */
-	uint64_t yields[AN_YIELD_REASONS], results[AN_POLL_RESULTS], terms[AN_TERM_REASONS];
+	uint64_t yields[TET_YIELD_CODES], results[TET_POLL_CODES], terms[TET_TERM_CODES];
 	struct hist poll_ns, sched_ns, pending_ns, lifetime_ns;
 	uint64_t findings[AN_FINDING_KINDS];
 };
@@ -155,7 +146,7 @@ struct an_task_summary {
 	uint64_t cpu_wait_ns;       /* part of busy_ns spent preempted (run-queue wait) */
 	uint64_t blocked_ns;        /* part of busy_ns spent asleep (opts.sched) */
 	uint64_t samples;           /* CPU samples inside its polls */
-	uint64_t yields[AN_YIELD_REASONS];
+	uint64_t yields[TET_YIELD_CODES];
 	struct hist_summary poll_ns, sched_ns, pending_ns;
 	uint64_t pending_now_ns;    /* at the end of capture, while pending */
 	int64_t live_wakers;        /* clones - drops - wakes by value; valid if wakers_known */

@@ -12,90 +12,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "discover.h"
 #include "events.h"
+#include "vocab.h"
 #include "ksched.h"
 #include "kuring.h"
 
-#define TET_ERR_LEN 640
 
-/* Probe classes of --probes, as bit masks over enum tet_event. */
-#define TET_PROBE_BIT(ev) (1u << (ev))
-#define TET_CLASS_SPAWN     TET_PROBE_BIT(TET_EV_SPAWN)
-#define TET_CLASS_POLL      (TET_PROBE_BIT(TET_EV_POLL_BEGIN) | TET_PROBE_BIT(TET_EV_POLL_END))
-#define TET_CLASS_YIELD     TET_PROBE_BIT(TET_EV_YIELD)
-#define TET_CLASS_WAKE      TET_PROBE_BIT(TET_EV_WAKE)
-#define TET_CLASS_WAKER     (TET_PROBE_BIT(TET_EV_WAKER_CLONE) | TET_PROBE_BIT(TET_EV_WAKER_DROP))
-#define TET_CLASS_TERMINATE TET_PROBE_BIT(TET_EV_TERMINATE)
-#define TET_CLASS_WORKER    (TET_PROBE_BIT(TET_EV_PARK) | TET_PROBE_BIT(TET_EV_UNPARK))
-#define TET_CLASS_WAIT      (TET_PROBE_BIT(TET_EV_WAIT) | TET_PROBE_BIT(TET_EV_META))
+/* Probe classes of --probes, as bit masks over enum tet_event (bpf/probes.def TET_PROBE). */
+#define TET_CLASS_SPAWN     tet_class_mask("spawn")
+#define TET_CLASS_POLL      tet_class_mask("poll")
+#define TET_CLASS_WAKER     tet_class_mask("waker")
 #define TET_PROBES_ALL      ((1u << TET_EV_COUNT) - 1)
-
-struct tet_class {
-	const char *name;
-	unsigned mask;
-	const char *what;
-};
-extern const struct tet_class tet_classes[];
-extern const size_t tet_nclasses;
-
-/* Kernel features the tracer needs, looked up under `root` (normally "", tests point
- * TET_SYSFS_ROOT elsewhere): the perf uprobe PMU with ref_ctr_offset support (semaphores)
- * and kernel BTF. */
-int tet_check_kernel(const char *root, char *err, size_t len);
-/* Root, or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) in the effective set. */
-int tet_check_privileges(char *err, size_t len);
-
-#define TET_BATCH_SITES_MAX 16  /* tokio:event_batch sites (4 per copy of the patched Tokio) */
-#define TET_RATE_BITS 16        /* tokio:sample_rate sites: one per bit of the rate */
-
-/* A file carrying tokio probes, in the traced process or given by path. */
-struct tet_target {
-	char *path;          /* as the user knows it (maps path, or --binary) */
-	char *attach_path;   /* what libbpf opens and the kernel resolves */
-	bool is_main;
-	unsigned probes;     /* probes present (bits of enum tet_event) */
-	unsigned sites[TET_EV_COUNT];
-	/* batched capture: tokio:event_batch sites and tokio:sample_rate sites (bit k = the
-	 * k-th by semaphore address), file offsets of the site and of its semaphore */
-	size_t nbatch, nrate;
-	uint64_t batch_off[TET_BATCH_SITES_MAX], batch_sema[TET_BATCH_SITES_MAX];
-	uint64_t rate_off[TET_RATE_BITS], rate_sema[TET_RATE_BITS];
-};
-
-struct tsym_table;
-struct tet_fb_info;
-struct tet_bc_info;
-struct tb_stats;
-struct tb;
-
-struct tet_targets {
-	pid_t pid;           /* 0 for --binary */
-	char *exe;           /* the process's executable, for messages */
-	struct tet_target *v;
-	size_t n;
-	unsigned probes;     /* union over the files */
-	bool batch;          /* some file has tokio:event_batch (batched capture possible) */
-	bool uring_code;     /* some file has io_uring code (symbols naming io_uring): batched
-			      * capture attaches the io_uring poll hooks from the start */
-	/* uprobe fallback (stock Tokio: no tokio USDT notes, or --mode uprobe): v is empty */
-	bool fallback;
-	struct tsym_table *syms; /* tracer/discover/symbols.h: the functions found */
-	char *fb_path;       /* the file with them, as the user knows it */
-	char *fb_attach;     /* what the kernel resolves */
-};
-
-/* How to trace: the tokio USDT probes when present, else the uprobe fallback (auto); only the
- * probes (usdt); only the fallback, even when probes exist (uprobe). */
-enum tet_mode { TET_MODE_AUTO, TET_MODE_USDT, TET_MODE_UPROBE };
-
-/* Finds the files with tokio probes: every ELF file PID maps, or the one binary.
- * Errors: -ESRCH no such process (or it exited), -ENOENT no such file, -EACCES,
- * -ENODATA nothing to attach (the message says whether Tokio is there without probes),
- * others from the note reader. */
-int tet_targets_find(pid_t pid, const char *binary, struct tet_targets *t, char *err, size_t len);
-int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
-			  struct tet_targets *t, char *err, size_t len);
-void tet_targets_free(struct tet_targets *t);
 
 struct tet_session;
 typedef int (*tet_event_fn)(void *ctx, void *data, size_t size);
@@ -148,9 +76,6 @@ void tet_session_detach(struct tet_session *s);
 void tet_session_end(struct tet_session *s, uint64_t cutoff_ns);
 void tet_session_close(struct tet_session *s);
 
-/* The traced binary for the io_uring side's process filter: the main file, attached by path
- * (NULL when attached to a PID). */
-const char *tet_targets_exe_path(const struct tet_targets *t, pid_t pid);
 
 /* The tokio_usdt BPF object, opened for pid (0: every process of the binary); the caller
  * picks what to load, then tet_usdt_load sizes the ring buffer and loads it. Both return 0 or

@@ -28,60 +28,15 @@
 
 #include "caps.h"
 #include "commands.h"
+#include "discover.h"
 #include "json.h"
 #include "notes.h"
 
-/* ---------------------------------------------------------------------------------------
- * Tokio probe dialects (all with provider "tokio").
- */
-struct dialect {
-	const char *id;
-	const char *desc;
-	const char *const *expected;   /* the probes a full build has */
-	const char *const *aliases;    /* other names it is recognised by, not required */
-	const char *poll_begin, *poll_end;
-};
-
-static const char *const ebpf_names[] = {
-	"task_spawn", "task_poll_begin", "task_poll_end", "task_yielded", "waker_wake",
-	"waker_clone", "waker_drop", "task_terminate", "worker_park", "worker_unpark", NULL,
-};
-/* batched capture (kits from the batched-capture change on), wait reasons and task metadata
- * (kits from the wait-reason change on): known, not required */
-static const char *const ebpf_aliases[] = { "event_batch", "sample_rate", "task_wait", "task_meta", NULL };
-/* Tokio's upstream USDT proposal, tokio-rs/tokio pull request #7717 ("feat: USDT probes for
- * tokio task events", 2025): stapsdt notes written by inline asm, names with '-'. An earlier
- * revision of that PR had task-spawn / task-block_on instead of task-start. */
-static const char *const upstream_names[] = {
-	"task-details", "task-start", "task-poll-start", "task-poll-end", "task-terminate",
-	"task-waker-clone", "task-waker-drop", "task-waker-wake", NULL,
-};
-static const char *const upstream_aliases[] = { "task-spawn", "task-block_on", NULL };
-/* oxidecomputer/tokio-dtrace, src/lib.rs: #[usdt::provider(provider = "tokio")], probe
- * functions task__spawn … worker__thread__unpark; the usdt crate turns "__" into "-" (its
- * examples/print-all.bt attaches to usdt:…:tokio:task-poll-start). */
-static const char *const oxide_names[] = {
-	"task-spawn", "task-poll-start", "task-poll-end", "task-terminate",
-	"worker-thread-start", "worker-thread-stop", "worker-thread-park",
-	"worker-thread-unpark", NULL,
-};
-
-static const struct dialect dialects[] = {
-	{ "tokio-ebpf-trace", "this project's probes (probes-patch/PROBES.md)", ebpf_names, ebpf_aliases,
-	  "task_poll_begin", "task_poll_end" },
-	{ "tokio-upstream-usdt", "Tokio's upstream USDT proposal (tokio-rs/tokio#7717)",
-	  upstream_names, upstream_aliases, "task-poll-start", "task-poll-end" },
-	{ "oxide-tokio-dtrace", "oxide's tokio-dtrace runtime hooks", oxide_names, NULL,
-	  "task-poll-start", "task-poll-end" },
-};
-#define NDIALECTS (sizeof(dialects) / sizeof(dialects[0]))
-
-static bool in_list(const char *const *l, const char *s)
+/* The dialects (this project's, Tokio's upstream proposal, oxide's tokio-dtrace) are
+ * tracer/discover/dialect.h's, shared with trace. */
+static bool known_probe(const struct tet_dialect *d, const char *name)
 {
-	for (; l && *l; l++)
-		if (strcmp(*l, s) == 0)
-			return true;
-	return false;
+	return d && tet_dialect_probe(d, name) != NULL;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -127,7 +82,7 @@ struct target {
 	struct probe_info probes[MAX_PROBES];
 	int nprobes;
 	int tokio_notes;
-	const struct dialect *dialect;
+	const struct tet_dialect *dialect;
 	int dialect_hits;
 	/* symbols */
 	long fb_count[NFB];
@@ -227,16 +182,12 @@ static void scan(struct target *t)
 			off += got - (sizeof(marker) - 1);
 		}
 	}
-	for (d = 0; d < (int)NDIALECTS; d++) {
-		int hits = 0, p;
+	{
+		const char *names[MAX_PROBES];
 
-		for (p = 0; p < t->nprobes; p++)
-			hits += in_list(dialects[d].expected, t->probes[p].name) ||
-				in_list(dialects[d].aliases, t->probes[p].name);
-		if (hits > t->dialect_hits) {
-			t->dialect_hits = hits;
-			t->dialect = &dialects[d];
-		}
+		for (d = 0; d < t->nprobes; d++)
+			names[d] = t->probes[d].name;
+		t->dialect = tet_dialect_pick(names, (size_t)t->nprobes, &t->dialect_hits);
 	}
 }
 
@@ -365,92 +316,74 @@ static void warn(struct verdict *v, const char *fmt, ...)
 
 static int count_missing(const struct target *t)
 {
-	const char *const *e;
+	const struct tet_dprobe *e;
 	int n = 0;
 
 	if (!t->dialect)
 		return 0;
-	for (e = t->dialect->expected; *e; e++)
-		n += !probe_usable(t, *e);
+	for (e = t->dialect->probes; e->name; e++)
+		n += e->required && !probe_usable(t, e->name);
 	return n;
 }
 
+/* The verdict is tet_discover's, the function trace decides with: what the files offer
+ * (tet_targets_find_mode: binary_mode), then the kernel and privileges (mode). The rest
+ * explains it. */
 static void decide(const struct target *t, const struct kernel *k, struct verdict *v)
 {
-	bool poll_probes = t->dialect && probe_usable(t, t->dialect->poll_begin) &&
-			   probe_usable(t, t->dialect->poll_end);
+	struct tet_targets tt;
+	char err[TET_ERR_LEN];
+	const char *bin = t->pid ? NULL : t->path;
 	bool symbols = t->fb_count[0] > 0;
-	bool sema = false;
-	int p, nsites = 0, nopt = 0;
+	int p, nsites = 0, nopt = 0, ret;
 
 	for (p = 0; p < t->nprobes; p++) {
-		sema |= t->probes[p].with_sema > 0;
 		nsites += t->probes[p].sites;
-		nopt += t->probes[p].kinds[USDT_SITE_NOP5] + t->probes[p].kinds[USDT_SITE_NOP_NOP5];
+		nopt += t->probes[p].kinds[SDT_SITE_NOP5] + t->probes[p].kinds[SDT_SITE_NOP_NOP5];
 	}
 	memset(v, 0, sizeof(*v));
-	if (poll_probes && sema && !k->ref_ctr) {
-		v->binary_mode = symbols ? MODE_FALLBACK : MODE_NONE;
-		why(v, "the Tokio probes have semaphores but this kernel's uprobe PMU has no "
-		       "ref_ctr_offset (Linux 4.20+)");
-	} else if (poll_probes) {
+	ret = tet_targets_find_mode(t->pid, bin, TET_MODE_AUTO, &tt, err, sizeof(err));
+	if (!ret && !tt.fallback) {
 		v->binary_mode = MODE_USDT;
-		why(v, "Tokio USDT probes (%s): %d known probe names, %d sites", t->dialect->id,
+		why(v, "Tokio USDT probes (%s): %d known probe names, %d sites", tt.dialect->id,
 		    t->dialect_hits, nsites);
 		if (count_missing(t))
 			warn(v, "%d probe%s of the %s dialect missing: their events will be absent",
-			     count_missing(t), count_missing(t) == 1 ? "" : "s", t->dialect->id);
-		if (!strcmp(t->dialect->id, "tokio-ebpf-trace")) {
-			int batch = 0;
-
-			for (p = 0; p < t->nprobes; p++)
-				if (!strcmp(t->probes[p].name, "event_batch"))
-					batch = t->probes[p].sites;
-			if (batch)
-				why(v, "batched capture available (tokio:event_batch, %d sites): the default", batch);
-			else
-				warn(v, "no tokio:event_batch probe (built by an older kit): per-event capture only, one probe hit per event");
-		}
-		if (strcmp(t->dialect->id, "tokio-ebpf-trace") != 0)
-			warn(v, "%s probes carry fewer arguments (no task header address): events "
-				"are mapped onto this project's where they exist", t->dialect->id);
-	} else {
+			     count_missing(t), count_missing(t) == 1 ? "" : "s", tt.dialect->id);
+		if (tt.dialect->native && tt.batch)
+			why(v, "batched capture available (tokio:event_batch): the default");
+		else if (tt.dialect->native)
+			warn(v, "no tokio:event_batch probe (built by an older kit): per-event capture only, one probe hit per event");
+		else
+			warn(v, "%s probes carry fewer arguments: %s", tt.dialect->id, tt.dialect->lacks);
+	} else if (!ret) {
+		v->binary_mode = MODE_FALLBACK;
 		if (t->tokio_notes && !t->dialect)
 			why(v, "provider 'tokio' notes with names of no known dialect");
 		else if (t->dialect)
 			why(v, "Tokio probes (%s) lack a usable poll begin/end pair", t->dialect->id);
 		else
 			why(v, "no Tokio USDT probes (no 'tokio' provider in .note.stapsdt)");
-		if (symbols) {
-			v->binary_mode = MODE_FALLBACK;
-			why(v, "Tokio task functions found in the symbol table "
-			       "(tokio::runtime::task::raw::poll: %ld): uprobe fallback", t->fb_count[0]);
-		} else {
-			v->binary_mode = MODE_NONE;
-			if (!t->any_symtab && t->tokio_strings)
-				why(v, "a Tokio binary, but stripped: no .symtab, so no Tokio symbols "
-				       "to place uprobes on (rebuild without strip, or with the Tokio "
-				       "probes)");
-			else if (!t->any_symtab)
-				why(v, "no symbol table (stripped) and no Tokio probes");
-			else if (t->tokio_syms)
-				why(v, "Tokio symbols, but not the task functions "
-				       "(tokio::runtime::task::raw::poll) the fallback needs");
-			else
-				why(v, "no Tokio symbols: not a Tokio program?");
-		}
+		why(v, "Tokio task functions found in the symbol table "
+		       "(tokio::runtime::task::raw::poll: %ld): uprobe fallback", t->fb_count[0]);
+	} else {
+		v->binary_mode = MODE_NONE;
+		why(v, "%s", err);
+		if (!symbols && !t->any_symtab && t->tokio_strings)
+			why(v, "a Tokio binary, but stripped: no .symtab, so no Tokio symbols "
+			       "to place uprobes on (rebuild without strip, or with the Tokio probes)");
 	}
+	tet_targets_free(&tt);
 	v->mode = v->binary_mode;
-	if (!k->uprobe_pmu) {
-		v->mode = MODE_NONE;
-		why(v, "the kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
+	if (v->mode != MODE_NONE) {
+		ret = tet_discover(t->pid, bin, TET_MODE_AUTO, getenv("TET_SYSFS_ROOT"), &tt, err,
+				   sizeof(err));
+		if (ret) {
+			v->mode = MODE_NONE;
+			why(v, "%s", err);
+		}
+		tet_targets_free(&tt);
 	}
-	if (!k->perms) {
-		v->mode = MODE_NONE;
-		why(v, "not permitted: needs root, or CAP_BPF and CAP_PERFMON (euid %u)", k->euid);
-	}
-	if (!k->btf)
-		warn(v, "no kernel BTF (/sys/kernel/btf/vmlinux): CO-RE programs will not load");
 	if (v->binary_mode == MODE_USDT && nsites) {
 		if (k->opt_uprobes && nopt == nsites)
 			why(v, "every site is a 5-byte nop and the kernel optimizes uprobes: no trap "
@@ -503,7 +436,7 @@ static void site_kinds_str(const struct probe_info *p, char *buf, size_t len)
 
 static void print_human(const struct target *t, const struct kernel *k, const struct verdict *v)
 {
-	const char *const *e;
+	const struct tet_dprobe *e;
 	size_t i;
 	int p, nsites = 0, nsema = 0;
 
@@ -536,9 +469,9 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 		printf("  missing:     ");
 		if (!count_missing(t))
 			printf(" none");
-		for (e = t->dialect->expected; *e; e++)
-			if (!probe_usable(t, *e))
-				printf(" %s", *e);
+		for (e = t->dialect->probes; e->name; e++)
+			if (e->required && !probe_usable(t, e->name))
+				printf(" %s", e->name);
 		printf("\n");
 	}
 	if (t->nprobes) {
@@ -588,7 +521,7 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 		       bool pretty)
 {
 	struct jw *w = jw_new(stdout, pretty);
-	const char *const *e;
+	const struct tet_dprobe *e;
 	size_t i;
 	int p, s;
 
@@ -637,9 +570,9 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 	jw_key(w, "missing");
 	jw_arr_begin(w);
 	if (t->dialect)
-		for (e = t->dialect->expected; *e; e++)
-			if (!probe_usable(t, *e))
-				jw_str(w, *e);
+		for (e = t->dialect->probes; e->name; e++)
+			if (e->required && !probe_usable(t, e->name))
+				jw_str(w, e->name);
 	jw_arr_end(w);
 	jw_key(w, "probes");
 	jw_arr_begin(w);
@@ -648,8 +581,7 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 
 		jw_obj_begin(w);
 		jw_kstr(w, "name", pi->name);
-		jw_kbool(w, "known", t->dialect && (in_list(t->dialect->expected, pi->name) ||
-						    in_list(t->dialect->aliases, pi->name)));
+		jw_kbool(w, "known", known_probe(t->dialect, pi->name));
 		jw_ki64(w, "sites", pi->sites);
 		jw_ki64(w, "sites_with_semaphore", pi->with_sema);
 		jw_ki64(w, "bad_sites", pi->bad);

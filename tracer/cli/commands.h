@@ -9,6 +9,7 @@
  */
 #ifndef TET_COMMANDS_H
 #define TET_COMMANDS_H
+#include <errno.h>
 #include <stdbool.h>
 
 /* Exit statuses, shared by every command (documented in --help and docs/cli.md). */
@@ -18,6 +19,14 @@
                                  permissions); trace: tracing failed */
 #define TET_EXIT_USAGE     3  /* bad command line */
 #define TET_EXIT_INPUT     4  /* bad input: unreadable / not ELF / malformed file, no such PID */
+
+/* The exit status of a failed tet_discover() (discover.h), the same for check and trace: bad
+ * input (no such process or file, not ELF, malformed), or cannot trace. */
+static inline int tet_discover_exit(int err)
+{
+	return err == -ESRCH || err == -ENOENT || err == -EISDIR || err == -ENOEXEC ||
+	       err == -EBADMSG ? TET_EXIT_INPUT : TET_EXIT_CANNOT;
+}
 
 #define TET_PROG "tokio-ebpf-trace"
 #define TET_VERSION "0.1.0"

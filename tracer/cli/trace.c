@@ -292,7 +292,9 @@ static int parse_dur(const char *flag, const char *s, uint64_t min, uint64_t max
 
 static int parse_probes(const char *s, unsigned *out)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
+	const struct tet_class *classes;
+	size_t nclasses = tet_classes(&classes);
+	char *copy = strdup(s), *tok, *save = NULL, names[160] = "";
 	unsigned mask = 0;
 	int ret = 0;
 
@@ -305,15 +307,17 @@ static int parse_probes(const char *s, unsigned *out)
 			mask |= TET_PROBES_ALL;
 			continue;
 		}
-		for (size_t i = 0; i < tet_nclasses; i++) {
-			if (!strcmp(tok, tet_classes[i].name)) {
-				mask |= tet_classes[i].mask;
+		for (size_t i = 0; i < nclasses; i++) {
+			if (!strcmp(tok, classes[i].name)) {
+				mask |= tet_class_mask(classes[i].name);
 				found = true;
 			}
 		}
 		if (!found) {
-			p_err("--probes: unknown probe class '%s' (spawn, poll, yield, wake, waker, terminate, worker, all)",
-			      tok);
+			for (size_t i = 0; i < nclasses; i++)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s, ",
+					 classes[i].name);
+			p_err("--probes: unknown probe class '%s' (%sall)", tok, names);
 			ret = -EINVAL;
 			break;
 		}
@@ -1087,13 +1091,14 @@ static void why_meta(struct why_report *w, struct tet_session *sess, const struc
 
 static const char *class_list(unsigned mask, char *buf, size_t len)
 {
-	size_t o = 0;
+	const struct tet_class *classes;
+	size_t nclasses = tet_classes(&classes), o = 0;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < tet_nclasses; i++)
-		if ((mask & tet_classes[i].mask) == tet_classes[i].mask)
+	for (size_t i = 0; i < nclasses; i++)
+		if ((mask & tet_class_mask(classes[i].name)) == tet_class_mask(classes[i].name))
 			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
-					      tet_classes[i].name);
+					      classes[i].name);
 	return buf;
 }
 
@@ -1547,19 +1552,10 @@ int cmd_trace(int argc, char **argv)
 		p_err("%s", err);
 		return TET_EXIT_INPUT;
 	}
-	if (tet_check_kernel(root, err, sizeof(err))) {
-		p_err("%s", err);
-		return TET_EXIT_CANNOT;
-	}
-	if (tet_check_privileges(err, sizeof(err))) {
-		p_err("%s", err);
-		return TET_EXIT_CANNOT;
-	}
-	ret = tet_targets_find_mode(o.pid, o.binary, o.mode, &targets, err, sizeof(err));
+	ret = tet_discover(o.pid, o.binary, o.mode, root, &targets, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
-		return ret == -ESRCH || ret == -ENOENT || ret == -EISDIR || ret == -ENOEXEC ||
-		       ret == -EBADMSG ? TET_EXIT_INPUT : TET_EXIT_CANNOT;
+		return tet_discover_exit(ret);
 	}
 	/* batched when the probes allow it, unless told otherwise */
 	batched = !targets.fallback && targets.batch && o.capture != CAPTURE_PER_EVENT;
@@ -1616,6 +1612,7 @@ int cmd_trace(int argc, char **argv)
 				p_warn("%s: %s not found (inlined?): %s", targets.fb_path,
 				       tsym_kind_name(k), fallback_missing_impact(k));
 	}
+	o.an.no_wakes = !(o.probes & targets.probes & TET_PROBE_BIT(TET_EV_WAKE));
 	o.an.waker_events = (o.probes & targets.probes & TET_CLASS_WAKER) == TET_CLASS_WAKER &&
 			    (o.probes & targets.probes & TET_CLASS_SPAWN);
 	/* batched capture records every event whatever --probes says */
@@ -1773,6 +1770,10 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	meta.mode = targets.fallback ? "uprobe-fallback" : "usdt";
+	if (!targets.fallback && targets.dialect) {
+		meta.dialect = targets.dialect->id;
+		meta.dialect_lacks = targets.dialect->lacks;
+	}
 	meta.uring = tet_session_uring(sess);
 	meta.io_fd = io_fd;
 	meta.io_ctx = &iofd;

@@ -85,11 +85,11 @@ static void seterr(char *err, const char *fmt, ...)
  * Registers and the argument grammar
  */
 
-static const char *const reg_names64[USDT_REG_XMM0] = {
+static const char *const reg_names64[SDT_REG_XMM0] = {
 	"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
 	"r12", "r13", "r14", "r15", "rip",
 };
-static const char *const reg_names32[USDT_REG_XMM0] = {
+static const char *const reg_names32[SDT_REG_XMM0] = {
 	"eax", "ebx", "ecx", "edx", "esi", "edi", "ebp", "esp", NULL, NULL, NULL, NULL,
 	NULL, NULL, NULL, NULL, "eip",
 };
@@ -103,8 +103,8 @@ const char *sdt_reg_name(int reg, uint16_t machine)
 
 	if (reg < 0 || reg >= SDT_REG_COUNT)
 		return NULL;
-	if (reg >= USDT_REG_XMM0)
-		return xmm[reg - USDT_REG_XMM0];
+	if (reg >= SDT_REG_XMM0)
+		return xmm[reg - SDT_REG_XMM0];
 	if (machine == EM_386)
 		return reg_names32[reg];
 	return reg_names64[reg];
@@ -113,15 +113,15 @@ const char *sdt_reg_name(int reg, uint16_t machine)
 int sdt_reg_pt_regs_off(int reg)
 {
 	/* struct pt_regs of x86_64, arch/x86/include/uapi/asm/ptrace.h */
-	static const int off[USDT_REG_XMM0] = {
+	static const int off[SDT_REG_XMM0] = {
 		[SDT_REG_AX] = 80, [SDT_REG_BX] = 40, [SDT_REG_CX] = 88, [SDT_REG_DX] = 96,
 		[SDT_REG_SI] = 104, [SDT_REG_DI] = 112, [SDT_REG_BP] = 32, [SDT_REG_SP] = 152,
-		[USDT_REG_R8] = 72, [USDT_REG_R9] = 64, [USDT_REG_R10] = 56, [USDT_REG_R11] = 48,
-		[USDT_REG_R12] = 24, [USDT_REG_R13] = 16, [USDT_REG_R14] = 8, [USDT_REG_R15] = 0,
+		[SDT_REG_R8] = 72, [SDT_REG_R9] = 64, [SDT_REG_R10] = 56, [SDT_REG_R11] = 48,
+		[SDT_REG_R12] = 24, [SDT_REG_R13] = 16, [SDT_REG_R14] = 8, [SDT_REG_R15] = 0,
 		[SDT_REG_IP] = 128,
 	};
 
-	if (reg < 0 || reg >= USDT_REG_XMM0)
+	if (reg < 0 || reg >= SDT_REG_XMM0)
 		return -1;
 	return off[reg];
 }
@@ -129,9 +129,9 @@ int sdt_reg_pt_regs_off(int reg)
 const char *sdt_site_name(enum sdt_site site)
 {
 	switch (site) {
-	case USDT_SITE_NOP1: return "nop1";
-	case USDT_SITE_NOP5: return "nop5";
-	case USDT_SITE_NOP_NOP5: return "nop+nop5";
+	case SDT_SITE_NOP1: return "nop1";
+	case SDT_SITE_NOP5: return "nop5";
+	case SDT_SITE_NOP_NOP5: return "nop+nop5";
 	case SDT_SITE_OTHER: return "other";
 	default: return "unknown";
 	}
@@ -203,7 +203,7 @@ static bool x86_reg_lookup(const char *name, size_t len, struct x86_reg *r)
 
 		if (num < 8 || num > 15 || (end - buf) > 3 || (buf[1] == '0'))
 			return false;
-		r->reg = (int8_t)(USDT_REG_R8 + (num - 8));
+		r->reg = (int8_t)(SDT_REG_R8 + (num - 8));
 		r->shift = 0;
 		r->x86_64_only = true;
 		if (*end == 0)
@@ -224,7 +224,7 @@ static bool x86_reg_lookup(const char *name, size_t len, struct x86_reg *r)
 
 		if (*end || num > 15 || (buf[3] == '0' && buf[4]))
 			return false;
-		r->reg = (int8_t)(USDT_REG_XMM0 + num);
+		r->reg = (int8_t)(SDT_REG_XMM0 + num);
 		r->width = 16;
 		r->shift = 0;
 		r->x86_64_only = num >= 8;
@@ -398,7 +398,7 @@ static int parse_x86_operand(struct argp *a, struct sdt_arg *arg)
 		err = parse_reg(a, &r);
 		if (err)
 			return err;
-		if (r.width < 4 || r.reg >= USDT_REG_XMM0)
+		if (r.width < 4 || r.reg >= SDT_REG_XMM0)
 			return arg_fail(a, "bad base register");
 		arg->reg = r.reg;
 		arg->reg_width = r.width;
@@ -410,7 +410,7 @@ static int parse_x86_operand(struct argp *a, struct sdt_arg *arg)
 			if (err)
 				return err;
 			if (r.width < 4 || r.reg == SDT_REG_SP || r.reg == SDT_REG_IP ||
-			    r.reg >= USDT_REG_XMM0)
+			    r.reg >= SDT_REG_XMM0)
 				return arg_fail(a, "bad index register");
 			if (arg->reg == SDT_REG_IP)
 				return arg_fail(a, "%rip-relative operand with an index");
@@ -663,11 +663,11 @@ static enum sdt_site classify_site(struct sdt_file *f, uint64_t off)
 	if (n == 0)
 		return SDT_SITE_UNKNOWN;
 	if (n >= 6 && b[0] == 0x90 && memcmp(b + 1, nop5, 5) == 0)
-		return USDT_SITE_NOP_NOP5;
+		return SDT_SITE_NOP_NOP5;
 	if (n >= 5 && memcmp(b, nop5, 5) == 0)
-		return USDT_SITE_NOP5;
+		return SDT_SITE_NOP5;
 	if (b[0] == 0x90)
-		return USDT_SITE_NOP1;
+		return SDT_SITE_NOP1;
 	return SDT_SITE_OTHER;
 }
 
@@ -1502,14 +1502,14 @@ const char *sdt_reg_alias(int reg, int width, int shift)
 	};
 	int w = width == 8 ? 0 : width == 4 ? 1 : width == 2 ? 2 : width == 1 ? 3 : -1;
 
-	if (reg >= USDT_REG_XMM0 && reg < SDT_REG_COUNT)
+	if (reg >= SDT_REG_XMM0 && reg < SDT_REG_COUNT)
 		return sdt_reg_name(reg, EM_X86_64);
 	if (w < 0 || reg < 0)
 		return NULL;
 	if (reg <= SDT_REG_SP)
 		return legacy[reg][w == 3 && shift == 8 ? 4 : w];
-	if (reg <= USDT_REG_R15)
-		return ext[reg - USDT_REG_R8][w];
+	if (reg <= SDT_REG_R15)
+		return ext[reg - SDT_REG_R8][w];
 	if (reg == SDT_REG_IP)
 		return w == 0 ? "rip" : w == 1 ? "eip" : w == 2 ? "ip" : NULL;
 	return NULL;

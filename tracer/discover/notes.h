@@ -28,10 +28,10 @@
 enum sdt_reg {
 	SDT_REG_NONE = -1,
 	SDT_REG_AX, SDT_REG_BX, SDT_REG_CX, SDT_REG_DX, SDT_REG_SI, SDT_REG_DI,
-	SDT_REG_BP, SDT_REG_SP, USDT_REG_R8, USDT_REG_R9, USDT_REG_R10, USDT_REG_R11,
-	USDT_REG_R12, USDT_REG_R13, USDT_REG_R14, USDT_REG_R15, SDT_REG_IP,
-	USDT_REG_XMM0, /* ... USDT_REG_XMM0 + 15 */
-	SDT_REG_COUNT = USDT_REG_XMM0 + 16,
+	SDT_REG_BP, SDT_REG_SP, SDT_REG_R8, SDT_REG_R9, SDT_REG_R10, SDT_REG_R11,
+	SDT_REG_R12, SDT_REG_R13, SDT_REG_R14, SDT_REG_R15, SDT_REG_IP,
+	SDT_REG_XMM0, /* ... SDT_REG_XMM0 + 15 */
+	SDT_REG_COUNT = SDT_REG_XMM0 + 16,
 };
 
 enum sdt_arg_kind {
@@ -59,9 +59,9 @@ struct sdt_arg {
 
 enum sdt_site {
 	SDT_SITE_UNKNOWN,   /* bytes not available (not in the file, or not x86) */
-	USDT_SITE_NOP1,      /* 90                  (sys/sdt.h default)                 */
-	USDT_SITE_NOP5,      /* 0f 1f 44 00 00      (optimizable uprobe, 6.18+ x86_64)  */
-	USDT_SITE_NOP_NOP5,  /* 90 0f 1f 44 00 00   (nop;nop5: old kernels use the nop, */
+	SDT_SITE_NOP1,      /* 90                  (sys/sdt.h default)                 */
+	SDT_SITE_NOP5,      /* 0f 1f 44 00 00      (optimizable uprobe, 6.18+ x86_64)  */
+	SDT_SITE_NOP_NOP5,  /* 90 0f 1f 44 00 00   (nop;nop5: old kernels use the nop, */
 	                     /*                      optimized uprobes the nop5 at +1)  */
 	SDT_SITE_OTHER,     /* anything else (already patched by a debugger?)          */
 };

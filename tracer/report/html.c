@@ -714,7 +714,7 @@ static void collect_task(const struct an_task_summary *t, void *p)
 	memcpy(r->name, t->name, t->name_len);
 	r->nwaits = t->state == AN_PENDING ? t->nwaits : 0;
 	if (r->nwaits)
-		r->wait = t->waits[t->waits[0].kind == AN_WAIT_TIMER && t->nwaits > 1];
+		r->wait = t->waits[t->waits[0].kind == TET_WAIT_TIMER && t->nwaits > 1];
 }
 
 static int cmp_trow(const void *x, const void *y)

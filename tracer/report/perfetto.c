@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "vocab.h"
 #include "reporters.h"
 #include "uring.h"
 
@@ -640,7 +641,6 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 {
 	static const char *const results[] = { "Pending", "Ready", "Notified", "Cancelled",
 					       "Panicked" };
-	static const char *const terms[] = { "completed", "cancelled", "panicked" };
 	const struct an_tl_rec *s1, *s2;
 	size_t n1, n2, n = an_timeline(a, &s1, &n1, &s2, &n2), nth = 0;
 	const struct an_worker *const *workers;
@@ -910,7 +910,7 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 				size_t l = task_label(buf, sizeof(buf), "task", rkey(r));
 
 				snprintf(buf + l, sizeof(buf) - l, " %s",
-					 r->code < 3 ? terms[r->code] : "terminated");
+					 tet_code_label(TET_SET_TERM, r->code) ? tet_code_label(TET_SET_TERM, r->code) : "terminated");
 			}
 			jw_kstr(t.w, "name", buf);
 			jw_kstr(t.w, "cat", "task");

@@ -13,6 +13,7 @@
 #include "batch.h"
 #include "json.h"
 #include "report.h"
+#include "vocab.h"
 #include "text.h"
 #include "units.h"
 
@@ -188,19 +189,19 @@ static const char *io_dir(uint64_t arg)
 const char *report_wait_text(const struct an_wait *w, uint32_t pid, uint64_t now,
 			     const struct report_meta *m, char *buf, size_t len)
 {
-	static const char *const title[AN_WAIT_KINDS] = {
-		[AN_WAIT_NOTIFY] = "tokio::sync::Notify",
-		[AN_WAIT_SEMAPHORE] = "a semaphore (Mutex, RwLock, Semaphore or a bounded mpsc send)",
-		[AN_WAIT_MPSC] = "an mpsc channel (receive)",
-		[AN_WAIT_ONESHOT] = "a oneshot channel (receive)",
-		[AN_WAIT_BROADCAST] = "a broadcast channel (receive)",
+	static const char *const title[TET_WAIT_CODES] = {
+		[TET_WAIT_NOTIFY] = "tokio::sync::Notify",
+		[TET_WAIT_SEMAPHORE] = "a semaphore (Mutex, RwLock, Semaphore or a bounded mpsc send)",
+		[TET_WAIT_MPSC] = "an mpsc channel (receive)",
+		[TET_WAIT_ONESHOT] = "a oneshot channel (receive)",
+		[TET_WAIT_BROADCAST] = "a broadcast channel (receive)",
 	};
 	char d[32], what[512];
 	const char *kind = NULL;
 	int fd;
 
 	switch (w->kind) {
-	case AN_WAIT_TIMER: {
+	case TET_WAIT_TIMER: {
 		uint64_t due = w->arg > UINT64_MAX - w->ts ? UINT64_MAX : w->ts + w->arg;
 
 		if (now < due)
@@ -209,7 +210,7 @@ const char *report_wait_text(const struct an_wait *w, uint32_t pid, uint64_t now
 			snprintf(buf, len, "a timer %s past due", fmt_duration(now - due, d, sizeof(d)));
 		break;
 	}
-	case AN_WAIT_IO:
+	case TET_WAIT_IO:
 		*what = 0;
 		fd = m && m->io_fd ? m->io_fd(m->io_ctx, pid, w->object, what, sizeof(what), &kind) : -1;
 		if (fd >= 0)
@@ -218,16 +219,16 @@ const char *report_wait_text(const struct an_wait *w, uint32_t pid, uint64_t now
 			snprintf(buf, len, "I/O: %s, driver token 0x%llx (fd unknown)", io_dir(w->arg),
 				 (unsigned long long)w->object);
 		break;
-	case AN_WAIT_JOIN:
+	case TET_WAIT_JOIN:
 		snprintf(buf, len, "the JoinHandle of task %llu", (unsigned long long)w->object);
 		break;
-	case AN_WAIT_SEMAPHORE:
+	case TET_WAIT_SEMAPHORE:
 		snprintf(buf, len, "%s 0x%llx, %llu permit%s", title[w->kind],
 			 (unsigned long long)w->object, (unsigned long long)w->arg,
 			 w->arg == 1 ? "" : "s");
 		break;
 	default:
-		snprintf(buf, len, "%s 0x%llx", w->kind < AN_WAIT_KINDS ? title[w->kind] : "?",
+		snprintf(buf, len, "%s 0x%llx", w->kind < TET_WAIT_CODES ? title[w->kind] : "?",
 			 (unsigned long long)w->object);
 	}
 	return buf;
@@ -288,14 +289,14 @@ void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint6
 	jw_kstr(w, "kind", an_wait_name(x->kind));
 	snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)x->object);
 	switch (x->kind) {
-	case AN_WAIT_TIMER: {
+	case TET_WAIT_TIMER: {
 		uint64_t due = x->arg > UINT64_MAX - x->ts ? UINT64_MAX : x->ts + x->arg;
 
 		jw_ki64(w, "due_in_ns", due >= now ? (int64_t)(due - now > INT64_MAX ? INT64_MAX : due - now) :
 			-(int64_t)(now - due > INT64_MAX ? INT64_MAX : now - due));
 		break;
 	}
-	case AN_WAIT_IO:
+	case TET_WAIT_IO:
 		jw_kstr(w, "token", hex);
 		jw_kbool(w, "readable", x->arg & 1);
 		jw_kbool(w, "writable", x->arg & 2);
@@ -309,10 +310,10 @@ void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint6
 		jw_kstr(w, "fd_kind", fd >= 0 ? kind : NULL);
 		jw_kstr(w, "fd_what", fd >= 0 && *what ? what : NULL);
 		break;
-	case AN_WAIT_JOIN:
+	case TET_WAIT_JOIN:
 		jw_ku64(w, "task_id", x->object);
 		break;
-	case AN_WAIT_SEMAPHORE:
+	case TET_WAIT_SEMAPHORE:
 		jw_kstr(w, "address", hex);
 		jw_ku64(w, "permits", x->arg);
 		break;
@@ -346,7 +347,7 @@ void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct 
 		return;
 	}
 	jw_obj_begin(w);
-	jw_kstr(w, "kind", an_wait_name(t->nwaits ? (t->waits[0].kind == AN_WAIT_TIMER && t->nwaits > 1 ?
+	jw_kstr(w, "kind", an_wait_name(t->nwaits ? (t->waits[0].kind == TET_WAIT_TIMER && t->nwaits > 1 ?
 						     t->waits[1].kind : t->waits[0].kind) :
 					AN_WAIT_UNKNOWN));
 	jw_key(w, "waits");
@@ -892,7 +893,7 @@ static void print_fallback(FILE *out, const struct report_fallback *f, const str
 }
 
 struct waits_ctx {
-	uint64_t n[AN_WAIT_KINDS + 1], named;
+	uint64_t n[TET_WAIT_CODES + 1], named;
 	uint64_t pending;
 };
 
@@ -905,8 +906,8 @@ static void count_wait(const struct an_task_summary *t, void *p)
 		return;
 	c->pending++;
 	for (unsigned i = 0; i < t->nwaits; i++)
-		if (t->waits[i].kind != AN_WAIT_TIMER || k == AN_WAIT_UNKNOWN)
-			k = t->waits[i].kind < AN_WAIT_KINDS ? t->waits[i].kind : AN_WAIT_UNKNOWN;
+		if (t->waits[i].kind != TET_WAIT_TIMER || k == AN_WAIT_UNKNOWN)
+			k = t->waits[i].kind < TET_WAIT_CODES ? t->waits[i].kind : AN_WAIT_UNKNOWN;
 	c->n[k]++;
 }
 
@@ -951,6 +952,8 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 		snprintf(raw, sizeof(raw), "%s capture", m->capture ? m->capture : "per-event");
 	fprintf(out, "\n%s %s, %s, mode %s, %s\n", final ? "==" : "--", target, d(span, b), m->mode,
 		raw);
+	if (final && m->dialect && m->dialect_lacks && *m->dialect_lacks)
+		fprintf(out, "probes of the %s dialect: %s\n", m->dialect, m->dialect_lacks);
 	if (final && m->flight)
 		fprintf(out, "flight-recorder %s\n", report_flight_line(m, target, sizeof(target)));
 	if (final && m->ended_by && !strcmp(m->ended_by, "process_crash"))
@@ -1212,10 +1215,6 @@ static void j_why(struct jw *w, const struct why_report *r)
 
 static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate, bool waits)
 {
-	static const char *const yields[] = { "yield_now", "coop_budget", "notified" };
-	static const char *const results[] = { "pending", "ready", "notified", "cancelled", "panicked" };
-	static const char *const terms[] = { "completed", "cancelled", "panicked" };
-
 	jw_obj_begin(w);
 	report_json_site_ref(w, s);
 	jw_ku64(w, "sample_rate", sample_rate ? sample_rate : 1);
@@ -1248,18 +1247,18 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate, 
 	jw_ku64(w, "outside_runtime_wakes", s->outside_wakes);
 	jw_key(w, "yields");
 	jw_obj_begin(w);
-	for (int i = 0; i < AN_YIELD_REASONS; i++)
-		jw_ku64(w, yields[i], s->yields[i]);
+	for (int i = 0; i < TET_YIELD_CODES; i++)
+		jw_ku64(w, tet_code_label(TET_SET_YIELD, i), s->yields[i]);
 	jw_obj_end(w);
 	jw_key(w, "poll_results");
 	jw_obj_begin(w);
-	for (int i = 0; i < AN_POLL_RESULTS; i++)
-		jw_ku64(w, results[i], s->results[i]);
+	for (int i = 0; i < TET_POLL_CODES; i++)
+		jw_ku64(w, tet_code_label(TET_SET_POLL, i), s->results[i]);
 	jw_obj_end(w);
 	jw_key(w, "terminations");
 	jw_obj_begin(w);
-	for (int i = 0; i < AN_TERM_REASONS; i++)
-		jw_ku64(w, terms[i], s->terms[i]);
+	for (int i = 0; i < TET_TERM_CODES; i++)
+		jw_ku64(w, tet_code_label(TET_SET_TERM, i), s->terms[i]);
 	jw_obj_end(w);
 	report_json_hist(w, "poll_ns", &s->poll_ns);
 	report_json_hist(w, "sched_ns", &s->sched_ns);
@@ -1297,8 +1296,6 @@ struct task_ctx {
 
 static void j_task(const struct an_task_summary *t, void *p)
 {
-	static const char *const yields[] = { "yield_now", "coop_budget", "notified" };
-	static const char *const terms[] = { "completed", "cancelled", "panicked" };
 	struct task_ctx *c = p;
 	struct jw *w = c->w;
 	uint64_t end = t->end_ts ? t->end_ts : c->now;
@@ -1310,8 +1307,8 @@ static void j_task(const struct an_task_summary *t, void *p)
 	report_json_site_ref(w, t->site);
 	jw_kstr(w, "kind", t->spawn_seen ? an_kind_name(t->kind) : NULL);
 	jw_kstr(w, "state", an_state_name(t->state));
-	jw_kstr(w, "termination", t->term_reason >= 0 && t->term_reason < AN_TERM_REASONS ?
-		terms[t->term_reason] : NULL);
+	jw_kstr(w, "termination", t->term_reason >= 0 && t->term_reason < TET_TERM_CODES ?
+		tet_code_label(TET_SET_TERM, t->term_reason) : NULL);
 	jw_kbool(w, "spawn_seen", t->spawn_seen);
 	jw_ku64(w, "first_seen_at_ns", rel(c->m, t->spawn_seen ? t->spawn_ts : t->first_ts));
 	jw_key(w, "lifetime_ns");
@@ -1332,8 +1329,8 @@ static void j_task(const struct an_task_summary *t, void *p)
 	jw_ku64(w, "outside_runtime_wakes", t->outside_wakes);
 	jw_key(w, "yields");
 	jw_obj_begin(w);
-	for (int i = 0; i < AN_YIELD_REASONS; i++)
-		jw_ku64(w, yields[i], t->yields[i]);
+	for (int i = 0; i < TET_YIELD_CODES; i++)
+		jw_ku64(w, tet_code_label(TET_SET_YIELD, i), t->yields[i]);
 	jw_obj_end(w);
 	j_hist(w, "poll_ns", &t->poll_ns);
 	j_hist(w, "sched_ns", &t->sched_ns);
@@ -1471,6 +1468,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_kstr(w, "name", "tokio-ebpf-trace");
 	jw_obj_end(w);
 	jw_kstr(w, "mode", m->mode);
+	jw_kstr(w, "dialect", m->dialect);
+	jw_kstr(w, "dialect_lacks", m->dialect_lacks && *m->dialect_lacks ? m->dialect_lacks : NULL);
 	jw_key(w, "fallback");
 	if (m->fallback) {
 		const struct report_fallback *f = m->fallback;

@@ -84,6 +84,8 @@ struct report_flight {
 
 struct report_meta {
 	const char *mode;         /* "usdt" / "uprobe-fallback" */
+	const char *dialect;      /* usdt: the probes' dialect (tracer/discover/dialect.h) */
+	const char *dialect_lacks; /* what that dialect cannot give, NULL or "" for nothing */
 	const char *capture;      /* "batched" / "per-event" */
 	uint32_t sample_rate;     /* one task in N (1: every task) */
 	const struct report_batch *batch; /* NULL with per-event capture */
