@@ -24,7 +24,7 @@ run() {  # run BIN [traced] → ns_per_poll
     local args=(yield-workload --tasks "$TASKS" --yields "$YIELDS" --workers "$WORKERS")
     if [ "$mode" = traced ]; then
         local P="usdt:$bin:tokio" probes="" p
-        for p in task_spawn task_poll_begin task_poll_end task_yielded waker_wake waker_clone waker_drop task_terminate worker_park worker_unpark task_wait task_meta; do
+        for p in $(sed -n 's/^TET_PROBE(\([a-z_]*\),.*/\1/p' "$(dirname "$0")/../bpf/probes.def"); do
             probes+="${probes:+,}$P:$p"
         done
         bpftrace -q -e "$probes { @[probe] = count(); }" -c "$bin ${args[*]}" 2>&1 | grep -o 'ns_per_poll=[0-9.]*' | cut -d= -f2

@@ -32,10 +32,11 @@ KIT_ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 TRACER=${TOKIO_EBPF_TRACE:-$KIT_ROOT/build/bin/tokio-ebpf-trace}
 SYSFS=${TET_SYSFS_ROOT:-}     # tests point this at a fake /sys tree
 RUNTIME_PKGS=(libbpf1 libelf1 zlib1g bpftool bpftrace binutils)
-# the probes a usdt build must carry; task_wait and task_meta (wait reasons, task names and
-# sizes) are newer: a build without them is traced, with stalled judged by time alone
-PROBES=(task_spawn task_poll_begin task_poll_end task_yielded waker_wake waker_clone waker_drop
-        task_terminate worker_park worker_unpark)
+# the probes a usdt build must carry (required 1 in bpf/probes.def); task_wait and task_meta
+# (wait reasons, task names and sizes) are newer: a build without them is traced, with stalled
+# judged by time alone
+mapfile -t PROBES < <(sed -n 's/^TET_PROBE(\([a-z_]*\),.*, *1)$/\1/p' "$KIT_ROOT/bpf/probes.def")
+[ "${#PROBES[@]}" -gt 0 ] || { echo "$ME: no probes in $KIT_ROOT/bpf/probes.def" >&2; exit 3; }
 
 fail() { local code=$1; shift; echo "$ME: $*" >&2; exit "$code"; }
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }

@@ -87,14 +87,18 @@ tokio_notes() {
         p && /^ *Name:/    { name=$2 }
         p && /^ *Arguments:/ { sub(/^ *Arguments: */,""); n=split($0,a," "); print name, n; p=0 }'
 }
-# Argument counts of the tokio probes (probes-patch/PROBES.md)
-# (twelve per-event probes; event_batch and sample_rate: batched capture, several sites each)
-declare -A PROBE_ARGC=([task_spawn]=9 [task_poll_begin]=3 [task_poll_end]=3 [task_yielded]=2
-    [waker_wake]=3 [waker_clone]=2 [waker_drop]=2 [task_terminate]=3 [worker_park]=2 [worker_unpark]=2
-    [task_wait]=4 [task_meta]=5 [event_batch]=5 [sample_rate]=0)
-# sites per probe in a kit build: one per per-event probe, one event_batch site per gate word,
-# one sample_rate site per bit of the rate
-declare -A PROBE_SITES=([event_batch]=4 [sample_rate]=16)
+# Argument counts of the tokio probes and sites per kit build of the batched-capture sites:
+# the vocabulary's one table (bpf/probes.def; per-event probes have one site each)
+# PROBES_REQUIRED: the per-event probes every kit build has; PROBES_EVENT: all per-event probes
+declare -A PROBE_ARGC=() PROBE_SITES=()
+PROBES_REQUIRED=() PROBES_EVENT=()
+while read -r kind name argc sites; do
+    PROBE_ARGC[$name]=$argc
+    [ "$kind" = SITE ] && PROBE_SITES[$name]=$sites
+    [ "$kind" = PROBE ] && PROBES_EVENT+=("$name")
+    [ "$kind" = PROBE ] && [ "$sites" = 1 ] && PROBES_REQUIRED+=("$name")
+done < <(sed -n 's/^TET_\(PROBE\|SITE\)(\([a-z_]*\), *\([A-Z_]*, *\)\{0,1\}\([0-9]*\), *\([a-z]*, *\)\{0,1\}\([0-9]*\).*/\1 \2 \4 \6/p' \
+         "$(dirname "${BASH_SOURCE[0]}")/../bpf/probes.def")
 # wait_for_line FILE REGEX TIMEOUT_S: waits until FILE has a line matching REGEX
 wait_for_line() {
     local i

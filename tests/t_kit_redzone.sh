@@ -16,7 +16,7 @@ for line in "${LINES[@]}"; do
     want=$("$stock" checksum --iterations 20000 | grep -o 'checksum=[0-9a-fx]*')
     untraced=$("$bin" checksum --iterations 20000 | grep -o 'checksum=[0-9a-fx]*')
     P="usdt:$bin:tokio"
-    timeout 120 bpftrace -q -e "$P:task_spawn,$P:task_poll_begin,$P:task_poll_end,$P:task_yielded,$P:waker_wake,$P:waker_clone,$P:waker_drop,$P:task_terminate,$P:worker_park,$P:worker_unpark { @hits = count(); }" \
+    timeout 120 bpftrace -q -e "$(printf "$P:%s," "${PROBES_REQUIRED[@]}" | sed 's/,$//') { @hits = count(); }" \
         -c "$bin checksum --iterations 20000" > "$TMPD/t.$line" 2>&1
     traced=$(grep -o 'checksum=[0-9a-fx]*' "$TMPD/t.$line")
     hits=$(awk '/^@hits:/{print $2}' "$TMPD/t.$line")

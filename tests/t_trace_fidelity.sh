@@ -14,8 +14,7 @@ need_tracer
 need_file "$FIX/fake_tokio_nop5" "fixture fake_tokio_nop5"
 command -v bpftrace > /dev/null || die_test "bpftrace missing (make deps)"
 
-PROBES=(task_spawn task_poll_begin task_poll_end task_yielded waker_wake waker_clone waker_drop
-        task_terminate worker_park worker_unpark)
+PROBES=("${PROBES_REQUIRED[@]}")
 declare -A TOTAL_KEY=([task_spawn]=spawns [task_poll_begin]=polls [task_poll_end]=polls
     [task_yielded]=yields [waker_wake]=wakes [waker_clone]=waker_clones [waker_drop]=waker_drops
     [task_terminate]=terminations [worker_park]=parks [worker_unpark]=unparks)

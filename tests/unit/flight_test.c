@@ -877,9 +877,9 @@ static void test_detect_long_poll(void)
 	an_opts_default(&o);
 	if (!CHECK(fresh(&o) != NULL, "detect: analyzer"))
 		return;
-	spawn(1000 * MS, 1, AN_KIND_SPAWN, 42);
+	spawn(1000 * MS, 1, TET_KIND_SPAWN, 42);
 	BEGIN(1001 * MS, W0, 1, 0);
-	END(1051 * MS, W0, 1, AN_POLL_PENDING);
+	END(1051 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK(ndet == 1 && det_is(0, AN_LONG_POLL, 1, 1001 * MS, 1051 * MS, 50 * MS, 10 * MS, W0),
 	      "detect: a 50 ms poll → one long_poll: begin, value 50 ms, threshold 10 ms, task 1, tid (%zu told)",
 	      ndet);
@@ -887,23 +887,23 @@ static void test_detect_long_poll(void)
 	      "detect: … with the task's spawn site");
 	WAKE(1100 * MS, OUT, 1, 1);
 	BEGIN(1101 * MS, W1, 1, 1);
-	END(1106 * MS, W1, 1, AN_POLL_PENDING);
+	END(1106 * MS, W1, 1, TET_POLL_PENDING);
 	CHECK_U64(ndet, 1, "detect: a 5 ms poll: nothing told");
 	WAKE(1200 * MS, OUT, 1, 1);
 	BEGIN(1201 * MS, W1, 1, 1);
-	END(1231 * MS, W1, 1, AN_POLL_PENDING);
+	END(1231 * MS, W1, 1, TET_POLL_PENDING);
 	CHECK(ndet == 2 && det_is(1, AN_LONG_POLL, 1, 1201 * MS, 1231 * MS, 30 * MS, 10 * MS, W1),
 	      "detect: the same task's second long poll → told again (a new occurrence)");
 	CHECK(an_findings(A, &f) == 1 && f[0].occurrences == 2, "detect: … one finding, 2 occurrences");
 	WAKE(1300 * MS, OUT, 1, 1);
 	BEGIN(1301 * MS, W0, 1, 0);
-	END(1311 * MS, W0, 1, AN_POLL_PENDING);
+	END(1311 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK_U64(ndet, 2, "detect: a poll of exactly long_poll_ns (10 ms): not told");
 
 	/* spawn_blocking tasks are exempt from long_poll */
-	spawn(2000 * MS, 2, AN_KIND_BLOCKING, 43);
+	spawn(2000 * MS, 2, TET_KIND_BLOCKING, 43);
 	BEGIN(2001 * MS, W0, 2, -1);
-	END(2101 * MS, W0, 2, AN_POLL_READY);
+	END(2101 * MS, W0, 2, TET_POLL_READY);
 	CHECK_U64(ndet, 2, "detect: a blocking task's 100 ms poll: no long_poll");
 
 	/* the time the poll's thread sat preempted (cpu_wait) is not the task's: long_poll is
@@ -912,15 +912,15 @@ static void test_detect_long_poll(void)
 	o.trig_poll_ns = 20 * MS;
 	if (!fresh(&o))
 		return;
-	spawn(1000 * MS, 3, AN_KIND_SPAWN, 42);
+	spawn(1000 * MS, 3, TET_KIND_SPAWN, 42);
 	ev_cw(TET_EV_POLL_BEGIN, 1001 * MS, W0, 3, 0, 1000);
-	ev_cw(TET_EV_POLL_END, 1051 * MS, W0, 3, AN_POLL_PENDING, 1000 + 30 * MS);
+	ev_cw(TET_EV_POLL_END, 1051 * MS, W0, 3, TET_POLL_PENDING, 1000 + 30 * MS);
 	CHECK(ndet == 2 && det_is(0, AN_DETECT_POLL, 3, 1001 * MS, 1051 * MS, 50 * MS, 20 * MS, W0) &&
 	      det_is(1, AN_LONG_POLL, 3, 1001 * MS, 1051 * MS, 20 * MS, 10 * MS, W0),
 	      "detect: a 50 ms poll, 30 ms of it preempted: poll>20ms told 50 ms, long_poll 20 ms");
 	WAKE(1100 * MS, OUT, 3, 1);
 	ev_cw(TET_EV_POLL_BEGIN, 1101 * MS, W0, 3, 0, 1000);
-	ev_cw(TET_EV_POLL_END, 1151 * MS, W0, 3, AN_POLL_PENDING, 1000 + 45 * MS);
+	ev_cw(TET_EV_POLL_END, 1151 * MS, W0, 3, TET_POLL_PENDING, 1000 + 45 * MS);
 	CHECK(ndet == 3 && det[2].what == AN_DETECT_POLL && count_what(AN_LONG_POLL) == 1,
 	      "detect: … 45 ms preempted: 5 ms left, no long_poll (poll>20ms still told)");
 
@@ -929,9 +929,9 @@ static void test_detect_long_poll(void)
 	o.detect = AN_DETECT_ALL & ~(1u << AN_LONG_POLL);
 	if (!fresh(&o))
 		return;
-	spawn(1000 * MS, 1, AN_KIND_SPAWN, 42);
+	spawn(1000 * MS, 1, TET_KIND_SPAWN, 42);
 	BEGIN(1001 * MS, W0, 1, 0);
-	END(1051 * MS, W0, 1, AN_POLL_PENDING);
+	END(1051 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK_U64(ndet, 0, "detect: long_poll left out of `detect`: not told");
 }
 
@@ -946,27 +946,27 @@ static void test_detect_thresholds(void)
 	o.trig_poll_ns = 20 * MS;
 	if (!CHECK(fresh(&o) != NULL, "thresholds: analyzer"))
 		return;
-	spawn(1000 * MS, 1, AN_KIND_SPAWN, 42);
+	spawn(1000 * MS, 1, TET_KIND_SPAWN, 42);
 	BEGIN(1001 * MS, W0, 1, 0);
-	END(1031 * MS, W0, 1, AN_POLL_PENDING);
+	END(1031 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK(ndet == 1 && det_is(0, AN_DETECT_POLL, 1, 1001 * MS, 1031 * MS, 30 * MS, 20 * MS, W0),
 	      "thresholds: poll>20ms: a 30 ms poll told (begin, 30 ms, threshold 20 ms)");
 	WAKE(1100 * MS, OUT, 1, 1);
 	BEGIN(1101 * MS, W0, 1, 0);
-	END(1111 * MS, W0, 1, AN_POLL_PENDING);
+	END(1111 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK_U64(ndet, 1, "thresholds: … a 10 ms poll not");
 	WAKE(1200 * MS, OUT, 1, 1);
 	BEGIN(1201 * MS, W0, 1, 0);
-	END(1221 * MS, W0, 1, AN_POLL_PENDING);
+	END(1221 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK_U64(ndet, 1, "thresholds: … a poll of exactly 20 ms not (longer than)");
 	WAKE(1300 * MS, OUT, 1, 1);
 	BEGIN(1301 * MS, W0, 1, 0);
-	END(1321 * MS + 1, W0, 1, AN_POLL_PENDING);
+	END(1321 * MS + 1, W0, 1, TET_POLL_PENDING);
 	CHECK(ndet == 2 && det[1].what == AN_DETECT_POLL && det[1].value_ns == 20 * MS + 1,
 	      "thresholds: … 20 ms + 1 ns told");
 	WAKE(1400 * MS, OUT, 1, 1);
 	BEGIN(1401 * MS, W0, 1, 0);
-	END(1441 * MS, W0, 1, AN_POLL_PENDING);
+	END(1441 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK(ndet == 3 && det_is(2, AN_DETECT_POLL, 1, 1401 * MS, 1441 * MS, 40 * MS, 20 * MS, W0),
 	      "thresholds: … every such poll, not once per task");
 	CHECK_U64(count_what(AN_LONG_POLL), 0, "thresholds: detect 0: no long_poll told");
@@ -976,22 +976,22 @@ static void test_detect_thresholds(void)
 	o.trig_sched_ns = 5 * MS;
 	if (!fresh(&o))
 		return;
-	spawn(1000 * MS, 1, AN_KIND_SPAWN, 42);
+	spawn(1000 * MS, 1, TET_KIND_SPAWN, 42);
 	BEGIN(1002 * MS, W0, 1, 0); /* spawn → poll: 2 ms */
-	END(1003 * MS, W0, 1, AN_POLL_PENDING);
+	END(1003 * MS, W0, 1, TET_POLL_PENDING);
 	CHECK_U64(ndet, 0, "thresholds: sched_delay>5ms: a 2 ms delay not told");
 	WAKE(1100 * MS, OUT, 1, 1);
 	BEGIN(1108 * MS, W1, 1, 1);
-	END(1109 * MS, W1, 1, AN_POLL_PENDING);
+	END(1109 * MS, W1, 1, TET_POLL_PENDING);
 	CHECK(ndet == 1 && det_is(0, AN_DETECT_SCHED, 1, 1100 * MS, 1108 * MS, 8 * MS, 5 * MS, W1),
 	      "thresholds: … wake → poll 8 ms told: ts = the wake, value 8 ms, the polling thread");
 	WAKE(1200 * MS, OUT, 1, 1);
 	BEGIN(1203 * MS, W1, 1, 1);
-	END(1204 * MS, W1, 1, AN_POLL_PENDING);
+	END(1204 * MS, W1, 1, TET_POLL_PENDING);
 	CHECK_U64(ndet, 1, "thresholds: … a 3 ms one not");
-	spawn(2000 * MS, 2, AN_KIND_SPAWN, 43);
+	spawn(2000 * MS, 2, TET_KIND_SPAWN, 43);
 	BEGIN(2006 * MS, W0, 2, 0);
-	END(2007 * MS, W0, 2, AN_POLL_READY);
+	END(2007 * MS, W0, 2, TET_POLL_READY);
 	CHECK(ndet == 2 && det_is(1, AN_DETECT_SCHED, 2, 2000 * MS, 2006 * MS, 6 * MS, 5 * MS, W0),
 	      "thresholds: … spawn → first poll 6 ms told (ts = the spawn)");
 }
@@ -1006,10 +1006,10 @@ static void test_detect_ticks(void)
 	if (!CHECK(fresh(&o) != NULL, "ticks: analyzer"))
 		return;
 	/* stalled: a live waker exists (cloned), no wake for 2 s */
-	spawn(10000 * MS, 5, AN_KIND_SPAWN, 42);
+	spawn(10000 * MS, 5, TET_KIND_SPAWN, 42);
 	BEGIN(10001 * MS, W0, 5, 0);
 	CLONE(10002 * MS, W0, 5);
-	END(10003 * MS, W0, 5, AN_POLL_PENDING);
+	END(10003 * MS, W0, 5, TET_POLL_PENDING);
 	an_tick(A, 10500 * MS);
 	CHECK_U64(ndet, 0, "ticks: pending 0.5 s: nothing");
 	an_tick(A, 11003 * MS);
@@ -1021,15 +1021,15 @@ static void test_detect_ticks(void)
 	WAKE(12100 * MS, OUT, 5, 1);
 	CHECK_U64(ndet, 1, "ticks: … nor at its late wake");
 	BEGIN(12101 * MS, W0, 5, 0);
-	END(12102 * MS, W0, 5, AN_POLL_PENDING);
+	END(12102 * MS, W0, 5, TET_POLL_PENDING);
 	an_tick(A, 13200 * MS);
 	CHECK(ndet == 2 && det_is(1, AN_STALLED, 5, 12102 * MS, 13200 * MS, 1098 * MS, 1000 * MS, W0),
 	      "ticks: a second pending period → told again");
 
 	/* lost_waker: pending with no waker alive */
-	spawn(20000 * MS, 6, AN_KIND_SPAWN, 44);
+	spawn(20000 * MS, 6, TET_KIND_SPAWN, 44);
 	BEGIN(20001 * MS, W1, 6, 1);
-	END(20002 * MS, W1, 6, AN_POLL_PENDING);
+	END(20002 * MS, W1, 6, TET_POLL_PENDING);
 	an_tick(A, 20302 * MS);
 	CHECK(ndet == 3 && det_is(2, AN_LOST_WAKER, 6, 20002 * MS, 20302 * MS, 300 * MS, 250 * MS, W1),
 	      "ticks: pending 300 ms, no waker → lost_waker");
@@ -1037,14 +1037,14 @@ static void test_detect_ticks(void)
 	CHECK(ndet == 3 && count_what(AN_STALLED) == 2, "ticks: … not told again, and not as stalled");
 
 	/* never_yields: inside one poll for 1 s, then its end is a long poll */
-	spawn(30000 * MS, 7, AN_KIND_SPAWN, 45);
+	spawn(30000 * MS, 7, TET_KIND_SPAWN, 45);
 	BEGIN(30001 * MS, W0, 7, 0);
 	an_tick(A, 31001 * MS);
 	CHECK(ndet == 4 && det_is(3, AN_NEVER_YIELDS, 7, 30001 * MS, 31001 * MS, 1000 * MS, 1000 * MS, W0),
 	      "ticks: in a poll for 1 s → never_yields (poll begin)");
 	an_tick(A, 31200 * MS);
 	CHECK_U64(ndet, 4, "ticks: … not told again");
-	END(31501 * MS, W0, 7, AN_POLL_READY);
+	END(31501 * MS, W0, 7, TET_POLL_READY);
 	CHECK(ndet == 5 && det_is(4, AN_LONG_POLL, 7, 30001 * MS, 31501 * MS, 1500 * MS, 10 * MS, W0),
 	      "ticks: … its end: long_poll of 1.5 s");
 }
@@ -1059,11 +1059,11 @@ static void test_detect_self_wake(void)
 	an_opts_default(&o);
 	if (!CHECK(fresh(&o) != NULL, "self_wake: analyzer"))
 		return;
-	spawn(ts, 9, AN_KIND_SPAWN, 46);
+	spawn(ts, 9, TET_KIND_SPAWN, 46);
 	for (int i = 1; i <= 150; i++) {
 		BEGIN(ts + 1000, W0, 9, 0);
 		WAKE(ts + 2000, W0, 9, 1); /* by the polling thread, no yield: unexplained */
-		END(ts + 3000, W0, 9, AN_POLL_NOTIFIED);
+		END(ts + 3000, W0, 9, TET_POLL_NOTIFIED);
 		if (i == 2)
 			CHECK_U64(ndet, 0, "self_wake: 2 self-waking polls (below the minimum 3): nothing");
 		if (i == 3)
@@ -1085,19 +1085,19 @@ static void test_detect_full_list(void)
 	o.max_findings = 1;
 	if (!CHECK(fresh(&o) != NULL, "full list: analyzer"))
 		return;
-	spawn(1000 * MS, 1, AN_KIND_SPAWN, 42);
-	spawn(1000 * MS, 2, AN_KIND_SPAWN, 42);
+	spawn(1000 * MS, 1, TET_KIND_SPAWN, 42);
+	spawn(1000 * MS, 2, TET_KIND_SPAWN, 42);
 	BEGIN(1001 * MS, W0, 1, 0);
-	END(1051 * MS, W0, 1, AN_POLL_PENDING);
+	END(1051 * MS, W0, 1, TET_POLL_PENDING);
 	BEGIN(1052 * MS, W0, 2, 0);
-	END(1092 * MS, W0, 2, AN_POLL_PENDING);
+	END(1092 * MS, W0, 2, TET_POLL_PENDING);
 	CHECK(an_findings(A, &f) == 1 && an_totals(A)->findings_omitted == 1,
 	      "full list: one finding, one omitted");
 	CHECK(ndet == 2 && det_is(1, AN_LONG_POLL, 2, 1052 * MS, 1092 * MS, 40 * MS, 10 * MS, W0),
 	      "full list: … task 2's long poll still told");
 	WAKE(1100 * MS, OUT, 2, 1);
 	BEGIN(1101 * MS, W0, 2, 0);
-	END(1131 * MS, W0, 2, AN_POLL_PENDING);
+	END(1131 * MS, W0, 2, TET_POLL_PENDING);
 	CHECK(ndet == 3 && det_is(2, AN_LONG_POLL, 2, 1101 * MS, 1131 * MS, 30 * MS, 10 * MS, W0),
 	      "full list: … and its next occurrence");
 	an_free(A);

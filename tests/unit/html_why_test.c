@@ -99,10 +99,10 @@ static void task(uint64_t t, uint64_t id, const char *file, uint32_t line, const
 {
 	spawn(t, id, file, line, type);
 	ev(TET_EV_POLL_BEGIN, t + MS, W0, id, 0);
-	ev(TET_EV_POLL_END, t + MS + poll_ms * MS, W0, id, AN_POLL_PENDING);
+	ev(TET_EV_POLL_END, t + MS + poll_ms * MS, W0, id, TET_POLL_PENDING);
 	ev(TET_EV_WAKE, t + 2 * MS + poll_ms * MS, OUT, id, 0);
 	ev(TET_EV_POLL_BEGIN, t + 3 * MS + poll_ms * MS, W0, id, 0);
-	ev(TET_EV_POLL_END, t + 3 * MS + poll_ms * MS + 50000, W0, id, AN_POLL_READY);
+	ev(TET_EV_POLL_END, t + 3 * MS + poll_ms * MS + 50000, W0, id, TET_POLL_READY);
 	ev(TET_EV_TERMINATE, t + 4 * MS + poll_ms * MS, W0, id, 0);
 }
 
