@@ -63,12 +63,28 @@ $(BUILD)/sample-service/tokio-1.53-named/usdt/sample-service: $(SAMPLE_DEPS_NAME
 	$(Q)install -D -m 755 $(BUILD)/cargo/tokio-1.53-named/usdt/release/sample-service $@
 SAMPLE_USDT += $(BUILD)/sample-service/tokio-1.53-named/usdt/sample-service
 
+# The dialect programs (sample-service/dialects, crates of sid): Tokio 1.53 with the probes of
+# the two other Tokio USDT dialects, Tokio's upstream proposal and oxide's tokio-dtrace, fired
+# from the runtime hooks (docs/dialects.md). One cargo build makes both (a grouped target).
+DIALECT_BINS := tokio-upstream-dialect tokio-dtrace-dialect
+SAMPLE_DIALECTS := $(addprefix $(BUILD)/sample-service/dialects/,$(DIALECT_BINS))
+DIALECT_DEPS := $(shell find sample-service/dialects/src -name '*.rs' 2>/dev/null) \
+                $(addprefix sample-service/dialects/,Cargo.toml Cargo.lock .cargo/config.toml) \
+                $(wildcard $(CACHE)/crates/sid/.stamp)
+$(SAMPLE_DIALECTS) &: $(DIALECT_DEPS)
+	$(call msg,CARGO,$(BUILD)/sample-service/dialects)
+	$(Q)test -f $(CACHE)/crates/sid/.stamp || { echo "sample-service dialects: no Debian sid crates in .cache/crates/sid: run 'make deps'" >&2; exit 1; }
+	$(Q)cd sample-service/dialects && cargo build $(SAMPLE_CARGO_QUIET) --release --locked \
+		--manifest-path Cargo.toml --target-dir $(BUILD)/cargo/dialects
+	$(Q)for b in $(DIALECT_BINS); do install -D -m 755 $(BUILD)/cargo/dialects/release/$$b $(BUILD)/sample-service/dialects/$$b || exit 1; done
+
 # Until the kit exists, say so instead of make's bare "No rule to make target".
 scripts/tokio-usdt-build:
 	@echo "sample-service: scripts/tokio-usdt-build is missing: the usdt builds need it ('make sample-stock' builds the stock binaries alone)" >&2; exit 1
 
-.PHONY: sample-stock sample-usdt
+.PHONY: sample-stock sample-usdt sample-dialects
 sample-stock: $(SAMPLE_STOCK)
 sample-usdt: $(SAMPLE_USDT)
+sample-dialects: $(SAMPLE_DIALECTS)
 
-ALL_TARGETS += $(SAMPLE_STOCK) $(SAMPLE_USDT)
+ALL_TARGETS += $(SAMPLE_STOCK) $(SAMPLE_USDT) $(SAMPLE_DIALECTS)
