@@ -22,7 +22,8 @@ pub static UNPARKS: Counter = Counter::new("unparks");
 pub static COUNTERS: [&Counter; 8] =
     [&POLLS, &SPAWNS, &TERMINATES, &POLL_ENDS, &THREAD_STARTS, &THREAD_STOPS, &PARKS, &UNPARKS];
 
-/// Defines probe `$name` (note name: `$rust` with "__" as "-"): its semaphore, and
+/// Defines probe `$name` (`$note`: the Rust name with "__" as "-", as usdt writes it): its
+/// semaphore, and
 /// `$name::fire(|| args)` building the arguments only while the semaphore is raised.
 macro_rules! usdt_probe {
     ($name:ident, $note:literal, $sema:literal, $args:literal $(, $arg:ident: $ty:ty => $reg:tt)*) => {
@@ -72,7 +73,9 @@ macro_rules! usdt_probe {
                         "994: .balign 4",
                         ".popsection",
                         $(in($reg) $arg.into_reg(),)*
-                        options(att_syntax, nomem, preserves_flags),
+                        // usdt says `nomem`; `readonly` keeps the strings the tracer reads
+                        // from being optimised away (and no `nostack`: see docs/dialects.md)
+                        options(att_syntax, readonly, preserves_flags),
                     );
                 }
             }
