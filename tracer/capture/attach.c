@@ -31,6 +31,7 @@
 #include "batchcap.h"
 #include "bpfutil.h"
 #include "caps.h"
+#include "decode.h"
 #include "fallback.h"
 #include "notes.h"
 #include "seterr.h"
@@ -138,35 +139,6 @@ static struct bpf_program *prog_of(const struct tet_session *s, int ev)
 	return NULL;
 }
 
-/* Reads len bytes of process pid at addr (faulting pages in, unlike bpf_probe_read_user()),
- * with process_vm_readv: ptrace permission only (root, CAP_SYS_PTRACE), where opening another
- * user's /proc/PID/mem needs CAP_DAC_READ_SEARCH too. */
-static size_t read_process(uint32_t pid, uint64_t addr, char *buf, size_t len)
-{
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
-
-	return n > 0 ? (size_t)n : 0;
-}
-
-/* A spawn whose strings BPF could not read: read them from the process, which is still
- * there (the record is at most one drain interval old) and whose strings are static. */
-static const void *rescue_strings(const struct tet_spawn_rec *r, struct tet_spawn_rec *copy)
-{
-	size_t fwant = r->file_len < TET_FILE_MAX ? (size_t)r->file_len : TET_FILE_MAX;
-	size_t twant = r->type_len < TET_TYPE_MAX ? (size_t)r->type_len : TET_TYPE_MAX;
-
-	if ((r->file_copied >= fwant || !r->file_ptr) && (r->type_copied >= twant || !r->type_ptr))
-		return r;
-	*copy = *r;
-	if (copy->file_copied < fwant && copy->file_ptr)
-		copy->file_copied = (uint16_t)read_process(r->h.pid, r->file_ptr, copy->data, fwant);
-	if (copy->type_copied < twant && copy->type_ptr)
-		copy->type_copied = (uint16_t)read_process(r->h.pid, r->type_ptr,
-							   copy->data + TET_FILE_MAX, twant);
-	return copy;
-}
-
 /* Detaching takes ~0.1 s per uprobe and goes probe by probe, so while it runs some probes
  * still fire and others no longer do (e.g. a task spawned after task_spawn was detached and
  * polled before task_poll_begin was): what happens after the capture's end is left out. */
@@ -176,13 +148,10 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	const struct tet_hdr *h = data;
 	struct tet_spawn_rec copy;
 
-	if (size >= sizeof(*h) && s->cutoff_ns && h->ts > s->cutoff_ns) {
-		if (h->type < TET_EV_COUNT)
-			s->late[h->type]++;
+	if (tet_decode_late(s->cutoff_ns, data, size, s->late))
 		return 0;
-	}
 	if (size >= sizeof(struct tet_spawn_rec) && h->type == TET_EV_SPAWN)
-		return s->o.on_event(s->o.ctx, (void *)rescue_strings(data, &copy), size);
+		return s->o.on_event(s->o.ctx, (void *)tet_decode_spawn(data, &copy), size);
 	return s->o.on_event(s->o.ctx, data, size);
 }
 

@@ -44,6 +44,7 @@
 
 #include "attach.h"
 #include "batchcap.h"
+#include "decode.h"
 #include "bpfutil.h"
 #include "seterr.h"
 #include "tokio_usdt.skel.h"
@@ -218,14 +219,15 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	struct tet_bc *s = ctx;
 	const struct tet_hdr *h = data;
 
-	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
-		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->o.on_event(s->o.ctx, data, size);
-	if (size >= sizeof(*h) && h->type == TET_REC_EXIT) /* how a process ended: always */
-		return s->o.on_event(s->o.ctx, data, size);
+	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE ||
+				   h->type == TET_REC_EXIT))
+		return tet_decode_late(s->cutoff_ns, data, size, NULL) ? 0 :
+		       s->o.on_event(s->o.ctx, data, size);
 	if (size >= sizeof(*h) && h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH) {
 		if (!s->hooked && !s->cutoff_ns)
 			uring_hooks(s);
-		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->o.on_event(s->o.ctx, data, size);
+		return tet_decode_late(s->cutoff_ns, data, size, NULL) ? 0 :
+		       s->o.on_event(s->o.ctx, data, size);
 	}
 	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
 		uint64_t now = mono_ns();

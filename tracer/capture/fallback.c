@@ -34,6 +34,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpfutil.h"
+#include "decode.h"
 #include "fallback.h"
 #include "seterr.h"
 #include "tokio_uprobe.skel.h"
@@ -180,14 +181,9 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	struct tet_event_rec r;
 	const struct tet_hdr *h = data;
 
-	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE ||
-				   (h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH)))
-		return s->cutoff_ns && h->ts > s->cutoff_ns ? 0 : s->on_event(s->ctx, data, size);
-	if (size >= sizeof(*h) && h->type < TET_EV_COUNT && s->cutoff_ns && h->ts > s->cutoff_ns) {
-		s->late[h->type]++; /* after the end: neither analyzed nor counted as a hit */
-		return 0;
-	}
-	if (size < sizeof(r))
+	if (tet_decode_late(s->cutoff_ns, data, size, s->late))
+		return 0; /* after the end: neither analyzed nor counted as a hit */
+	if (size < sizeof(r) || h->type >= TET_EV_COUNT)
 		return s->on_event(s->ctx, data, size);
 	memcpy(&r, data, sizeof(r));
 	if (r.h.type == TET_EV_POLL_BEGIN && r.h.tid)

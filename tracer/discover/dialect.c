@@ -19,26 +19,32 @@ static const struct tet_dprobe native[] = {
 	{ NULL, -1, false, N, N, N, N, 0 },
 };
 
-/* tokio-rs/tokio pull request #7717 ("feat: USDT probes for tokio task events"): task ids
- * only, no header address, no poll result, no worker index. An earlier revision had
- * task-spawn / task-block_on instead of task-start. */
+/* tokio-rs/tokio pull request #7717 ("feat: USDT probes for tokio task events", head 7075c2f2;
+ * docs/dialects.md): task ids only, no header address, no poll result, no worker index. The
+ * spawn location comes in task-details (C strings), after task-start (kind, sizes). Earlier
+ * heads spelled the waker probes task-waker-*, and had no terminate reason (the argument is
+ * then absent: 0, completed); the first had task-spawn / task-block_on. */
 static const struct tet_dprobe upstream[] = {
-	{ "task-details", TET_EV_SPAWN, true, 0, 2, 3, 4, 0 },
 	{ "task-start", -1, true, N, N, N, N, 0 },
+	{ "task-details", TET_EV_SPAWN, true, 0, 2, 3, 4, 0 },
 	{ "task-poll-start", TET_EV_POLL_BEGIN, true, 0, N, K, N, NOT_A_WORKER },
 	{ "task-poll-end", TET_EV_POLL_END, true, 0, N, K, N, UNKNOWN_CODE },
-	{ "task-terminate", TET_EV_TERMINATE, true, 0, N, K, N, UNKNOWN_CODE },
-	{ "task-waker-clone", TET_EV_WAKER_CLONE, true, 0, N, N, N, 0 },
-	{ "task-waker-drop", TET_EV_WAKER_DROP, true, 0, N, N, N, 0 },
-	{ "task-waker-wake", TET_EV_WAKE, true, 0, N, K, N, 0 },
+	{ "task-terminate", TET_EV_TERMINATE, true, 0, N, 1, N, 0 },
+	{ "waker-clone", TET_EV_WAKER_CLONE, true, 0, N, N, N, 0 },
+	{ "waker-drop", TET_EV_WAKER_DROP, true, 0, N, N, N, 0 },
+	{ "waker-wake", TET_EV_WAKE, true, 0, N, K, N, 0 },
+	{ "trace-root", -1, false, N, N, N, N, 0 },
+	{ "task-waker-clone", TET_EV_WAKER_CLONE, false, 0, N, N, N, 0 },
+	{ "task-waker-drop", TET_EV_WAKER_DROP, false, 0, N, N, N, 0 },
+	{ "task-waker-wake", TET_EV_WAKE, false, 0, N, K, N, 0 },
 	{ "task-spawn", -1, false, N, N, N, N, 0 },
 	{ "task-block_on", -1, false, N, N, N, N, 0 },
 	{ NULL, -1, false, N, N, N, N, 0 },
 };
 
-/* oxidecomputer/tokio-dtrace src/lib.rs: #[usdt::provider(provider = "tokio")] probes fired
- * from Tokio's unstable runtime hooks (the usdt crate turns "__" into "-"): task id and spawn
- * location on every task probe, no wakes, no worker index. */
+/* oxidecomputer/tokio-dtrace src/lib.rs (usdt 0.6 on Linux; docs/dialects.md): probes fired from
+ * Tokio's unstable runtime hooks, the task id and spawn location (C string) on every task
+ * probe; task-terminate comes inside the last poll; no wakes, no worker index. */
 static const struct tet_dprobe oxide[] = {
 	{ "task-spawn", TET_EV_SPAWN, true, 0, 1, 2, 3, 0 },
 	{ "task-poll-start", TET_EV_POLL_BEGIN, true, 0, N, K, N, NOT_A_WORKER },
@@ -56,12 +62,12 @@ const struct tet_dialect tet_dialects[] = {
 	  "task_poll_begin", "task_poll_end", "" },
 	{ "tokio-upstream-usdt", "Tokio's upstream USDT proposal (tokio-rs/tokio#7717)", upstream,
 	  false, "task-poll-start", "task-poll-end",
-	  "no poll results, yield reasons, terminate reasons, wait reasons, task sizes, worker "
-	  "indexes or batched capture" },
+	  "no poll results, yields, wait reasons, type names, worker indexes, park/unpark or "
+	  "batched capture" },
 	{ "oxide-tokio-dtrace", "oxide's tokio-dtrace runtime hooks", oxide, false,
 	  "task-poll-start", "task-poll-end",
 	  "no wakes (hence no scheduling delay, stalled, lost_waker or self_wake), no poll "
-	  "results, yield or terminate reasons, wait reasons, task sizes, worker indexes or "
+	  "results, yields, terminate reasons, wait reasons, names, sizes, worker indexes or "
 	  "batched capture" },
 };
 const size_t tet_ndialects = sizeof(tet_dialects) / sizeof(tet_dialects[0]);
