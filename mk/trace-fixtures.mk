@@ -43,11 +43,16 @@ $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
 
-UNIT_TRACE_SRCS := $(call tsrc,hist.c analyzer.c htab.c uring.c uring_report.c units.c report.c json.c batch.c)
-$(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*/*.h) bpf/events.h tests/unit/check.h
+# Every reporter (tracer/report/*.c) and the flight recorder, linked without the command layer
+# (tracer/cli/): a library that printed through p_err would not link.
+UNIT_TRACE_SRCS := $(call tsrc,hist.c analyzer.c htab.c uring.c units.c json.c batch.c \
+                   flight.c fsutil.c why.c stacksym.c symbols.c) $(wildcard tracer/report/*.c)
+$(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*/*.h) bpf/events.h tests/unit/check.h \
+                        $(OBJ)/html_assets.h $(OBJ)/syscall_names.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FIXTURE_CFLAGS) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) -lm
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -I$(OBJ) -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) \
+	    -lm $(TRACER_LIBS)
 
 # batch_replay: a dump of batched-capture ring records (TET_BATCH_DUMP) through the decode stage
 # and the analyzer, on one core (the consumer's speed for make bench; real-data regressions)
@@ -72,7 +77,7 @@ FLIGHT_TEST := $(BUILD)/tests/flight_test
 FLIGHT_TEST_SRCS := $(call tsrc,flight.c fsutil.c analyzer.c htab.c uring.c hist.c units.c)
 ALL_TARGETS += $(FLIGHT_TEST)
 $(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) $(call tsrc,flight.h) \
-                $(call tsrc,analyzer.h) $(call tsrc,hist.h) $(call tsrc,units.h) $(call tsrc,commands.h) bpf/events.h
+                $(call tsrc,analyzer.h) $(call tsrc,hist.h) $(call tsrc,units.h) $(call tsrc,seterr.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(FLIGHT_TEST_SRCS)

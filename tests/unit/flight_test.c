@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +32,6 @@
 #include <unistd.h>
 
 #include "analyzer.h"
-#include "commands.h"
 #include "flight.h"
 #include "units.h"
 
@@ -46,25 +44,6 @@
 #define W0 201 /* worker 0's thread */
 #define W1 202
 #define OUT 300 /* a thread outside the runtime */
-
-/* ---- commands.h: fr_trigger_parse reports through p_err (main.c is the command layer) ---- */
-static int nerr;
-static char last_err[512];
-
-void p_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_err, sizeof(last_err), fmt, ap);
-	va_end(ap);
-	nerr++;
-}
-
-void p_warn(const char *fmt, ...)
-{
-	(void)fmt;
-}
 
 /* ---- records ---- */
 static struct tet_event_rec event(uint32_t type, uint64_t ts, uint32_t pid, uint64_t id)
@@ -566,37 +545,45 @@ static void test_triggers(void)
 		"sched>1ms", "crashed", "sigusr1",
 	};
 	struct fr_trigger t;
-
+	char err[1024];
 	int rc;
 
 	for (size_t i = 0; i < sizeof(det) / sizeof(det[0]); i++) {
-		nerr = 0;
 		memset(&t, 0xff, sizeof(t));
-		rc = fr_trigger_parse(det[i].s, &t);
+		err[0] = 0;
+		rc = fr_trigger_parse(det[i].s, &t, err, sizeof(err));
 		CHECK(rc == 0 && t.kind == FR_TRIG_DETECTOR &&
-		      t.detector == det[i].k && t.threshold_ns == 0 && t.spec == det[i].s && !nerr,
+		      t.detector == det[i].k && t.threshold_ns == 0 && t.spec == det[i].s && !err[0],
 		      "trigger %s: detector %u", det[i].s, det[i].k);
 	}
 	for (size_t i = 0; i < sizeof(thr) / sizeof(thr[0]); i++) {
-		nerr = 0;
-		rc = fr_trigger_parse(thr[i].s, &t);
+		err[0] = 0;
+		rc = fr_trigger_parse(thr[i].s, &t, err, sizeof(err));
 		CHECK(rc == 0 && t.kind == thr[i].k &&
-		      t.threshold_ns == thr[i].ns && t.spec == thr[i].s && !nerr,
+		      t.threshold_ns == thr[i].ns && t.spec == thr[i].s && !err[0],
 		      "trigger %s: kind %d, %llu ns (got %d, %llu)", thr[i].s, (int)thr[i].k,
 		      (unsigned long long)thr[i].ns, (int)t.kind, (unsigned long long)t.threshold_ns);
 	}
-	nerr = 0;
-	rc = fr_trigger_parse("exit", &t);
-	CHECK(rc == 0 && t.kind == FR_TRIG_EXIT && !nerr, "trigger exit");
-	rc = fr_trigger_parse("crash", &t);
-	CHECK(rc == 0 && t.kind == FR_TRIG_CRASH && !nerr, "trigger crash");
+	err[0] = 0;
+	rc = fr_trigger_parse("exit", &t, err, sizeof(err));
+	CHECK(rc == 0 && t.kind == FR_TRIG_EXIT && !err[0], "trigger exit");
+	rc = fr_trigger_parse("crash", &t, err, sizeof(err));
+	CHECK(rc == 0 && t.kind == FR_TRIG_CRASH && !err[0], "trigger crash");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		nerr = 0;
-		last_err[0] = 0;
-		rc = fr_trigger_parse(bad[i], &t);
-		CHECK(rc == -EINVAL && nerr == 1 && strstr(last_err, "--trigger"),
-		      "trigger '%s' refused: -EINVAL and one error (%d: %s)", bad[i], rc, last_err);
+		err[0] = 0;
+		rc = fr_trigger_parse(bad[i], &t, err, sizeof(err));
+		CHECK(rc == -EINVAL && !strncmp(err, "--trigger ", 10) &&
+		      !strncmp(err + 10, bad[i], strlen(bad[i])),
+		      "trigger '%s' refused: -EINVAL and the error in err (%d: %s)", bad[i], rc, err);
 	}
+	fr_trigger_parse("wakes>1ms", &t, err, sizeof(err));
+	CHECK(!strcmp(err, "--trigger wakes>1ms: no such figure (poll>D, sched_delay>D)"),
+	      "unknown figure: the message (%s)", err);
+	fr_trigger_parse("crashed", &t, err, sizeof(err));
+	CHECK(!strcmp(err, "--trigger crashed: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, poll>D, sched_delay>D, exit, crash)"),
+	      "not a trigger: the message (%s)", err);
+	rc = fr_trigger_parse("crashed", &t, err, 12);
+	CHECK(rc == -EINVAL && !strcmp(err, "--trigger c"), "a short buffer: truncated (%s)", err);
 }
 
 /* Intent: dump names are <exe>-<pid>-<UTC ms>-<trigger>, each part in [A-Za-z0-9._+-] and at

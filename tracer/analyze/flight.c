@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "analyzer.h"
-#include "commands.h"
 #include "flight.h"
 #include "fsutil.h"
+#include "seterr.h"
 #include "units.h"
 
 #define PACKED_SPAWN 0x80000000u
@@ -445,9 +445,9 @@ uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, u
 }
 
 /* ---- triggers ---- */
-int fr_trigger_parse(const char *s, struct fr_trigger *t)
+int fr_trigger_parse(const char *s, struct fr_trigger *t, char *err, size_t len)
 {
-	char err[128];
+	char why[128];
 	const char *gt = strchr(s, '>');
 
 	memset(t, 0, sizeof(*t));
@@ -460,12 +460,12 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t)
 		else if (n == 11 && !strncmp(s, "sched_delay", 11))
 			t->kind = FR_TRIG_SCHED;
 		else {
-			p_err("--trigger %s: no such figure (poll>D, sched_delay>D)", s);
+			seterr(err, len, "--trigger %s: no such figure (poll>D, sched_delay>D)", s);
 			return -EINVAL;
 		}
-		if (parse_duration(gt + 1, 1, 3600 * NSEC_PER_SEC, &t->threshold_ns, err,
-				   sizeof(err))) {
-			p_err("--trigger %s: %s", s, err);
+		if (parse_duration(gt + 1, 1, 3600 * NSEC_PER_SEC, &t->threshold_ns, why,
+				   sizeof(why))) {
+			seterr(err, len, "--trigger %s: %s", s, why);
 			return -EINVAL;
 		}
 		return 0;
@@ -485,8 +485,8 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t)
 			return 0;
 		}
 	}
-	p_err("--trigger %s: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, poll>D, sched_delay>D, exit, crash)",
-	      s);
+	seterr(err, len, "--trigger %s: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, poll>D, sched_delay>D, exit, crash)",
+	       s);
 	return -EINVAL;
 }
 

@@ -69,8 +69,8 @@ struct fr_trigger {
 	const char *spec;          /* as given */
 };
 /* Parses one --trigger value: a detector name (long_poll, stalled, lost_waker, never_yields,
- * self_wake), poll>D, sched_delay>D, exit or crash. Prints the error. Returns 0 or -EINVAL. */
-int fr_trigger_parse(const char *s, struct fr_trigger *t);
+ * self_wake), poll>D, sched_delay>D, exit or crash. Returns 0, or -EINVAL with err saying why. */
+int fr_trigger_parse(const char *s, struct fr_trigger *t, char *err, size_t len);
 
 /* ---- the dump directory ---- */
 /* DIR exists, is a directory and a file can be created in it (tried: root passes access()

@@ -214,7 +214,7 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
 					  .sample_rate = o->sample_rate ? o->sample_rate : 1,
 					  .sched = o->sched, .no_uring = o->no_uring,
-					  .on_event = o->on_event, .ctx = o->ctx };
+					  .on_event = o->on_event, .ctx = o->ctx, .msgs = o->msgs };
 
 		ret = tet_bc_open(&s->bc, &bo, t, err, len);
 		if (ret) {

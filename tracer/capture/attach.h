@@ -28,6 +28,7 @@
 struct tet_session;
 typedef int (*tet_event_fn)(void *ctx, void *data, size_t size);
 
+struct tet_msgs;
 struct tet_session_opts {
 	pid_t pid;               /* > 0: only this process; 0: every process (binary path) */
 	unsigned probes;         /* to attach (bits of enum tet_event), limited to those present */
@@ -39,6 +40,7 @@ struct tet_session_opts {
 	bool verbose;
 	tet_event_fn on_event;
 	void *ctx;
+	const struct tet_msgs *msgs; /* what it says besides errors (seterr.h); NULL: silent */
 };
 
 int tet_session_open(struct tet_session **s, const struct tet_session_opts *o,

@@ -116,7 +116,7 @@ static void dump(struct tet_bc *s, uint32_t kind, const void *p, uint32_t size)
 		return;
 	if (fwrite(&size, 4, 1, s->dump) != 1 || fwrite(&kind, 4, 1, s->dump) != 1 ||
 	    fwrite(p, size, 1, s->dump) != 1) {
-		fprintf(stderr, "tokio-ebpf-trace: TET_BATCH_DUMP: write failed, dump stopped\n");
+		tet_say(s->o.msgs, TET_MSG_INFO, "TET_BATCH_DUMP: write failed, dump stopped");
 		fclose(s->dump);
 		s->dump = NULL;
 	}
@@ -395,7 +395,7 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	if (getenv("TET_BATCH_DUMP")) {
 		s->dump = fopen(getenv("TET_BATCH_DUMP"), "we");
 		if (!s->dump)
-			fprintf(stderr, "tokio-ebpf-trace: TET_BATCH_DUMP %s: %s\n",
+			tet_say(s->o.msgs, TET_MSG_INFO, "TET_BATCH_DUMP %s: %s",
 				getenv("TET_BATCH_DUMP"), strerror(errno));
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);

@@ -29,6 +29,7 @@ struct tet_bc_opts {
 	bool no_uring;
 	tet_bc_event_fn on_event;
 	void *ctx;
+	const struct tet_msgs *msgs; /* what it says besides errors (seterr.h); NULL: silent */
 };
 
 struct tet_bc_info {
@@ -46,6 +47,7 @@ struct tet_bc_info {
 };
 
 struct tet_bc;
+struct tet_msgs;
 
 int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct tet_targets *t,
 		char *err, size_t len);

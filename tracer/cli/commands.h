@@ -43,6 +43,10 @@ extern bool json_output;
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "tokio-ebpf-trace: warning: MESSAGE" on stderr. */
 void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Where libraries' messages other than their error return go (seterr.h): TET_MSG_ERROR as
+ * p_err, TET_MSG_WARN as p_warn, TET_MSG_INFO as "tokio-ebpf-trace: MESSAGE" on stderr. */
+struct tet_msgs;
+extern const struct tet_msgs cli_msgs;
 /* Sets json_output if argv holds --json, -j or --pretty: called before parsing the rest, so
  * that even errors about other arguments come out as JSON. */
 void json_mode_prescan(int argc, char **argv);

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "json.h"
+#include "seterr.h"
 
 bool json_output;
 
@@ -47,6 +48,23 @@ void p_warn(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 }
+
+/* What a library says besides its error return (seterr.h), printed as the commands' own. */
+static void cli_say(void *ctx, enum tet_msg_level level, const char *msg)
+{
+	switch (level) {
+	case TET_MSG_ERROR:
+		p_err("%s", msg);
+		break;
+	case TET_MSG_WARN:
+		p_warn("%s", msg);
+		break;
+	default:
+		fprintf(stderr, "%s: %s\n", TET_PROG, msg);
+	}
+}
+
+const struct tet_msgs cli_msgs = { .say = cli_say };
 
 void json_mode_prescan(int argc, char **argv)
 {

@@ -419,6 +419,7 @@ static const struct option long_opts[] = {
 /* Returns 0, 1 for --help (exit 0), or -EINVAL (message printed). */
 static int parse_args(int argc, char **argv, struct trace_opts *o)
 {
+	char errbuf[1024]; /* p_err's bound */
 	uint64_t v;
 	int c, ret = 0;
 
@@ -466,17 +467,23 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			ret = parse_dur("--interval", optarg, 100 * NSEC_PER_MSEC, DAY_NS, &o->interval_ns);
 			break;
 		case 'o':
-			if (outputs_add(&o->outs, optarg, out_format_of(optarg)))
+			if (outputs_add(&o->outs, optarg, out_format_of(optarg), errbuf, sizeof(errbuf))) {
+				p_err("%s", errbuf);
 				return -EINVAL;
+			}
 			o->output = optarg;
 			break;
 		case OPT_TRACE:
-			if (outputs_add(&o->outs, optarg, OUT_TRACE))
+			if (outputs_add(&o->outs, optarg, OUT_TRACE, errbuf, sizeof(errbuf))) {
+				p_err("%s", errbuf);
 				return -EINVAL;
+			}
 			break;
 		case OPT_STACKS:
-			if (outputs_add(&o->outs, optarg, OUT_STACKS))
+			if (outputs_add(&o->outs, optarg, OUT_STACKS, errbuf, sizeof(errbuf))) {
+				p_err("%s", errbuf);
 				return -EINVAL;
+			}
 			break;
 		case OPT_PROFILE_HZ:
 			ret = parse_count("--profile-hz", optarg, 0, TET_PROFILE_HZ_MAX, &v);
@@ -520,8 +527,11 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 				p_err("--trigger %s: at most %d triggers", optarg, FR_TRIGGERS_MAX);
 				return -EINVAL;
 			}
-			if (fr_trigger_parse(optarg, &o->fl.trig[o->fl.ntrig]))
+			if (fr_trigger_parse(optarg, &o->fl.trig[o->fl.ntrig], errbuf,
+					     sizeof(errbuf))) {
+				p_err("%s", errbuf);
 				return -EINVAL;
+			}
 			o->fl.ntrig++;
 			break;
 		case OPT_POST_TRIGGER:
@@ -1285,7 +1295,7 @@ static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
 	struct tet_counters now_c;
 	struct timespec wall_now, wall_trig;
 	uint64_t mono = mono_ns(), from, want, spawns_before = 0;
-	char name[300], *paths[3] = { 0 };
+	char name[300], *paths[3] = { 0 }, errbuf[1024];
 	static const char *const ext[3] = { "json", "html", "trace.json" };
 	int status = 1;
 	size_t nrm;
@@ -1419,15 +1429,18 @@ static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
 			p_err("out of memory");
 			goto out;
 		}
-		outputs_add(&outs, paths[i], i == 0 ? OUT_JSON : i == 1 ? OUT_HTML : OUT_TRACE);
+		outputs_add(&outs, paths[i], i == 0 ? OUT_JSON : i == 1 ? OUT_HTML : OUT_TRACE, NULL,
+			    0);
 	}
 	fprintf(stderr, "%s: flight recorder: dump %llu (%s): %llu records from %s%s\n", TET_PROG,
 		(unsigned long long)rf.dump_index, p->t.detail, (unsigned long long)rf.records,
 		spawns_before ? "the window and the spawns of older tasks alive in it" : "the window",
 		rf.cut_by_memory ? " (the memory bound cut the window short)" : "");
-	if (outputs_open(&outs))
+	if (outputs_open(&outs, errbuf, sizeof(errbuf))) {
+		p_err("%s", errbuf);
 		goto out;
-	status = outputs_write(&outs, f.an, &meta) ? 1 : 0;
+	}
+	status = outputs_write(&outs, f.an, &meta, &cli_msgs) ? 1 : 0;
 	rm = fr_dir_enforce(fo->dir, fo->dump_max_bytes, name, &nrm);
 	if (nrm)
 		fprintf(stderr, "%s: flight recorder: removed %zu old dump file%s (%llu bytes): --dump-max-bytes %llu\n",
@@ -1521,7 +1534,7 @@ int cmd_trace(int argc, char **argv)
 	struct dump_env denv;
 	struct trace_opts o;
 	struct sigaction sa;
-	char err[TET_ERR_LEN], cls[160];
+	char err[TET_ERR_LEN], cls[160], errbuf[1024];
 	const char *root = getenv("TET_SYSFS_ROOT");
 	uint64_t start, now, next_tick, next_interval = 0, next_metrics = 0;
 	FILE *summary = stdout;
@@ -1582,7 +1595,8 @@ int cmd_trace(int argc, char **argv)
 				p_warn("tokio:%s is not in the target: %s", an_event_name(i),
 				       "its figures will be missing");
 	}
-	if (outputs_open(&o.outs)) {
+	if (outputs_open(&o.outs, errbuf, sizeof(errbuf))) {
+		p_err("%s", errbuf);
 		tet_targets_free(&targets);
 		return TET_EXIT_INPUT;
 	}
@@ -1700,6 +1714,7 @@ int cmd_trace(int argc, char **argv)
 	so.sched = o.sched;
 	so.no_uring = o.no_uring;
 	so.on_event = on_event;
+	so.msgs = &cli_msgs;
 	ectx.an = an;
 	ectx.ss = ss_new();
 	if (!ectx.ss) {
@@ -1978,7 +1993,7 @@ int cmd_trace(int argc, char **argv)
 	status = TET_EXIT_OK;
 	if (metrics)
 		prom_update(metrics, an, &meta);
-	if (outputs_write(&o.outs, an, &meta))
+	if (outputs_write(&o.outs, an, &meta, &cli_msgs))
 		status = TET_EXIT_CANNOT;
 out:
 	if (fl.child > 0) /* a dump being written finishes */

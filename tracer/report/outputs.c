@@ -29,9 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "commands.h"
 #include "fsutil.h"
 #include "reporters.h"
+#include "seterr.h"
 #include "units.h"
 #include "why.h"
 
@@ -58,26 +58,26 @@ const char *out_format_name(enum out_format f)
 	}
 }
 
-int outputs_add(struct outputs *o, const char *path, enum out_format fmt)
+int outputs_add(struct outputs *o, const char *path, enum out_format fmt, char *err, size_t len)
 {
 	const char *flag = fmt == OUT_TRACE ? "--trace" : fmt == OUT_STACKS ? "--stacks" : "--output";
 
 	if (!*path) {
-		p_err("%s: empty file name", flag);
+		seterr(err, len, "%s: empty file name", flag);
 		return -EINVAL;
 	}
 	if (!strcmp(path, "-") && fmt != OUT_JSON) {
-		p_err("%s -: only the JSON report can go to stdout", flag);
+		seterr(err, len, "%s -: only the JSON report can go to stdout", flag);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < o->n; i++) {
 		if (!strcmp(o->v[i].path, path)) {
-			p_err("%s %s: that file is already an output", flag, path);
+			seterr(err, len, "%s %s: that file is already an output", flag, path);
 			return -EINVAL;
 		}
 	}
 	if (o->n == OUT_MAX) {
-		p_err("%s %s: at most %d output files", flag, path, OUT_MAX);
+		seterr(err, len, "%s %s: at most %d output files", flag, path, OUT_MAX);
 		return -EINVAL;
 	}
 	o->v[o->n].path = path;
@@ -180,15 +180,7 @@ static int file_check(struct out_file *f, const char **what)
 	return ret;
 }
 
-static void say_cannot(const struct out_file *f, int err, const char *what)
-{
-	if (what)
-		p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path, what);
-	else
-		p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path, strerror(-err));
-}
-
-int outputs_open(struct outputs *o)
+int outputs_open(struct outputs *o, char *err, size_t len)
 {
 	for (size_t i = 0; i < o->n; i++) {
 		struct out_file *f = &o->v[i];
@@ -199,7 +191,8 @@ int outputs_open(struct outputs *o)
 			continue;
 		ret = file_check(f, &what);
 		if (ret) {
-			say_cannot(f, ret, what);
+			seterr(err, len, "cannot write the %s %s: %s", out_format_name(f->fmt),
+			       f->path, what ? what : strerror(-ret));
 			outputs_abort(o);
 			return ret;
 		}
@@ -268,21 +261,23 @@ static int file_commit(struct out_file *f)
 	return ret;
 }
 
-static void say_trace(const struct out_file *f, const struct trace_stats *st)
+static void say_trace(const struct out_file *f, const struct trace_stats *st,
+		      const struct tet_msgs *msgs)
 {
 	char from[32];
 
-	fprintf(stderr, "%s: trace written to %s (%llu events: %llu polls, %llu wakes with %llu flow arrows, %llu parks)\n",
-		TET_PROG, f->path, (unsigned long long)st->events, (unsigned long long)st->polls,
+	tet_say(msgs, TET_MSG_INFO, "trace written to %s (%llu events: %llu polls, %llu wakes with %llu flow arrows, %llu parks)",
+		f->path, (unsigned long long)st->events, (unsigned long long)st->polls,
 		(unsigned long long)st->wakes, (unsigned long long)st->flows,
 		(unsigned long long)st->parks);
 	if (st->kept < st->total)
-		fprintf(stderr, "%s: the trace was cut: it keeps the last %llu of %llu timeline events (from +%s); raise --timeline-events to keep more\n",
-			TET_PROG, (unsigned long long)st->kept, (unsigned long long)st->total,
+		tet_say(msgs, TET_MSG_INFO, "the trace was cut: it keeps the last %llu of %llu timeline events (from +%s); raise --timeline-events to keep more",
+			(unsigned long long)st->kept, (unsigned long long)st->total,
 			fmt_duration(st->cut_before_ns, from, sizeof(from)));
 }
 
-int outputs_write(struct outputs *o, const struct analyzer *a, const struct report_meta *m)
+int outputs_write(struct outputs *o, const struct analyzer *a, const struct report_meta *m,
+		  const struct tet_msgs *msgs)
 {
 	int status = 0;
 
@@ -296,8 +291,9 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 		ret = file_start(f);
 		if (ret) {
 			file_abort(f);
-			p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path,
-			      ret == -ENXIO ? "a FIFO nobody reads" : strerror(-ret));
+			tet_say(msgs, TET_MSG_ERROR, "cannot write the %s %s: %s",
+				out_format_name(f->fmt), f->path,
+				ret == -ENXIO ? "a FIFO nobody reads" : strerror(-ret));
 			status = -1;
 			continue;
 		}
@@ -322,13 +318,13 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 		else
 			file_abort(f);
 		if (ret) {
-			p_err("cannot write the %s %s: %s", out_format_name(f->fmt), f->path,
-			      strerror(-ret));
+			tet_say(msgs, TET_MSG_ERROR, "cannot write the %s %s: %s",
+				out_format_name(f->fmt), f->path, strerror(-ret));
 			status = -1;
 		} else if (f->fmt == OUT_TRACE) {
-			say_trace(f, &st);
+			say_trace(f, &st, msgs);
 		} else if (strcmp(f->path, "-")) {
-			fprintf(stderr, "%s: %s written to %s\n", TET_PROG, out_format_name(f->fmt),
+			tet_say(msgs, TET_MSG_INFO, "%s written to %s", out_format_name(f->fmt),
 				f->path);
 		}
 	}

@@ -36,6 +36,7 @@ int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *
 /* ---- prom.c ---- */
 #define PROM_DEFAULT_SITES 50
 struct prom_server;
+struct tet_msgs;
 /* Parses ADDR (HOST:PORT, [V6]:PORT, :PORT or PORT; no host = 127.0.0.1), binds, listens and
  * starts the serving thread. Returns 0, -EINVAL (unparseable: err says why), or another
  * negative errno (resolution, bind); err holds one line. */
@@ -73,18 +74,21 @@ struct outputs {
 /* The format of an --output FILE: .html/.htm → HTML, anything else → JSON. */
 enum out_format out_format_of(const char *path);
 const char *out_format_name(enum out_format f);
-/* Adds a file; a usage error (too many, the same path twice, "-" for a non-JSON file) is
- * printed and returns -EINVAL. */
-int outputs_add(struct outputs *o, const char *path, enum out_format fmt);
+/* Adds a file; a usage error (too many, the same path twice, "-" for a non-JSON file)
+ * returns -EINVAL, err saying which. */
+int outputs_add(struct outputs *o, const char *path, enum out_format fmt, char *err, size_t len);
 bool outputs_want(const struct outputs *o, enum out_format fmt);
 bool outputs_stdout(const struct outputs *o);
 /* Checks every path before tracing (what sits there, whether it can be written: see
- * outputs.c), creating nothing. Prints the error (the path as given, the reason). */
-int outputs_open(struct outputs *o);
+ * outputs.c), creating nothing. Returns 0 or -errno, err naming the path as given and the
+ * reason. */
+int outputs_open(struct outputs *o, char *err, size_t len);
 /* Writes each report — a regular file through a temporary renamed into place, a FIFO or a
- * character device as a stream — and says where on stderr. A file that cannot be written
- * leaves nothing behind. Returns 0 or -1 (errors printed). */
-int outputs_write(struct outputs *o, const struct analyzer *a, const struct report_meta *m);
+ * character device as a stream — and tells msgs where (TET_MSG_INFO, one line per file).
+ * A file that cannot be written leaves nothing behind; its error goes to msgs too
+ * (TET_MSG_ERROR) and the others are still written. Returns 0 or -1 (some file failed). */
+int outputs_write(struct outputs *o, const struct analyzer *a, const struct report_meta *m,
+		  const struct tet_msgs *msgs);
 void outputs_abort(struct outputs *o);
 
 #endif
