@@ -7,6 +7,7 @@
 # and with a missing file (both: 4).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/notes_lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
 need_root
 need_fixtures tokio_probes tokio_nop1 tokio_partial tokio_upstream tokio_oxide tokio_stock \
     tokio_stock_stripped tokio_stock_noraw tokio_host ops_O2 plain libtokioprobes.so
@@ -51,12 +52,7 @@ agree "missing file" "$TMPD/no-such-file"
 
 # the kernel, through a fake sysfs (TET_SYSFS_ROOT): the same verdict from both
 K="$TMPD/sysfs"
-mkdir -p "$K/no-uprobes/sys/kernel/btf" "$K/no-btf/sys/bus/event_source/devices/uprobe/format" \
-         "$K/no-refctr/sys/bus/event_source/devices/uprobe" "$K/no-refctr/sys/kernel/btf"
-touch "$K/no-uprobes/sys/kernel/btf/vmlinux" "$K/no-refctr/sys/kernel/btf/vmlinux"
-echo 8 > "$K/no-btf/sys/bus/event_source/devices/uprobe/type"
-echo 8 > "$K/no-refctr/sys/bus/event_source/devices/uprobe/type"
-touch "$K/no-btf/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset"
+fake_sysfs "$K"
 for k in no-btf no-uprobes no-refctr; do
     agree "$k kernel, usdt sample" "$usdt" TET_SYSFS_ROOT="$K/$k"
     check_eq "$k kernel: check says cannot (2)" 2 \

@@ -22,10 +22,8 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-usdt=$(sample_bin 1.53 usdt)
-stock=$(sample_bin 1.53 stock)
-need_file "$usdt" "usdt sample service (1.53)"
-need_file "$stock" "stock sample service (1.53)"
+need_sample 1.53 usdt; usdt=$SAMPLE
+need_sample 1.53 stock; stock=$SAMPLE
 command -v curl > /dev/null || die_test "curl missing (scripts/packages.txt)"
 PY=/usr/bin/python3
 LOC_CONN=$(loc_of connection) LOC_WORK=$(loc_of work_subtask)

@@ -18,8 +18,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-bin=$(sample_bin 1.53 usdt)
-need_file "$bin" "usdt sample service (1.53)"
+need_sample 1.53 usdt; bin=$SAMPLE
 MNT=()
 umount_all() { local m; for m in "${MNT[@]:-}"; do [ -n "$m" ] && umount "$m" 2>/dev/null; done; }
 trap 'umount_all; _cleanup' EXIT

@@ -23,8 +23,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-bin=$(sample_bin 1.53 usdt)
-need_file "$bin" "usdt sample service (1.53)"
+need_sample 1.53 usdt; bin=$SAMPLE
 
 # dumps DIR [SUFFIX]: the dump files of DIR (default: JSON reports), oldest first
 dumps() { ls -1tr "$1" 2>/dev/null | grep -E "\\.${2:-json}\$" | grep -v '\.trace\.json$' | sed "s|^|$1/|"; }

@@ -16,8 +16,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-bin=$(sample_bin 1.53 usdt)
-need_file "$bin" "usdt sample service (1.53)"
+need_sample 1.53 usdt; bin=$SAMPLE
 
 start_bg svc "$bin" serve --workers 2 --pathology blocking_call --load 20 --duration 120s
 SP=$BG_PID

@@ -66,12 +66,7 @@ fi
 
 # ---- kernel features (TET_SYSFS_ROOT: a fake sysfs for the checks) ----
 K="$TMPD/sysfs"
-mkdir -p "$K/no-uprobes/sys/kernel/btf" "$K/no-btf/sys/bus/event_source/devices/uprobe/format" \
-         "$K/no-refctr/sys/bus/event_source/devices/uprobe" "$K/no-refctr/sys/kernel/btf"
-touch "$K/no-uprobes/sys/kernel/btf/vmlinux" "$K/no-refctr/sys/kernel/btf/vmlinux"
-echo 8 > "$K/no-btf/sys/bus/event_source/devices/uprobe/type"
-echo 8 > "$K/no-refctr/sys/bus/event_source/devices/uprobe/type"
-touch "$K/no-btf/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset"
+fake_sysfs "$K"
 expect_fail "kernel without uprobes" 2 "kernel without uprobes: .*uprobe/type is missing" env TET_SYSFS_ROOT="$K/no-uprobes" "$TRACER" --pid $FP
 expect_fail "kernel without BTF" 2 "kernel without BTF: .*btf/vmlinux is missing" env TET_SYSFS_ROOT="$K/no-btf" "$TRACER" --pid $FP
 expect_fail "kernel uprobes without ref_ctr_offset" 2 "cannot drive USDT semaphores" env TET_SYSFS_ROOT="$K/no-refctr" "$TRACER" --pid $FP

@@ -18,8 +18,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-usdt=$(sample_bin 1.53 usdt)
-need_file "$usdt" "usdt sample service (1.53)"
+need_sample 1.53 usdt; usdt=$SAMPLE
 command -v setpriv > /dev/null || die_test "setpriv missing (util-linux, scripts/packages.txt)"
 command -v curl > /dev/null || die_test "curl missing (scripts/packages.txt)"
 LOC_CONN=$(loc_of connection) LOC_WORK=$(loc_of work_subtask)

@@ -12,8 +12,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-bin=$(sample_bin 1.53 usdt)
-need_file "$bin" "usdt sample service (1.53)"
+need_sample 1.53 usdt; bin=$SAMPLE
 stall_loc=$(loc_of stalled_task)
 # --binary traces every process of a path: a private copy, so that nothing else is traced
 mkdir -p "$TMPD/bin"

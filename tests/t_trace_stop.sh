@@ -12,10 +12,8 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-usdt=$(sample_bin 1.53 usdt)
-stock=$(sample_bin 1.53 stock)
-need_file "$usdt" "usdt sample service (1.53)"
-need_file "$stock" "stock sample service (1.53)"
+need_sample 1.53 usdt; usdt=$SAMPLE
+need_sample 1.53 stock; stock=$SAMPLE
 
 # run LABEL BIN HOW TRACER-ARGS…: HOW = duration | sigint | exit. The yield workload, except
 # for batched capture, whose consumer a yield workload outruns on these 2 CPUs (~10 M events/s):

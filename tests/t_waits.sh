@@ -139,8 +139,7 @@ done
 
 # stock Tokio (the uprobe fallback: no task_wait): the time-only rule, and the report says so —
 # the timer task is then stalled like the stuck ones (what the wait reasons spare)
-stock=$(sample_bin 1.53 stock)
-need_file "$stock" "stock sample service (1.53)"
+need_sample 1.53 stock; stock=$SAMPLE
 run stock.fallback "$stock" per-event
 check_eq "stock 1.53 (uprobe fallback): capture.wait_reasons false" false "$(jqr "$R" .capture.wait_reasons)"
 check_eq "stock 1.53: no task has a wait" 0 "$(jqr "$R" '[.tasks[] | select(.wait != null)] | length')"

@@ -18,8 +18,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-bin=$(sample_bin 1.53 usdt)
-need_file "$bin" "usdt sample service (1.53)"
+need_sample 1.53 usdt; bin=$SAMPLE
 
 start_svc() {  # start_svc BIN TAG [SECONDS]: the service under load, all pathologies; sets SP
     start_bg "svc.$2" "$1" serve --workers 2 --pathology all --load 50 --duration "${3:-20}s"

@@ -117,8 +117,7 @@ assert sys.argv[3] != "1" or (deep and roots * 10 >= len(deep) * 9), \
 EOF
 }
 
-bin=$(sample_bin 1.53 usdt)
-need_file "$bin" "usdt sample service (1.53)"
+need_sample 1.53 usdt; bin=$SAMPLE
 for cap in batched per-event; do
     run "usdt.$cap" "$bin" --capture "$cap" && check_common "usdt.$cap" 1 "$(sel "$BLOCK")" "$(sel "$HOG")"
 done
@@ -131,8 +130,7 @@ check_eq "report.html: no network requests" "[]" "$(echo "$B" | jq -c .requests)
 check "report.html: flame graph blocks drawn" test "$(echo "$B" | jq .eval)" -gt 10
 
 # stock Tokio, uprobe fallback: no frame pointers — the report says so, the syscall is still named
-sbin=$(sample_bin 1.53 stock)
-need_file "$sbin" "stock sample service (1.53)"
+need_sample 1.53 stock; sbin=$SAMPLE
 run stock "$sbin" --mode uprobe && {
     check_common stock 0 'select(.type_name // "" | contains("blocking_call_in_async"))' \
         'select(.type_name // "" | contains("cpu_hog_compute"))'

@@ -129,3 +129,15 @@ import sys
 path, line, text = sys.stdin.read().split(":", 2)
 print("src/" + path.split("/src/", 1)[1] + ":" + line + ":" + str(text.index("tokio::spawn(") + 1))'
 }
+
+# fake_sysfs DIR: fake kernels for TET_SYSFS_ROOT under DIR/no-uprobes, DIR/no-btf, DIR/no-refctr
+# (each lacking what its name says, the rest present)
+fake_sysfs() {
+    local K=$1
+    mkdir -p "$K/no-uprobes/sys/kernel/btf" "$K/no-btf/sys/bus/event_source/devices/uprobe/format" \
+             "$K/no-refctr/sys/bus/event_source/devices/uprobe" "$K/no-refctr/sys/kernel/btf"
+    touch "$K/no-uprobes/sys/kernel/btf/vmlinux" "$K/no-refctr/sys/kernel/btf/vmlinux"
+    echo 8 > "$K/no-btf/sys/bus/event_source/devices/uprobe/type"
+    echo 8 > "$K/no-refctr/sys/bus/event_source/devices/uprobe/type"
+    touch "$K/no-btf/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset"
+}
