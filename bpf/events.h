@@ -2,7 +2,8 @@
 /*
  * events.h — every type that crosses the BPF ↔ user-space boundary, included by both sides.
  * Fixed-width types only (__u8/__u32/__u64); no pointers, no enums in structs, no padding
- * holes (each struct is laid out so the compiler adds none, checked by _Static_assert below).
+ * holes (each struct is laid out so the compiler adds none; the _Static_asserts at the end pin
+ * every field's offset and every struct's size, in the BPF and the user-space compiles alike).
  *
  * Per-event capture: one ring-buffer record per probe hit. All records start with struct
  * tet_hdr, whose `type` (enum tet_event, or TET_REC_BATCH) says which layout follows. Probe
@@ -294,18 +295,114 @@ struct tet_counters {
 	__u64 uring_deep;           /* polls nested deeper than the SQ tracking follows */
 };
 
-#ifndef __VMLINUX_H__
-_Static_assert(sizeof(struct tet_hdr) == 24, "tet_hdr layout");
-_Static_assert(sizeof(struct tet_event_rec) == 64, "tet_event_rec layout");
-_Static_assert(sizeof(struct tet_spawn_rec) == 24 + 48 + 16 + TET_FILE_MAX + TET_TYPE_MAX,
-	       "tet_spawn_rec layout");
-_Static_assert(sizeof(struct tet_batch_head) == 344, "tet_batch_head layout (usdt.rs Head)");
-_Static_assert(sizeof(struct tet_batch_rec) == 64, "tet_batch_rec layout");
-_Static_assert(sizeof(struct tet_offcpu_rec) == 64, "tet_offcpu_rec layout");
-_Static_assert(sizeof(struct tet_sample_rec) == 32, "tet_sample_rec layout");
-_Static_assert(sizeof(struct tet_exit_rec) == 32, "tet_exit_rec layout");
-_Static_assert(sizeof(struct tet_uring_rec) == 64, "tet_uring_rec layout");
-_Static_assert(sizeof(struct tet_uring_push_rec) == 56, "tet_uring_push_rec layout");
-#endif
+/*
+ * Layout checks, compiled on both sides: user space (gcc/clang, x86-64 or arm64) and BPF
+ * (clang -target bpf, with vmlinux.h and no <stddef.h>: hence __builtin_offsetof). Every
+ * field's offset and every struct's size is pinned, so both compilers must agree with each
+ * other and with this list, and a struct with a hole cannot pass (each offset is the previous
+ * field's end). A record or field added means a line added here. Values as printed by offsetof
+ * and sizeof from a test program, and by `bpftool btf dump` of the BPF objects.
+ */
+#define TET_LAYOUT_SIZE(s, n) _Static_assert(sizeof(struct s) == (n), "sizeof(struct " #s ")")
+#define TET_LAYOUT_AT(s, f, off) \
+	_Static_assert(__builtin_offsetof(struct s, f) == (off), "offset of " #s "." #f)
+
+TET_LAYOUT_SIZE(tet_hdr, 24);
+TET_LAYOUT_AT(tet_hdr, ts, 0); TET_LAYOUT_AT(tet_hdr, type, 8); TET_LAYOUT_AT(tet_hdr, pid, 12);
+TET_LAYOUT_AT(tet_hdr, tid, 16); TET_LAYOUT_AT(tet_hdr, cpu, 20);
+
+TET_LAYOUT_SIZE(tet_event_rec, 64);
+TET_LAYOUT_AT(tet_event_rec, h, 0); TET_LAYOUT_AT(tet_event_rec, task_id, 24);
+TET_LAYOUT_AT(tet_event_rec, header_ptr, 32); TET_LAYOUT_AT(tet_event_rec, a, 40);
+TET_LAYOUT_AT(tet_event_rec, b, 48); TET_LAYOUT_AT(tet_event_rec, cpu_wait, 56);
+
+TET_LAYOUT_SIZE(tet_spawn_rec, 88 + TET_FILE_MAX + TET_TYPE_MAX);
+TET_LAYOUT_AT(tet_spawn_rec, h, 0); TET_LAYOUT_AT(tet_spawn_rec, task_id, 24);
+TET_LAYOUT_AT(tet_spawn_rec, header_ptr, 32); TET_LAYOUT_AT(tet_spawn_rec, file_ptr, 40);
+TET_LAYOUT_AT(tet_spawn_rec, type_ptr, 48); TET_LAYOUT_AT(tet_spawn_rec, file_len, 56);
+TET_LAYOUT_AT(tet_spawn_rec, type_len, 64); TET_LAYOUT_AT(tet_spawn_rec, line, 72);
+TET_LAYOUT_AT(tet_spawn_rec, col, 76); TET_LAYOUT_AT(tet_spawn_rec, kind, 80);
+TET_LAYOUT_AT(tet_spawn_rec, file_copied, 84); TET_LAYOUT_AT(tet_spawn_rec, type_copied, 86);
+TET_LAYOUT_AT(tet_spawn_rec, data, 88);
+
+TET_LAYOUT_SIZE(tet_meta_rec, 56 + TET_NAME_MAX);
+TET_LAYOUT_AT(tet_meta_rec, h, 0); TET_LAYOUT_AT(tet_meta_rec, task_id, 24);
+TET_LAYOUT_AT(tet_meta_rec, size, 32); TET_LAYOUT_AT(tet_meta_rec, name_len, 40);
+TET_LAYOUT_AT(tet_meta_rec, flags, 48); TET_LAYOUT_AT(tet_meta_rec, name_copied, 52);
+TET_LAYOUT_AT(tet_meta_rec, pad, 54); TET_LAYOUT_AT(tet_meta_rec, name, 56);
+
+TET_LAYOUT_SIZE(tet_batch_open, 24);
+TET_LAYOUT_AT(tet_batch_open, task_id, 0); TET_LAYOUT_AT(tet_batch_open, begin, 8);
+TET_LAYOUT_AT(tet_batch_open, yields, 16);
+
+TET_LAYOUT_SIZE(tet_batch_head, 344); /* usdt.rs Head */
+TET_LAYOUT_AT(tet_batch_head, magic, 0); TET_LAYOUT_AT(tet_batch_head, version, 4);
+TET_LAYOUT_AT(tet_batch_head, head_bytes, 6); TET_LAYOUT_AT(tet_batch_head, data_cap, 8);
+TET_LAYOUT_AT(tet_batch_head, tid, 12); TET_LAYOUT_AT(tet_batch_head, seq, 16);
+TET_LAYOUT_AT(tet_batch_head, len, 24); TET_LAYOUT_AT(tet_batch_head, clock, 28);
+TET_LAYOUT_AT(tet_batch_head, reason, 29); TET_LAYOUT_AT(tet_batch_head, depth, 30);
+TET_LAYOUT_AT(tet_batch_head, open_max, 31); TET_LAYOUT_AT(tet_batch_head, flush_clock, 32);
+TET_LAYOUT_AT(tet_batch_head, flush_ns, 40); TET_LAYOUT_AT(tet_batch_head, window_clock, 48);
+TET_LAYOUT_AT(tet_batch_head, last_clock, 56); TET_LAYOUT_AT(tet_batch_head, counts, 64);
+TET_LAYOUT_AT(tet_batch_head, rate, 144); TET_LAYOUT_AT(tet_batch_head, open, 152);
+
+TET_LAYOUT_SIZE(tet_offcpu_rec, 64);
+TET_LAYOUT_AT(tet_offcpu_rec, h, 0); TET_LAYOUT_AT(tet_offcpu_rec, since, 24);
+TET_LAYOUT_AT(tet_offcpu_rec, woken, 32); TET_LAYOUT_AT(tet_offcpu_rec, syscall, 40);
+TET_LAYOUT_AT(tet_offcpu_rec, ustack, 48); TET_LAYOUT_AT(tet_offcpu_rec, kstack, 52);
+TET_LAYOUT_AT(tet_offcpu_rec, flags, 56); TET_LAYOUT_AT(tet_offcpu_rec, pad, 60);
+
+TET_LAYOUT_SIZE(tet_sample_rec, 32);
+TET_LAYOUT_AT(tet_sample_rec, h, 0); TET_LAYOUT_AT(tet_sample_rec, ustack, 24);
+TET_LAYOUT_AT(tet_sample_rec, kstack, 28);
+
+TET_LAYOUT_SIZE(tet_exit_rec, 32);
+TET_LAYOUT_AT(tet_exit_rec, h, 0); TET_LAYOUT_AT(tet_exit_rec, code, 24);
+TET_LAYOUT_AT(tet_exit_rec, group_exit, 28);
+
+TET_LAYOUT_SIZE(tet_uring_rec, 64);
+TET_LAYOUT_AT(tet_uring_rec, h, 0); TET_LAYOUT_AT(tet_uring_rec, ctx, 24);
+TET_LAYOUT_AT(tet_uring_rec, user_data, 32); TET_LAYOUT_AT(tet_uring_rec, fd, 40);
+TET_LAYOUT_AT(tet_uring_rec, res, 44); TET_LAYOUT_AT(tet_uring_rec, pos, 48);
+TET_LAYOUT_AT(tet_uring_rec, flags, 52); TET_LAYOUT_AT(tet_uring_rec, opcode, 56);
+TET_LAYOUT_AT(tet_uring_rec, pad, 57);
+
+TET_LAYOUT_SIZE(tet_uring_push_rec, 56);
+TET_LAYOUT_AT(tet_uring_push_rec, h, 0); TET_LAYOUT_AT(tet_uring_push_rec, ctx, 24);
+TET_LAYOUT_AT(tet_uring_push_rec, task_id, 32); TET_LAYOUT_AT(tet_uring_push_rec, header_ptr, 40);
+TET_LAYOUT_AT(tet_uring_push_rec, from, 48); TET_LAYOUT_AT(tet_uring_push_rec, to, 52);
+
+TET_LAYOUT_SIZE(tet_batch_rec, 64);
+TET_LAYOUT_AT(tet_batch_rec, h, 0); TET_LAYOUT_AT(tet_batch_rec, buf, 24);
+TET_LAYOUT_AT(tet_batch_rec, seq, 32); TET_LAYOUT_AT(tet_batch_rec, clock, 40);
+TET_LAYOUT_AT(tet_batch_rec, mono_ns, 48); TET_LAYOUT_AT(tet_batch_rec, len, 56);
+TET_LAYOUT_AT(tet_batch_rec, copied, 60); TET_LAYOUT_AT(tet_batch_rec, data, 64);
+
+/* TET_LAYOUT_E: one array of per-event counters */
+#define TET_LAYOUT_E (8 * TET_EV_COUNT)
+TET_LAYOUT_SIZE(tet_counters, 3 * TET_LAYOUT_E + 128);
+TET_LAYOUT_AT(tet_counters, seen, 0);
+TET_LAYOUT_AT(tet_counters, drops, TET_LAYOUT_E);
+TET_LAYOUT_AT(tet_counters, read_errors, 2 * TET_LAYOUT_E);
+TET_LAYOUT_AT(tet_counters, arg_errors, 2 * TET_LAYOUT_E + 8);
+TET_LAYOUT_AT(tet_counters, batches, 2 * TET_LAYOUT_E + 16);
+TET_LAYOUT_AT(tet_counters, batch_drops, 2 * TET_LAYOUT_E + 24);
+TET_LAYOUT_AT(tet_counters, batch_bad, 2 * TET_LAYOUT_E + 32);
+TET_LAYOUT_AT(tet_counters, batch_read_errors, 2 * TET_LAYOUT_E + 40);
+TET_LAYOUT_AT(tet_counters, batch_lost, 2 * TET_LAYOUT_E + 48);
+TET_LAYOUT_AT(tet_counters, offcpu, 3 * TET_LAYOUT_E + 48);
+TET_LAYOUT_AT(tet_counters, offcpu_drops, 3 * TET_LAYOUT_E + 56);
+TET_LAYOUT_AT(tet_counters, samples, 3 * TET_LAYOUT_E + 64);
+TET_LAYOUT_AT(tet_counters, sample_drops, 3 * TET_LAYOUT_E + 72);
+TET_LAYOUT_AT(tet_counters, stack_errors, 3 * TET_LAYOUT_E + 80);
+TET_LAYOUT_AT(tet_counters, exit_drops, 3 * TET_LAYOUT_E + 88);
+TET_LAYOUT_AT(tet_counters, lost_untracked, 3 * TET_LAYOUT_E + 96);
+TET_LAYOUT_AT(tet_counters, uring, 3 * TET_LAYOUT_E + 104);
+TET_LAYOUT_AT(tet_counters, uring_drops, 3 * TET_LAYOUT_E + 112);
+TET_LAYOUT_AT(tet_counters, uring_deep, 3 * TET_LAYOUT_E + 120);
+#undef TET_LAYOUT_E
+
+#undef TET_LAYOUT_AT
+#undef TET_LAYOUT_SIZE
 
 #endif

@@ -489,6 +489,10 @@ struct batch_head_start {
 	__u8 depth;
 	__u8 open_max;
 };
+_Static_assert(__builtin_offsetof(struct batch_head_start, depth) ==
+	       __builtin_offsetof(struct tet_batch_head, depth), "batch_head_start: depth");
+_Static_assert(__builtin_offsetof(struct batch_head_start, open_max) ==
+	       __builtin_offsetof(struct tet_batch_head, open_max), "batch_head_start: open_max");
 
 static __always_inline bool in_poll(struct task_struct *t)
 {
