@@ -138,16 +138,24 @@ rebuild_hint() {
 
 verdict=""
 if [ -x "$TRACER" ]; then
-    # the tracer's own verdict (tokio-ebpf-trace check: 0 ready, 1 fallback only, 2 cannot trace)
-    if [ -n "$PID" ]; then out=$("$TRACER" check -p "$PID" 2>&1); else out=$("$TRACER" check "$TARGET" 2>&1); fi
+    # the tracer's own verdict, the one `trace` acts on (tokio-ebpf-trace check: 0 ready,
+    # 1 fallback only, 2 cannot trace); what the binary offers is its binary_mode (the kernel
+    # and the permissions are judged above, and by check's exit status)
+    if [ -n "$PID" ]; then who=(-p "$PID"); else who=("$TARGET"); fi
+    out=$("$TRACER" check "${who[@]}" 2>&1)
     rc=$?
     echo "$out" | sed 's/^/  check: /'
-    case $rc in
-        0) verdict=usdt;;
-        1) verdict=fallback;;
-        2) verdict=none;;
-        *) fail 4 "$TARGET: tokio-ebpf-trace check failed (exit $rc)";;
+    [ "$rc" -le 2 ] || fail 4 "$TARGET: tokio-ebpf-trace check failed (exit $rc)"
+    mode=$("$TRACER" check --json "${who[@]}" 2>/dev/null | grep -o '"binary_mode": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/')
+    case $mode in
+        usdt) verdict=usdt;;
+        uprobe-fallback) verdict=fallback;;
+        impossible) verdict=none;;
+        *) fail 4 "$TARGET: tokio-ebpf-trace check --json gave no binary_mode";;
     esac
+    # check's exit status is trace's: a kernel or permission the checks above let pass still
+    # stops it
+    [ "$rc" = 2 ] && [ "$verdict" != none ] && [ "$kernel_ok" = 1 ] && [ "$perm_ok" = 1 ] && kernel_ok=0
 else
     echo "binary: (tracer not built: using readelf -n; 'make' builds $TRACER)"
     notes=$(readelf -n --wide "$BIN_PATH" 2>/dev/null | awk '/Provider: tokio/{getline; sub(/^ *Name: */,""); print}' | sort -u)
