@@ -474,7 +474,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 			o->output = optarg;
 			break;
 		case OPT_TRACE:
-			if (outputs_add(&o->outs, optarg, OUT_TRACE, errbuf, sizeof(errbuf))) {
+			if (outputs_add(&o->outs, optarg, OUT_PERFETTO, errbuf, sizeof(errbuf))) {
 				p_err("%s", errbuf);
 				return -EINVAL;
 			}
@@ -744,7 +744,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 	}
 	o->an.top_n = o->top;
 	/* the HTML timeline and the trace are drawn from the analyzer's timeline ring */
-	if (outputs_want(&o->outs, OUT_HTML) || outputs_want(&o->outs, OUT_TRACE))
+	if (outputs_want(&o->outs, OUT_HTML) || outputs_want(&o->outs, OUT_PERFETTO))
 		o->an.timeline_cap = o->timeline_events;
 	return 0;
 }
@@ -1429,7 +1429,7 @@ static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
 			p_err("out of memory");
 			goto out;
 		}
-		outputs_add(&outs, paths[i], i == 0 ? OUT_JSON : i == 1 ? OUT_HTML : OUT_TRACE, NULL,
+		outputs_add(&outs, paths[i], i == 0 ? OUT_JSON : i == 1 ? OUT_HTML : OUT_PERFETTO, NULL,
 			    0);
 	}
 	fprintf(stderr, "%s: flight recorder: dump %llu (%s): %llu records from %s%s\n", TET_PROG,

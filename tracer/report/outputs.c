@@ -49,7 +49,7 @@ const char *out_format_name(enum out_format f)
 	switch (f) {
 	case OUT_HTML:
 		return "HTML report";
-	case OUT_TRACE:
+	case OUT_PERFETTO:
 		return "trace";
 	case OUT_STACKS:
 		return "folded stacks";
@@ -60,7 +60,7 @@ const char *out_format_name(enum out_format f)
 
 int outputs_add(struct outputs *o, const char *path, enum out_format fmt, char *err, size_t len)
 {
-	const char *flag = fmt == OUT_TRACE ? "--trace" : fmt == OUT_STACKS ? "--stacks" : "--output";
+	const char *flag = fmt == OUT_PERFETTO ? "--trace" : fmt == OUT_STACKS ? "--stacks" : "--output";
 
 	if (!*path) {
 		seterr(err, len, "%s: empty file name", flag);
@@ -261,7 +261,7 @@ static int file_commit(struct out_file *f)
 	return ret;
 }
 
-static void say_trace(const struct out_file *f, const struct trace_stats *st,
+static void say_perfetto(const struct out_file *f, const struct perfetto_stats *st,
 		      const struct tet_msgs *msgs)
 {
 	char from[32];
@@ -283,7 +283,7 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 
 	for (size_t i = 0; i < o->n; i++) {
 		struct out_file *f = &o->v[i];
-		struct trace_stats st = { 0 };
+		struct perfetto_stats st = { 0 };
 		int ret;
 
 		if (!f->real && strcmp(f->path, "-"))
@@ -302,8 +302,8 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 		case OUT_HTML:
 			ret = report_html(f->fp, a, m);
 			break;
-		case OUT_TRACE:
-			ret = report_trace(f->fp, a, m, &st);
+		case OUT_PERFETTO:
+			ret = report_perfetto(f->fp, a, m, &st);
 			break;
 		case OUT_STACKS:
 			ret = report_folded(f->fp, m);
@@ -321,8 +321,8 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 			tet_say(msgs, TET_MSG_ERROR, "cannot write the %s %s: %s",
 				out_format_name(f->fmt), f->path, strerror(-ret));
 			status = -1;
-		} else if (f->fmt == OUT_TRACE) {
-			say_trace(f, &st, msgs);
+		} else if (f->fmt == OUT_PERFETTO) {
+			say_perfetto(f, &st, msgs);
 		} else if (strcmp(f->path, "-")) {
 			tet_say(msgs, TET_MSG_INFO, "%s written to %s", out_format_name(f->fmt),
 				f->path);

@@ -94,7 +94,7 @@ struct tsite {
 };
 
 /* A task's identity: Tokio's task id, or its header address in the uprobe fallback (where the
- * task id is 0). Set by report_trace(). */
+ * task id is 0). Set by report_perfetto(). */
 static bool by_header;
 
 static uint64_t rkey(const struct an_tl_rec *r)
@@ -636,8 +636,8 @@ static void uring_slices(struct tw *t, struct uctx *c)
 	}
 }
 
-int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *m,
-		 struct trace_stats *st)
+int report_perfetto(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		 struct perfetto_stats *st)
 {
 	static const char *const results[] = { "Pending", "Ready", "Notified", "Cancelled",
 					       "Panicked" };

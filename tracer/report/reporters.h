@@ -24,14 +24,14 @@
 int report_html(FILE *out, const struct analyzer *a, const struct report_meta *m);
 
 /* ---- perfetto.c ---- */
-struct trace_stats {
+struct perfetto_stats {
 	uint64_t events;          /* trace events written */
 	uint64_t polls, wakes, flows, parks;
 	uint64_t kept, total;     /* timeline records kept / produced during the capture */
 	uint64_t cut_before_ns;   /* records before this offset (from the capture start) were cut */
 };
-int report_trace(FILE *out, const struct analyzer *a, const struct report_meta *m,
-		 struct trace_stats *st);
+int report_perfetto(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		 struct perfetto_stats *st);
 
 /* ---- prom.c ---- */
 #define PROM_DEFAULT_SITES 50
@@ -54,7 +54,7 @@ int prom_render(FILE *out, const struct analyzer *a, const struct report_meta *m
 		size_t max_sites);
 
 /* ---- outputs.c ---- */
-enum out_format { OUT_JSON, OUT_HTML, OUT_TRACE, OUT_STACKS };
+enum out_format { OUT_JSON, OUT_HTML, OUT_PERFETTO, OUT_STACKS };
 #define OUT_MAX 8
 
 struct out_file {
