@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "decode.h"
 #include "vocab.h"
 #include "htab.h"
 #include "uring.h"
@@ -1769,13 +1770,13 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
 	const struct tet_hdr *h = rec;
 	const struct tet_event_rec *r = rec;
 
-	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
+	if (!tet_decode_valid(rec, size))
+		return -EINVAL;
+	if (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE)
 		return on_kernel(a, rec, size);
-	if (size >= sizeof(*h) && h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH)
+	if (h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH)
 		return ur_event(a->ur, rec, size);
-	if (size < sizeof(*h) || h->type >= TET_EV_COUNT ||
-	    (h->type == TET_EV_SPAWN ? size < sizeof(struct tet_spawn_rec) :
-	     h->type == TET_EV_META ? size < sizeof(struct tet_meta_rec) : size < sizeof(*r)))
+	if (h->type >= TET_EV_COUNT)
 		return -EINVAL;
 	a->t.events++;
 	a->t.by_type[h->type]++;

@@ -13,6 +13,36 @@
 
 #include "events.h"
 
+/* The smallest size of a record of this type (bpf/events.h), 0 for a type no capture writes:
+ * the one size rule every consumer of records applies. */
+static inline size_t tet_decode_min_size(uint32_t type)
+{
+	switch (type) {
+	case TET_EV_SPAWN: return sizeof(struct tet_spawn_rec);
+	case TET_EV_META: return sizeof(struct tet_meta_rec);
+	case TET_REC_OFFCPU: return sizeof(struct tet_offcpu_rec);
+	case TET_REC_SAMPLE: return sizeof(struct tet_sample_rec);
+	case TET_REC_EXIT: return sizeof(struct tet_exit_rec);
+	case TET_REC_URING_RING: case TET_REC_URING_SUBMIT: case TET_REC_URING_DONE:
+		return sizeof(struct tet_uring_rec);
+	case TET_REC_URING_PUSH: return sizeof(struct tet_uring_push_rec);
+	case TET_REC_BATCH: return sizeof(struct tet_batch_rec);
+	default: return type < TET_EV_COUNT ? sizeof(struct tet_event_rec) : 0;
+	}
+}
+
+/* A record is whole: a known type, at least its size. */
+static inline bool tet_decode_valid(const void *data, size_t size)
+{
+	const struct tet_hdr *h = data;
+	size_t min;
+
+	if (size < sizeof(*h))
+		return false;
+	min = tet_decode_min_size(h->type);
+	return min && size >= min;
+}
+
 /* The capture's end (cutoff_ns, CLOCK_MONOTONIC; 0 = still running): a record stamped later
  * is not analyzed (true: drop it) and, if it is an event, counts in late[type] (NULL: not
  * counted). A process's exit record is kept whenever it comes. */
