@@ -7,7 +7,8 @@
 # threshold, stalled with a live or unknown waker (never both), one finding per task and kind,
 # yield_now self-wakes explained, spawn_blocking exempt from long_poll, never_yields while still in
 # the poll; fallback identity by header pointer (reuse after terminate = new task); drops switch
-# lost_waker off; live tasks bounded; timeline bounded; untrusted text sanitized for terminals.
+# lost_waker off; live tasks bounded; timeline bounded; untrusted text sanitized for terminals;
+# spawn sites in the tokio crate's own sources (any install) marked runtime, listed after the program's.
 # The JSON report of that synthetic capture has every key later checks rely on.
 . "$(dirname "$0")/lib.sh"
 need_file "$BUILD/fixtures/unit_trace" "unit test binary"

@@ -504,8 +504,50 @@ static struct an_site *site_typed(struct analyzer *a, uint64_t idx)
 	/* spawn_blocking tasks are BlockingTask<F>: exempt from long_poll as with USDT */
 	s->kind = !strncmp(s->type_name, "tokio::runtime::blocking::task::BlockingTask<", 45) ?
 		  TET_KIND_BLOCKING : TET_KIND_SPAWN;
+	s->runtime = an_type_in_tokio(s->type_name, s->type_len);
 	a->type_sites[idx] = s;
 	return s;
+}
+
+/*
+ * Sites Tokio spawns itself (the multi-thread runtime's workers are blocking tasks launched from
+ * tokio/src/runtime/scheduler/multi_thread/worker.rs; tokio::fs and stdio hand their calls to
+ * spawn_blocking from tokio/src/fs, tokio/src/io): their location is in the tokio crate's sources,
+ * wherever the crate was unpacked — a path component "tokio" (cargo vendor, a git checkout's
+ * member, Tokio's own repository) or "tokio-VERSION" (the registry, Debian's packaged crates,
+ * cargo vendor with several versions, the usdt kit's patched copy) followed by "/src/". A digit
+ * after the dash tells a version from tokio-util, tokio-stream, tokio-uring: crates of their
+ * own, whose spawns are the program's.
+ */
+bool an_file_in_tokio(const char *f, size_t n)
+{
+	for (size_t i = 0; i + 5 <= n; i++) {
+		size_t j = i + 5;
+
+		if ((i && f[i - 1] != '/') || memcmp(f + i, "tokio", 5))
+			continue;
+		if (j < n && f[j] == '-') {
+			if (j + 1 >= n || f[j + 1] < '0' || f[j + 1] > '9')
+				continue;
+			while (j < n && f[j] != '/')
+				j++;
+		}
+		if (n - j >= 5 && !memcmp(f + j, "/src/", 5))
+			return true;
+	}
+	return false;
+}
+
+/* The uprobe fallback knows a site by its future type only: Tokio's own blocking tasks are
+ * BlockingTask<F> of a closure in the tokio crate (the workers: BlockingTask<tokio::runtime::
+ * scheduler::multi_thread::worker::{impl#0}::launch::{closure_env#0}>; tokio::fs's calls), where
+ * the program's spawn_blocking is BlockingTask of its own closure. A future of Tokio's the program
+ * spawned itself (tokio::spawn(tokio::time::sleep(…))) stays the program's. */
+bool an_type_in_tokio(const char *t, size_t n)
+{
+	static const char bt[] = "tokio::runtime::blocking::task::BlockingTask<tokio::";
+
+	return n >= sizeof(bt) - 1 && !memcmp(t, bt, sizeof(bt) - 1);
 }
 
 static bool site_matches(const struct an_site *s, const char *file, size_t flen, uint32_t line,
@@ -555,6 +597,7 @@ static struct an_site *site_get(struct analyzer *a, const struct tet_spawn_rec *
 	s->type_name = dup_bytes(type, tlen);
 	s->type_len = tlen;
 	s->type_len_reported = r->type_len;
+	s->runtime = an_file_in_tokio(file, flen);
 	n = snprintf(buf, sizeof(buf), ":%u:%u", r->line, r->col);
 	s->location = malloc(flen + (size_t)n + 1);
 	if (!s->file || !s->type_name || !s->location)

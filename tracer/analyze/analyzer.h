@@ -109,6 +109,8 @@ struct an_site {
 	bool other;                 /* beyond max_sites: every further location shares this */
 	bool typed;                 /* uprobe fallback: named by the future type only, no spawn
 	                             * location (an_set_types; kind: spawn or blocking by type) */
+	bool runtime;               /* spawned by Tokio itself (an_site_in_tokio): its worker
+	                             * threads, its blocking pool's own work */
 	uint8_t kind;
 	uint32_t line, col;
 	char *file;                 /* untrusted bytes, not NUL-safe: use file_len */
@@ -338,6 +340,11 @@ struct ur *an_uring(const struct analyzer *a);
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
 const char *an_state_name(enum an_task_state s);
 const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */
+/* Whether a spawn location's file lies in the tokio crate's own sources (any install: registry,
+ * vendored, git checkout, Debian's packaged crates, a patched copy), and whether a fallback
+ * site's future type is one Tokio spawns itself. Sets an_site.runtime. */
+bool an_file_in_tokio(const char *file, size_t len);
+bool an_type_in_tokio(const char *type, size_t len);
 const char *an_event_name(unsigned type);             /* probe name: "task_poll_begin" … */
 const char *an_wait_name(unsigned kind);              /* "timer", "io", …, "unknown" */
 const char *an_stall_why_name(unsigned why);          /* "unknown", "sync", … */

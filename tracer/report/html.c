@@ -534,6 +534,8 @@ static int cmp_site_busy(const void *x, const void *y)
 	const struct an_site *a = *(const struct an_site *const *)x;
 	const struct an_site *b = *(const struct an_site *const *)y;
 
+	if (a->runtime != b->runtime) /* Tokio's own sites after the program's (report.c) */
+		return a->runtime ? 1 : -1;
 	if (a->busy_ns != b->busy_ns)
 		return a->busy_ns < b->busy_ns ? 1 : -1;
 	if (a->polls != b->polls)
@@ -580,6 +582,7 @@ static int j_sites(struct jw *w, const struct analyzer *a, const uint64_t *pend_
 		jw_ku64(w, "id", s->index);
 		j_site_strings(w, s);
 		jw_kstr(w, "kind", s->unknown || s->other ? NULL : an_kind_name(s->kind));
+		jw_kbool(w, "runtime", s->runtime);
 		jw_ku64(w, "tasks", s->tasks);
 		jw_ku64(w, "live", s->tasks - s->tasks_terminated);
 		jw_ku64(w, "polls", s->polls);

@@ -528,11 +528,15 @@ const struct an_worker **report_sorted_workers(const struct analyzer *a, size_t 
 }
 
 /* ---- terminal ---- */
+/* The program's sites first, then Tokio's own (its workers' one poll encloses every poll they
+ * run: at the top they would hide the sites one can act on); each by busy time. */
 static int cmp_busy(const void *x, const void *y)
 {
 	const struct an_site *a = *(const struct an_site *const *)x;
 	const struct an_site *b = *(const struct an_site *const *)y;
 
+	if (a->runtime != b->runtime)
+		return a->runtime ? 1 : -1;
 	return a->busy_ns < b->busy_ns ? 1 : a->busy_ns > b->busy_ns ? -1 :
 	       a->polls < b->polls ? 1 : a->polls > b->polls ? -1 : 0;
 }
@@ -565,12 +569,13 @@ static void print_sites(FILE *out, const struct analyzer *a, size_t top)
 		if (!s->polls && !s->tasks)
 			continue;
 		shown++;
-		fprintf(out, "  %9s %9llu %6llu %9s %9s %9s %9s  %s  %s\n", d(s->busy_ns, b1),
+		fprintf(out, "  %9s %9llu %6llu %9s %9s %9s %9s  %s%s  %s\n", d(s->busy_ns, b1),
 			(unsigned long long)s->polls, (unsigned long long)s->tasks,
 			d(hist_quantile(&s->poll_ns, 0.5), b2), d(hist_quantile(&s->poll_ns, 0.99), b3),
 			d(hist_quantile(&s->sched_ns, 0.99), b4),
 			d(hist_quantile(&s->pending_ns, 0.99), b5),
-			report_site_loc(s, loc, sizeof(loc)), site_type(s, 60, type, sizeof(type)));
+			report_site_loc(s, loc, sizeof(loc)), s->runtime ? " (Tokio runtime)" : "",
+			site_type(s, 60, type, sizeof(type)));
 	}
 	if (n > shown)
 		fprintf(out, "  … %zu more site%s in the JSON report\n", n - shown, n - shown == 1 ? "" : "s");
@@ -1226,6 +1231,7 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate, 
 	jw_ku64(w, "line", s->line);
 	jw_ku64(w, "col", s->col);
 	jw_kstr(w, "kind", s->unknown || s->other ? NULL : an_kind_name(s->kind));
+	jw_kbool(w, "runtime", s->runtime);
 	jw_kbool(w, "spawned_before_trace", s->unknown);
 	jw_kbool(w, "overflow_site", s->other);
 	jw_kbool(w, "file_truncated", s->file_len_reported > s->file_len);

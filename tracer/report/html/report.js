@@ -419,11 +419,13 @@
     var wrap = el('div', 'table-wrap'), tbl = el('table'), thead = el('thead'), tbody = el('tbody');
     var more = el('p', 'muted');
     var hr = el('tr');
+    var chosen = false;
     cols.forEach(function (c, i) {
       var th = el('th', (c.num ? '' : 'text') + (c.cls ? ' ' + c.cls : ''), c.label);
       if (c.title) th.title = c.title;
       th.addEventListener('click', function () {
         if (sortCol === i) asc = !asc; else { sortCol = i; asc = !c.num; }
+        chosen = true;
         render();
       });
       hr.appendChild(th);
@@ -434,6 +436,9 @@
     function render() {
       var c = cols[sortCol];
       var sorted = rows.slice().sort(function (a, b) {
+        /* the default order keeps opt.last rows (the runtime's own sites) at the end; a
+         * column the reader sorts by sorts them all */
+        if (!chosen && opt.last && !opt.last(a) !== !opt.last(b)) return opt.last(a) ? 1 : -1;
         var x = key(a, c), y = key(b, c);
         var d = c.num ? (x < y ? -1 : x > y ? 1 : 0) : String(x).localeCompare(String(y));
         return asc ? d : -d;
@@ -496,7 +501,8 @@
     if (!rows.length) { c.appendChild(el('p', 'empty', 'No spawn site seen.')); return; }
     var nf = function (s) { return s.findings.reduce(function (a, b) { return a + b; }, 0); };
     table(c, [
-      { label: 'Spawn site', get: function (s) { return s.loc; }, cls: 'loc' },
+      { label: 'Spawn site', get: function (s) { return s.loc; }, cls: 'loc',
+        fmt: function (v, s) { return s.runtime ? v + ' (Tokio runtime)' : v; } },
       { label: 'Type', get: function (s) { return s.type; }, cls: 'type' },
       { label: 'Kind', get: function (s) { return s.kind; }, cls: 'nowrap' },
       { label: 'Tasks', get: function (s) { return s.tasks; }, num: true, fmt: num },
@@ -513,6 +519,7 @@
         return v ? KIND.filter(function (k, i) { return s.findings[i]; }).map(function (k) { return k + ' ' + s.findings[KIND.indexOf(k)]; }).join(', ') : '';
       } }
     ], rows, { sort: 6, asc: false, limit: 300, rowClass: function (s) { return nf(s) ? 'has-finding' : ''; },
+      last: function (s) { return s.runtime; },
       note: D.sites_total > rows.length ? '(' + num(D.sites_total - rows.length) + ' more sites in the JSON report)' : '' });
   }
 
