@@ -18,9 +18,11 @@ func_sizes() {
     nm -C -S --defined-only "$1" | awk '$3 ~ /^[tTwW]$/ { sz = $2; $1 = ""; $2 = ""; $3 = ""; print $0, sz }' |
         sed 's/::h[0-9a-f]\{16\}//' | LC_ALL=C sort
 }
-# the Cargo.lock files this test rewrites are restored however it ends
+# The Cargo.lock files this test rewrites (cargo records the path source) are restored however it
+# ends, byte for byte and with their modification time: a newer lock would make the next `make`
+# rebuild every sample-service binary of the line.
 LOCKS=()
-restore_locks() { local l; for l in "${LOCKS[@]:-}"; do [ -n "$l" ] && [ -f "$TMPD/$(basename "$(dirname "$l")").lock" ] && cp "$TMPD/$(basename "$(dirname "$l")").lock" "$l"; done; }
+restore_locks() { local l; for l in "${LOCKS[@]:-}"; do [ -n "$l" ] && [ -f "$TMPD/$(basename "$(dirname "$l")").lock" ] && cp -p "$TMPD/$(basename "$(dirname "$l")").lock" "$l"; done; }
 trap 'restore_locks; _cleanup' EXIT
 
 for line in "${LINES[@]}"; do
@@ -60,10 +62,18 @@ for line in "${LINES[@]}"; do
     [ -f "$orig/Cargo.toml" ] || { not_ok "tokio $line: unpatched source missing at .cache/crates/${SUITE_OF[$line]}/$crate"; continue; }
     manifest="$ROOT/sample-service/lines/tokio-$line/Cargo.toml"
     lock="$ROOT/sample-service/lines/tokio-$line/Cargo.lock"
-    cp "$lock" "$TMPD/tokio-$line.lock"
+    cp -p "$lock" "$TMPD/tokio-$line.lock"
     LOCKS+=("$lock")
     kn="$BUILD/cargo/tokio-$line/kitnotes"
     src="$kn/src/$crate"
+    # One target directory for both builds: the crates that do not depend on tokio (syn, libc,
+    # mio, …) are compiled once, and at first taken from `make`'s stock build of the line (the
+    # same manifest, profile and crate sources: cargo finds them fresh). The source in $src
+    # gets fresh mtimes before each build, so tokio and its dependents are always rebuilt.
+    if [ ! -d "$kn/target" ] && [ -d "$BUILD/cargo/tokio-$line/stock/release" ]; then
+        mkdir -p "$kn" && cp -a "$BUILD/cargo/tokio-$line/stock" "$kn/target.tmp" && mv "$kn/target.tmp" "$kn/target"
+    fi
+    rm -rf "$kn/target-p" "$kn/target-s"   # the layout before the shared target directory
     declare -A BIN=()
     for v in p s; do    # p: patched, s: stock
         if [ "$v" = p ]; then from=$patched; else from=$orig/; fi
@@ -72,24 +82,24 @@ for line in "${LINES[@]}"; do
         h=$( (cd "$from" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
               cd "$ROOT/sample-service" && find src "lines/tokio-$line" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
             sha256sum | cut -c1-32)
-        out="$kn/target-$v/release/sample-service"
-        if [ -x "$out" ] && [ "$(cat "$kn/target-$v/.built-from" 2>/dev/null)" = "$h" ]; then
+        out="$kn/sample-service-$v"
+        if [ -x "$out" ] && [ "$(cat "$out.built-from" 2>/dev/null)" = "$h" ]; then
             BIN[$v]=$out
             continue
         fi
         # fresh mtimes: cargo rebuilds from what is in the directory now
-        rm -rf "$src" "$kn/target-$v/.built-from" && mkdir -p "$src" && cp -r "$from." "$src/"
+        rm -rf "$src" "$out.built-from" && mkdir -p "$src" && cp -r "$from." "$src/"
         if (cd "$ROOT/sample-service/lines/tokio-$line" &&
             env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo --config "patch.crates-io.tokio.path=\"$src\"" \
-                build --release --offline --manifest-path "$manifest" --target-dir "$kn/target-$v") \
-                > "$TMPD/nocfg-$v.log" 2>&1; then
+                build --release --offline --manifest-path "$manifest" --target-dir "$kn/target") \
+                > "$TMPD/nocfg-$v.log" 2>&1 && cp "$kn/target/release/sample-service" "$out"; then
             BIN[$v]=$out
-            echo "$h" > "$kn/target-$v/.built-from"
+            echo "$h" > "$out.built-from"
         else
             tail -20 "$TMPD/nocfg-$v.log"
             not_ok "tokio $line: build of the $([ $v = p ] && echo patched || echo unpatched) tokio as a path dependency failed"
         fi
-        cp "$TMPD/tokio-$line.lock" "$lock"
+        cp -p "$TMPD/tokio-$line.lock" "$lock"
     done
     if [ -n "${BIN[p]:-}" ] && [ -n "${BIN[s]:-}" ]; then
         nocfg=${BIN[p]}
@@ -107,6 +117,6 @@ for line in "${LINES[@]}"; do
             bash -c "[ '$nfun' -gt 1000 ] && [ -n '$a' ] && [ '$a' = '$b' ] && [ ! -s '$TMPD/fs-diff' ]"
         head -20 "$TMPD/fs-diff" | sed 's/^/#   /'
     fi
-    cp "$TMPD/tokio-$line.lock" "$lock"
+    cp -p "$TMPD/tokio-$line.lock" "$lock"
 done
 finish
