@@ -39,8 +39,13 @@ run() {
     wait_exit "$tp" 60
     check_eq "$label: tracer exit 0" 0 "$RC"
     stop_pid "$wp"
-    local R="$TMPD/$label.json"
-    [ -s "$R" ] || { not_ok "$label: report written"; return; }
+    [ -s "$TMPD/$label.json" ] || { not_ok "$label: report written"; return; }
+    # the checks below read the parts they use (polling tasks only), not the whole report:
+    # 200000 spun tasks make it tens of MB, seconds of jq per check
+    local R="$TMPD/$label.checked.json"
+    jq -c '{totals, capture, data_loss: {probe_hits: .data_loss.probe_hits},
+            tasks: [.tasks[] | select(.state == "polling") | {state}]}' "$TMPD/$label.json" > "$R" ||
+        not_ok "$label: the report is JSON"
     check "$label: the target polled during the capture (polls > 10000)" test "$(jqr "$R" .totals.polls)" -gt 10000
     check_eq "$label: 0 drops (the ring never filled during the capture)" 0 "$(jqr "$R" .totals.drops)"
     check_eq "$label: task_poll_begin hits − task_poll_end hits = the polls in flight at the end ($(jqr "$R" '"\(.data_loss.probe_hits.task_poll_begin) − \(.data_loss.probe_hits.task_poll_end)"'))" \
