@@ -39,6 +39,22 @@ static bool known_probe(const struct tet_dialect *d, const char *name)
 	return d && tet_dialect_probe(d, name) != NULL;
 }
 
+struct target;
+static bool probe_usable(const struct target *t, const char *name);
+
+/* A required probe of the dialect is missing when neither it nor another spelling of the
+ * same event (upstream's task-waker-* for waker-*) is usable. */
+static bool dprobe_missing(const struct target *t, const struct tet_dialect *d,
+			   const struct tet_dprobe *e)
+{
+	if (!e->required || probe_usable(t, e->name))
+		return false;
+	for (const struct tet_dprobe *o = d->probes; e->ev >= 0 && o->name; o++)
+		if (o != e && o->ev == e->ev && probe_usable(t, o->name))
+			return false;
+	return true;
+}
+
 /* ---------------------------------------------------------------------------------------
  * What the target offers
  */
@@ -322,7 +338,7 @@ static int count_missing(const struct target *t)
 	if (!t->dialect)
 		return 0;
 	for (e = t->dialect->probes; e->name; e++)
-		n += e->required && !probe_usable(t, e->name);
+		n += dprobe_missing(t, t->dialect, e);
 	return n;
 }
 
@@ -470,7 +486,7 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 		if (!count_missing(t))
 			printf(" none");
 		for (e = t->dialect->probes; e->name; e++)
-			if (e->required && !probe_usable(t, e->name))
+			if (dprobe_missing(t, t->dialect, e))
 				printf(" %s", e->name);
 		printf("\n");
 	}
@@ -571,7 +587,7 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 	jw_arr_begin(w);
 	if (t->dialect)
 		for (e = t->dialect->probes; e->name; e++)
-			if (e->required && !probe_usable(t, e->name))
+			if (dprobe_missing(t, t->dialect, e))
 				jw_str(w, e->name);
 	jw_arr_end(w);
 	jw_key(w, "probes");
