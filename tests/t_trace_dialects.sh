@@ -14,6 +14,7 @@ command -v bpftrace > /dev/null || die_test "bpftrace missing (make deps)"
 DIR="$BUILD/sample-service/dialects"
 LIBRS="$ROOT/sample-service/dialects/src/lib.rs"
 spawn_lines=$(grep -n 'tokio::spawn(wrap(' "$LIBRS" | cut -d: -f1 | sort -n | tr '\n' ' ' | sed 's/ $//')
+long_line=$(grep -n 'tokio::spawn(wrap(Box::pin(long_poll_task' "$LIBRS" | cut -d: -f1)
 
 count_of() { grep -m1 '^polls=' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 map_of() { local v; v=$(sed -n "s/^@$2: //p" "$1"); echo "${v:-0}"; }
@@ -62,8 +63,9 @@ run() {
     check "$label: … and what it cannot give" test -n "$(jqr "$R" '.dialect_lacks // empty')"
     check_eq "$label: spawn sites: the workload's spawn lines of src/lib.rs" "$spawn_lines" \
         "$(jqr "$R" '[.spawn_sites[] | select(.file == "src/lib.rs") | .line] | sort | map(tostring) | join(" ")')"
-    check "$label: the 150 ms poll is a long_poll at the blocking task's spawn site" \
-        test "$(jqr "$R" '[.findings[] | select(.kind == "long_poll" and .value_ns >= 150000000)] | length')" -ge 1
+    check_eq "$label: the 150 ms poll is a long_poll at the blocking task's spawn site (line $long_line)" \
+        "src/lib.rs:$long_line" \
+        "$(jqr "$R" '[.findings[] | select(.kind == "long_poll" and .value_ns >= 150000000) | .location | sub(":[0-9]+$"; "")] | unique | join(" ")')"
     check_eq "$label: nothing dropped" 0 "$(jqr "$R" .totals.drops)"
 }
 
