@@ -3,7 +3,7 @@
 # proposal and oxide's tokio-dtrace — on real Tokio programs carrying them (sample-service/
 # dialects): attached by path next to bpftrace (an independent USDT client) on the same probes,
 # the tracer's polls, spawns, terminations (and wakes, upstream) equal bpftrace's and the
-# program's own hook counts; the report names the dialect and what it cannot give; the spawn
+# program's own hook counts; the report (JSON, HTML) names the dialect and what it cannot give; the spawn
 # sites are the workload's spawn lines; the 150 ms blocking poll is a long_poll at its site;
 # without wakes (oxide) no task is called stalled or lost; `check --json` announced the same
 # dialect and mode.
@@ -32,7 +32,7 @@ run() {
     [ "$wake" != - ] && bt+=" $P:$wake { @wakes = count(); }"
     start_bg "bt.$label" bpftrace -q -e "$bt"
     local btp=$BG_PID
-    start_bg "tr.$label" "$TRACER" --binary "$bin" -q -o "$R"
+    start_bg "tr.$label" "$TRACER" --binary "$bin" -q -o "$R" -o "$TMPD/$label.html"
     local trp=$BG_PID
     wait_for_line "$TMPD/tr.$label.err" attached 30 || not_ok "$label: tracer attached"
     wait_for_line "$TMPD/bt.$label.out" '^ready' 60 || not_ok "$label: bpftrace attached"
@@ -61,6 +61,8 @@ run() {
     fi
     check_eq "$label: the report names the dialect" "usdt $dialect" "$(jqr "$R" '"\(.mode) \(.dialect)"')"
     check "$label: … and what it cannot give" test -n "$(jqr "$R" '.dialect_lacks // empty')"
+    check "$label: report.html names the dialect and what it lacks" \
+        grep -qF "Probes of the <code>$dialect</code> dialect: no " "$TMPD/$label.html"
     check_eq "$label: spawn sites: the workload's spawn lines of src/lib.rs" "$spawn_lines" \
         "$(jqr "$R" '[.spawn_sites[] | select(.file == "src/lib.rs") | .line] | sort | map(tostring) | join(" ")')"
     check_eq "$label: the 150 ms poll is a long_poll at the blocking task's spawn site (line $long_line)" \

@@ -262,6 +262,13 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 			m->sample_rate);
 	fprintf(out, " · started %s · %s", iso, fmt_duration(span, b, sizeof(b)));
 	fprintf(out, " (ended by %s)</p>\n", m->ended_by ? m->ended_by : "?");
+	if (m->dialect && m->dialect_lacks && *m->dialect_lacks) {
+		fputs("<p class=\"dialect\">Probes of the <code>", out);
+		esc(out, m->dialect);
+		fputs("</code> dialect: ", out);
+		esc(out, m->dialect_lacks);
+		fputs(".</p>\n", out);
+	}
 	flight_banner(out, m);
 	fputs("<div class=\"summary\">", out);
 #define STAT(v, label) fprintf(out, "<div><b>%llu</b> %s</div>", (unsigned long long)(v), label)
