@@ -342,9 +342,9 @@ static int count_missing(const struct target *t)
 	return n;
 }
 
-/* The verdict is tet_discover's, the function trace decides with: what the files offer
- * (tet_targets_find_mode: binary_mode), then the kernel and privileges (mode). The rest
- * explains it. */
+/* The verdict is tet_discover's, the function trace decides with, taken in its two halves so
+ * that both reasons can be told: what the files offer (tet_targets_find_mode: binary_mode),
+ * then the machine (tet_preflight: mode). The rest explains it. */
 static void decide(const struct target *t, const struct kernel *k, struct verdict *v)
 {
 	struct tet_targets tt;
@@ -391,14 +391,9 @@ static void decide(const struct target *t, const struct kernel *k, struct verdic
 	}
 	tet_targets_free(&tt);
 	v->mode = v->binary_mode;
-	if (v->mode != MODE_NONE) {
-		ret = tet_discover(t->pid, bin, TET_MODE_AUTO, getenv("TET_SYSFS_ROOT"), &tt, err,
-				   sizeof(err));
-		if (ret) {
-			v->mode = MODE_NONE;
-			why(v, "%s", err);
-		}
-		tet_targets_free(&tt);
+	if (v->mode != MODE_NONE && tet_preflight(getenv("TET_SYSFS_ROOT"), err, sizeof(err))) {
+		v->mode = MODE_NONE;
+		why(v, "%s", err);
 	}
 	if (v->binary_mode == MODE_USDT && nsites) {
 		if (k->opt_uprobes && nopt == nsites)

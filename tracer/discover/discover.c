@@ -346,16 +346,19 @@ const char *tet_targets_exe_path(const struct tet_targets *t, pid_t pid)
 	return t->n ? t->v[0].attach_path : NULL;
 }
 
+int tet_preflight(const char *sysfs_root, char *err, size_t len)
+{
+	int ret = tet_check_kernel(sysfs_root, err, len);
+
+	return ret ? ret : tet_check_privileges(err, len);
+}
+
 int tet_discover(pid_t pid, const char *binary, enum tet_mode mode, const char *sysfs_root,
 		 struct tet_targets *t, char *err, size_t len)
 {
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	ret = tet_check_kernel(sysfs_root, err, len);
-	if (!ret)
-		ret = tet_check_privileges(err, len);
-	if (ret)
-		return ret;
-	return tet_targets_find_mode(pid, binary, mode, t, err, len);
+	ret = tet_preflight(sysfs_root, err, len);
+	return ret ? ret : tet_targets_find_mode(pid, binary, mode, t, err, len);
 }

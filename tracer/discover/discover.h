@@ -80,6 +80,8 @@ int tet_targets_find_mode(pid_t pid, const char *binary, enum tet_mode mode,
 			  struct tet_targets *t, char *err, size_t len);
 void tet_targets_free(struct tet_targets *t);
 
+/* The machine's half of it: tet_check_kernel under sysfs_root, then tet_check_privileges. */
+int tet_preflight(const char *sysfs_root, char *err, size_t len);
 /* The one decision `check` and `trace` share: the kernel (tet_check_kernel under sysfs_root),
  * the privileges, then the targets. 0: traceable, in mode usdt (t->n files) or uprobe
  * (t->fallback); else -EOPNOTSUPP / -EPERM (kernel, privileges: nothing about the target),
