@@ -36,7 +36,7 @@ RUNTIME_PKGS=(libbpf1 libelf1 zlib1g bpftool bpftrace binutils)
 # (wait reasons, task names and sizes) are newer: a build without them is traced, with stalled
 # judged by time alone
 mapfile -t PROBES < <(sed -n 's/^TET_PROBE(\([a-z_]*\),.*, *1)$/\1/p' "$KIT_ROOT/bpf/probes.def")
-[ "${#PROBES[@]}" -gt 0 ] || { echo "$ME: no probes in $KIT_ROOT/bpf/probes.def" >&2; exit 3; }
+[ "${#PROBES[@]}" -gt 0 ] || { echo "$ME: no probes in $KIT_ROOT/bpf/probes.def (a broken kit)" >&2; exit 4; }
 
 fail() { local code=$1; shift; echo "$ME: $*" >&2; exit "$code"; }
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
