@@ -187,6 +187,11 @@ enum {
  * negative = not captured). */
 #define TET_REC_OFFCPU 65
 #define TET_OFFCPU_PREEMPTED 1u
+/* With TET_OFFCPU_PREEMPTED: not a switch but time the hypervisor kept the thread's virtual CPU
+ * from running (KVM's steal clock grew while the thread was on it): [since, h.ts] is where the
+ * stolen time is placed (it ends there), syscall -1, no stacks. A reader that does not know the
+ * flag counts it as preempted, which it is. */
+#define TET_OFFCPU_STOLEN 2u
 struct tet_offcpu_rec {
 	struct tet_hdr h;   /* type TET_REC_OFFCPU; tid: the thread; ts: when it ran again */
 	__u64 since;

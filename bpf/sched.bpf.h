@@ -16,6 +16,15 @@
  * as one TET_REC_OFFCPU record; user space charges it to the poll it fell in. Off-CPU periods
  * outside polls (a parked worker) cost one storage lookup and send nothing.
  *
+ * Time the hypervisor took (KVM guests): a virtual CPU the host does not run looks, from inside,
+ * like a thread that stayed on it; no sched_switch says otherwise. KVM's steal clock (per CPU,
+ * struct kvm_steal_time .steal, ns, written by the host at every entry of the vCPU) says how
+ * much. A target thread's stint on a CPU is cut into windows by its switch in, the CPU samples
+ * and its switch out; steal that grew within a window of a thread inside a poll is sent as a
+ * TET_REC_OFFCPU with TET_OFFCPU_STOLEN, placed at the window's end (a long steal ends there: the
+ * sample timer, overdue, fires as the vCPU resumes). steal_clock is set by user space when
+ * vmlinux BTF has the variable; the code is dead otherwise.
+ *
  * A perf-event program (cpu-clock, one event per CPU, --profile-hz) sends a TET_REC_SAMPLE
  * with the stacks of a target thread it interrupts; user space charges it to the poll running
  * on that thread at that instant.
@@ -115,6 +124,77 @@ static __always_inline __s64 syscall_of(struct task_struct *t)
 #endif
 }
 
+/* KVM's struct kvm_steal_time (arch/x86/include/uapi/asm/kvm_para.h, a host ABI) begins with
+ * `steal`. Its per-CPU variable steal_time is not in kallsyms unless the kernel has
+ * CONFIG_KALLSYMS_ALL, so it is found the way the kernel finds it, next to this CPU's runqueue:
+ * both are per-CPU variables, at the distance their offsets in vmlinux BTF's .data..percpu give
+ * (steal_rq_delta, set by user space with steal_clock). The runqueue comes from the current
+ * task (se.cfs_rq->rq) and is checked to be this CPU's. */
+const volatile bool steal_clock = false;
+const volatile __s64 steal_rq_delta = 0;
+
+struct steal_mark {
+	__u64 steal, ts;    /* this CPU's steal clock at ts (0: no mark yet) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steal_mark);
+} steal_marks SEC(".maps");
+
+/* Marks this CPU's steal clock; with `send` (a target thread `tid` of `tgid`, inside a poll, has
+ * been on this CPU since the previous mark) the steal since that mark goes to the ring first. */
+static __always_inline void steal_window(bool send, __u32 tgid, __u32 tid)
+{
+	struct task_struct *cur;
+	struct tet_offcpu_rec *r;
+	struct steal_mark *m;
+	__u64 now, steal = 0, since;
+	__u32 zero = 0;
+	struct rq *rq;
+
+	if (!steal_clock)
+		return;
+	m = bpf_map_lookup_elem(&steal_marks, &zero);
+	if (!m)
+		return;
+	cur = bpf_get_current_task_btf();
+	rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id() ||
+	    bpf_probe_read_kernel(&steal, sizeof(steal), (void *)rq + steal_rq_delta) < 0)
+		return;
+	now = bpf_ktime_get_ns();
+	/* a clock that went back or grew more than the window did is not one (the window is one
+	 * thread's stint on this CPU, unbroken by switches): no record, a new mark */
+	if (send && m->ts && steal > m->steal && steal - m->steal <= now - m->ts) {
+		since = now - (steal - m->steal);
+		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (r) {
+			r->h.ts = now;
+			r->h.type = TET_REC_OFFCPU;
+			r->h.pid = tgid;
+			r->h.tid = tid;
+			r->h.cpu = bpf_get_smp_processor_id();
+			r->since = since;
+			r->woken = 0;
+			r->syscall = -1;
+			r->ustack = r->kstack = -1;
+			r->flags = TET_OFFCPU_PREEMPTED | TET_OFFCPU_STOLEN;
+			r->pad = 0;
+			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		} else {
+			struct tet_counters *c = counters_get();
+
+			if (c)
+				__sync_fetch_and_add(&c->offcpu_drops, 1);
+		}
+	}
+	m->steal = steal;
+	m->ts = now;
+}
+
 /* Task storage is only touched here, in the scheduler's tracepoints (not preemptible): the
  * state is made at a thread's first switch out inside a poll. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt)
@@ -124,6 +204,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 
 	if (!in_poll(prev))
 		return;
+	steal_window(true, BPF_CORE_READ(prev, tgid), (__u32)BPF_CORE_READ(prev, pid));
 	st = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		if ((c = counters_get()))
@@ -188,8 +269,10 @@ int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_str
 		return 0;
 	if (ptgid && of_target(ptgid))
 		switch_out(ctx, prev, preempt);
-	if (ntgid && of_target(ntgid))
+	if (ntgid && of_target(ntgid)) {
 		switch_in(next, ntgid);
+		steal_window(false, 0, 0);
+	}
 	return 0;
 }
 
@@ -217,6 +300,7 @@ int tet_sample(struct bpf_perf_event_data *ctx)
 
 	if (!tgid || !of_target(tgid) || stopped())
 		return 0;
+	steal_window(in_poll(bpf_get_current_task_btf()), tgid, (__u32)id);
 	c = counters_get();
 	if (!c)
 		return 0;

@@ -28,10 +28,12 @@ snapshot() { [ -d "$ROOT/build/demo" ] && (cd "$ROOT/build/demo" && find . -type
 before=$(snapshot)
 
 D="$TMPD/demo"
+steal_ms() { awk '$1 == "cpu" { print $9 * 10 }' /proc/stat; }   # all CPUs' steal (/proc/stat), ms
+steal0=$(steal_ms)
 start=$(date +%s)
 make -C "$ROOT" --no-print-directory demo DEMO_OUT="$D" > "$TMPD/demo.out" 2> "$TMPD/demo.err" < /dev/null
 rc=$?
-echo "# make demo: exit $rc after $(( $(date +%s) - start )) s"
+echo "# make demo: exit $rc after $(( $(date +%s) - start )) s; the kernel counted $(( $(steal_ms) - steal0 )) ms of CPU steal meanwhile"
 sed 's/^/# | /' "$TMPD/demo.out" | tail -n 25
 check_eq "make demo exits 0" 0 "$rc"
 [ "$rc" = 0 ] || { tail -n 30 "$TMPD/demo.err"; }
@@ -56,6 +58,13 @@ check_eq "every printed finding is a planted pathology (kind at its site)" "" \
            done
            [ -n "$hit" ] || echo "$kind $loc"
        done < "$TMPD/findings")"
+# a finding at a healthy site: what the tracer knew of it (on CPU, preempted, by the hypervisor,
+# blocked, where), for whoever reads a failure; and how much steal the kernel counted meanwhile
+for s in "${HEALTHY[@]}"; do
+    jq -r --arg l "${LOC[$s]}" '.findings[] | select(.location // "" | endswith($l)) |
+        "# unexpected \(.kind) at \(.location): \(.detail) | \(.why.summary // "no split")"' \
+        "$D/report.json" 2> /dev/null
+done
 check "the tracer's summary (printed by the demo) lists findings" grep -qE '^Findings \([0-9]+\)' "$TMPD/demo.out"
 
 # ---- the reports ----

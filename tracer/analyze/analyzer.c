@@ -68,7 +68,7 @@
 
 /* ---- state ---- */
 /* A record of the kernel side (off-CPU period or CPU sample) waiting for its poll. */
-enum { KQ_PREEMPTED, KQ_BLOCKED, KQ_SAMPLE };
+enum { KQ_PREEMPTED, KQ_BLOCKED, KQ_SAMPLE, KQ_STOLEN }; /* stolen: preempted by the hypervisor */
 struct kq_ent {
 	uint64_t since, until, woken;  /* a sample: since = until = its time */
 	struct an_stack_key k;
@@ -82,6 +82,7 @@ struct kopen {
 	uint64_t begin;
 	struct an_site *site;
 	uint64_t preempted, blocked;    /* credited by what ended inside it */
+	uint64_t stolen;                /* … of preempted, the hypervisor's */
 	uint64_t own_samples;           /* samples between its nested polls */
 };
 #define KOPEN_MAX 8
@@ -897,13 +898,16 @@ static void kq_credit(struct kthread *kt, uint32_t below, const struct kq_ent *e
 {
 	for (uint32_t j = 0; j < below && j < kt->nopen; j++) {
 		struct kopen *o = &kt->open[j];
-		uint64_t asleep = e->woken ? e->woken : e->until, b;
+		uint64_t asleep = e->woken ? e->woken : e->until, b, p;
 
 		if (e->kind == KQ_SAMPLE)
 			continue; /* a sample belongs to one poll only: the innermost (kq_own) */
 		b = e->kind == KQ_BLOCKED ? overlap(e->since, asleep, o->begin, end) : 0;
+		p = overlap(e->since, e->until, o->begin, end) - b;
 		o->blocked += b;
-		o->preempted += overlap(e->since, e->until, o->begin, end) - b;
+		o->preempted += p;
+		if (e->kind == KQ_STOLEN)
+			o->stolen += p;
 	}
 }
 
@@ -1013,6 +1017,11 @@ static int on_kernel(struct analyzer *a, const void *rec, size_t size)
 		e.until = h->ts;
 		e.woken = r->woken >= r->since && r->woken <= h->ts ? r->woken : 0;
 		e.kind = r->flags & TET_OFFCPU_PREEMPTED ? KQ_PREEMPTED : KQ_BLOCKED;
+		if ((r->flags & TET_OFFCPU_STOLEN) && e.kind == KQ_PREEMPTED) {
+			e.kind = KQ_STOLEN;
+			a->t.stolen++;
+			a->t.stolen_ns += h->ts - r->since;
+		}
 		e.k = (struct an_stack_key){ h->pid, r->ustack, r->kstack, r->syscall };
 	}
 	return a->o.sched || a->o.profile ? kq_push(a, h->pid, h->tid, &e) : 0;
@@ -1020,6 +1029,7 @@ static int on_kernel(struct analyzer *a, const void *rec, size_t size)
 
 struct charge {
 	uint64_t preempted, blocked;
+	uint64_t stolen;               /* … of preempted, the hypervisor's */
 	uint64_t own_samples;          /* samples taken in this poll and not in a nested one */
 	uint64_t between_samples;      /* … of them, between its nested polls (the site has them) */
 	const struct kq_ent *longest;  /* the longest blocked period */
@@ -1044,6 +1054,7 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 	if (at != UINT32_MAX) { /* its nested polls' share; then it is no longer open */
 		c->preempted = kt->open[at].preempted;
 		c->blocked = kt->open[at].blocked;
+		c->stolen = kt->open[at].stolen;
 		c->own_samples = c->between_samples = kt->open[at].own_samples;
 		kt->nopen = at;
 	}
@@ -1065,6 +1076,8 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 			p = overlap(e->since, e->until, begin, end) - b;
 			c->blocked += b;
 			c->preempted += p;
+			if (e->kind == KQ_STOLEN)
+				c->stolen += p;
 			a->t.offcpu_in_polls++;
 		}
 		a->ents[a->nents++] = *e;
@@ -1075,6 +1088,7 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 		for (uint32_t j = 0; j < kt->nopen; j++) {
 			kt->open[j].preempted += c->preempted;
 			kt->open[j].blocked += c->blocked;
+			kt->open[j].stolen += c->stolen;
 		}
 	for (size_t i = 0; i < a->nents; i++)
 		if (a->ents[i].kind == KQ_BLOCKED && a->ents[i].until &&
@@ -1169,6 +1183,7 @@ static void finding_split(struct an_finding *f, uint64_t d, uint64_t wait, uint6
 {
 	f->split = true;
 	f->cpu_wait_ns = wait;
+	f->stolen_ns = c->stolen < wait ? c->stolen : wait;
 	f->blocked_ns = blocked;
 	f->on_cpu_ns = d - wait - blocked;
 	f->blocked_at = (struct an_stack_key){ 0, -1, -1, -1 };
@@ -1335,6 +1350,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		blocked = c.blocked < d - wait ? c.blocked : d - wait;
 		t->s.cpu_wait_ns += wait;
 		t->site->cpu_wait_ns += wait;
+		t->site->stolen_ns += c.stolen < wait ? c.stolen : wait;
 		t->s.blocked_ns += blocked;
 		t->site->blocked_ns += blocked;
 	} else if (t->poll_run_delay && r->cpu_wait > t->poll_run_delay && r->h.tid == t->poll_tid) {

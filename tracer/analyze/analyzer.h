@@ -127,6 +127,7 @@ struct an_site {
 	/* pending periods ended (or still open at the end) by what the task waited for */
 	uint64_t wait_n[TET_WAIT_CODES + 1], wait_ns[TET_WAIT_CODES + 1], wait_max_ns[TET_WAIT_CODES + 1];
 	uint64_t cpu_wait_ns;       /* part of busy_ns the polling threads spent preempted */
+	uint64_t stolen_ns;         /* … of it, by the hypervisor (opts.sched, a KVM guest) */
 	uint64_t blocked_ns;        /* part of busy_ns they spent asleep (opts.sched) */
 	uint64_t samples;           /* CPU samples taken inside its polls (opts.sched) */
 	uint64_t yields[TET_YIELD_CODES], results[TET_POLL_CODES], terms[TET_TERM_CODES];
@@ -190,6 +191,7 @@ struct an_finding {
 	uint64_t value_ns;          /* the worst: poll time (long_poll: without the time the thread
 				     * sat preempted, cpu_wait_ns), pending time, … */
 	uint64_t cpu_wait_ns;       /* long_poll: preempted time of that poll, not in value_ns */
+	uint64_t stolen_ns;         /* … of it, the hypervisor's (split) */
 	/* opts.sched: the worst occurrence's poll (long_poll; never_yields: the poll so far), split
 	 * (on_cpu_ns + cpu_wait_ns + blocked_ns = its wall time), and where it slept longest */
 	bool split;
@@ -265,6 +267,7 @@ struct an_totals {
 	uint64_t first_ts, last_ts;
 	/* opts.sched */
 	uint64_t offcpu, samples;          /* records received */
+	uint64_t stolen, stolen_ns;        /* … of offcpu, time the hypervisor took (TET_OFFCPU_STOLEN) */
 	uint64_t offcpu_in_polls, samples_in_polls; /* … charged to a poll */
 	uint64_t kernel_unmatched;         /* … that fell in no poll seen (or came too late) */
 	uint64_t stacks_omitted;           /* stack aggregates beyond the bound (counted only) */

@@ -316,6 +316,7 @@ static int sites_make(struct why_build *b, const struct analyzer *a)
 		ws->site = s;
 		ws->samples = s->samples;
 		ws->preempted_ns = s->cpu_wait_ns;
+		ws->stolen_ns = s->stolen_ns;
 		ws->blocked_ns = s->blocked_ns;
 		ws->on_cpu_ns = s->busy_ns > off ? s->busy_ns - off : 0;
 	}
@@ -446,6 +447,7 @@ static int findings_build(struct why_build *b, const struct analyzer *a)
 		wf->known = true;
 		wf->on_cpu_ns = f[i].on_cpu_ns;
 		wf->preempted_ns = f[i].cpu_wait_ns;
+		wf->stolen_ns = f[i].stolen_ns;
 		wf->blocked_ns = f[i].blocked_ns;
 		if (f[i].blocked_at_ns && (f[i].blocked_at.ustack >= 0 || f[i].blocked_at.kstack >= 0 ||
 					   f[i].blocked_at.syscall >= 0)) {
@@ -474,6 +476,8 @@ int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, stru
 	w->samples = t->samples;
 	w->samples_in_polls = t->samples_in_polls;
 	w->offcpu_periods = t->offcpu_in_polls;
+	w->stolen_periods = t->stolen;
+	w->stolen_ns = t->stolen_ns;
 	w->stack_errors = counters ? counters->stack_errors : 0;
 	ret = sites_build(&b, a);
 	if (!ret)

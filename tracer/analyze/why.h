@@ -36,6 +36,7 @@ struct why_site {
 	const struct an_site *site;
 	uint64_t samples;         /* CPU samples charged to polls of this site */
 	uint64_t on_cpu_ns, preempted_ns, blocked_ns; /* its polls' wall time, split */
+	uint64_t stolen_ns;       /* … of preempted_ns, by the hypervisor */
 	struct why_stack *cpu;    /* CPU samples by stack, most samples first */
 	size_t ncpu;
 	struct why_stack *blocked; /* blocked periods by stack, most time first */
@@ -54,6 +55,7 @@ struct why_hot {
 struct why_finding {          /* parallel to an_findings(): index i describes finding i */
 	bool known;               /* the breakdown below is from the kernel side */
 	uint64_t on_cpu_ns, preempted_ns, blocked_ns; /* the worst occurrence (long_poll: its poll) */
+	uint64_t stolen_ns;       /* … of preempted_ns, by the hypervisor */
 	const struct why_stack *blocked_top; /* where it blocked longest (NULL: never blocked) */
 	uint64_t samples;         /* CPU samples in the finding's polls */
 	struct why_hot hot[WHY_HOT_MAX];
@@ -66,6 +68,9 @@ struct why_report {
 	const char *why_no_sched; /* when !sched */
 	unsigned profile_hz;      /* 0: no CPU profile */
 	const char *why_no_profile;
+	bool steal;               /* time the hypervisor took is told apart from time on CPU */
+	const char *why_no_steal; /* when !steal */
+	uint64_t stolen_periods, stolen_ns; /* … seen (in polls or not) */
 	uint64_t samples, samples_in_polls, offcpu_periods;
 	uint64_t stack_errors;    /* stacks the BPF stack map could not hold (counted, not shown) */
 	const char *notes[WHY_NOTES_MAX]; /* what could not be had honestly, one sentence each:

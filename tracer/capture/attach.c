@@ -274,7 +274,9 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
 				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
 				  s->skel->progs.tet_exit,
-				  &s->skel->rodata->exit_group_dead_arg },
+				  &s->skel->rodata->exit_group_dead_arg,
+				  &s->skel->rodata->steal_clock,
+				  (int64_t *)&s->skel->rodata->steal_rq_delta },
 				  &o->sched, &s->sched_info) &&
 		(s->probes & TET_CLASS_POLL) == TET_CLASS_POLL;
 	ret = tet_usdt_load(s->skel, o->ringbuf_bytes, err, len);
@@ -321,7 +323,7 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	s->o = *o;
 	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
 				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-				  s->skel->progs.tet_exit, NULL },
+				  s->skel->progs.tet_exit, NULL, NULL, NULL },
 				    &o->sched, &s->sched_info);
 	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
 				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,

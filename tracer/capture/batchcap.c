@@ -364,7 +364,9 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 			tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
 					  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
 				  s->skel->progs.tet_exit,
-				  &s->skel->rodata->exit_group_dead_arg },
+				  &s->skel->rodata->exit_group_dead_arg,
+				  &s->skel->rodata->steal_clock,
+				  (int64_t *)&s->skel->rodata->steal_rq_delta },
 					  &o->sched, &s->info.sched);
 	}
 	if (s->info.multi) {
@@ -433,7 +435,7 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	}
 	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
 				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-				  s->skel->progs.tet_exit, NULL },
+				  s->skel->progs.tet_exit, NULL, NULL, NULL },
 				    &o->sched, &s->info.sched);
 	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
 				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,

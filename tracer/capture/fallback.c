@@ -333,7 +333,9 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
 				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
 				  s->skel->progs.tet_exit,
-				  &s->skel->rodata->exit_group_dead_arg },
+				  &s->skel->rodata->exit_group_dead_arg,
+				  &s->skel->rodata->steal_clock,
+				  (int64_t *)&s->skel->rodata->steal_rq_delta },
 				  &o->sched, &s->sched_info);
 	/* io_uring: tet_fb_poll / tet_fb_poll_ret report the SQ ranges */
 	if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
@@ -401,7 +403,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 	s->info.links = s->att.nlinks + s->att.nfds;
 	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
 				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-				  s->skel->progs.tet_exit, NULL },
+				  s->skel->progs.tet_exit, NULL, NULL, NULL },
 				    &s->sched_opts, &s->sched_info);
 	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
 				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,

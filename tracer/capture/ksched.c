@@ -52,6 +52,58 @@ static bool btf_has_tracepoint(const char *name)
 	return tet_btf_tracepoint_args(name) >= 0;
 }
 
+/* Offset of per-CPU variable `name` in vmlinux BTF's .data..percpu, -1 if absent. */
+static long long percpu_offset(const struct btf *vm, const char *name)
+{
+	int sec = btf__find_by_name_kind(vm, ".data..percpu", BTF_KIND_DATASEC);
+	const struct btf_type *t = sec > 0 ? btf__type_by_id(vm, (__u32)sec) : NULL;
+	const struct btf_var_secinfo *vs = t ? btf_var_secinfos(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(vm, vs->type);
+
+		if (v && btf_is_var(v) && !strcmp(btf__name_by_offset(vm, v->name_off), name))
+			return vs->offset;
+	}
+	return -1;
+}
+
+/* KVM's per-CPU steal clock (struct kvm_steal_time steal_time, arch/x86/kernel/kvm.c), in any
+ * kernel built as a KVM guest; the host fills it when it offers steal time (else it stays 0).
+ * BPF reads it at its distance from the runqueue (sched.bpf.h): both variables' offsets, and
+ * the cfs_rq → rq link the BPF side follows, must be in vmlinux BTF. */
+static bool btf_steal_clock(int64_t *delta)
+{
+	long long st, rq;
+	struct btf *vm;
+	int cfs;
+
+	if (getenv("TET_TEST_NO_STEAL_CLOCK")) /* tests: a kernel without it */
+		return false;
+	vm = btf__load_vmlinux_btf();
+	if (!vm)
+		return false;
+	st = percpu_offset(vm, "steal_time");
+	rq = percpu_offset(vm, "runqueues");
+	cfs = btf__find_by_name_kind(vm, "cfs_rq", BTF_KIND_STRUCT);
+	if (cfs > 0) {
+		const struct btf_type *t = btf__type_by_id(vm, (__u32)cfs);
+		const struct btf_member *m = btf_members(t);
+		int i;
+
+		for (i = 0; i < btf_vlen(t); i++, m++)
+			if (!strcmp(btf__name_by_offset(vm, m->name_off), "rq"))
+				break;
+		if (i == btf_vlen(t))
+			cfs = -1;
+	}
+	btf__free(vm);
+	if (st < 0 || rq < 0 || cfs <= 0)
+		return false;
+	*delta = st - rq;
+	return true;
+}
+
 static bool btf_tracepoints(void)
 {
 	if (getenv("TET_TEST_NO_SCHED_TP")) /* tests: a kernel without them */
@@ -65,6 +117,7 @@ bool tet_sched_prepare(const struct tet_sched_progs *p, const struct tet_sched_o
 {
 	int exit_args = getenv("TET_TEST_NO_EXIT_TP") ? -1 : /* tests: a kernel without it */
 			tet_btf_tracepoint_args("btf_trace_sched_process_exit");
+	int64_t delta = 0;
 
 	memset(info, 0, sizeof(*info));
 	info->exits = exit_args >= 1;
@@ -81,6 +134,17 @@ bool tet_sched_prepare(const struct tet_sched_progs *p, const struct tet_sched_o
 	bpf_program__set_autoload(p->sw, info->on);
 	bpf_program__set_autoload(p->wk, info->on);
 	bpf_program__set_autoload(p->sample, !o->off && o->profile_hz);
+	if (o->off)
+		info->why_no_steal = "turned off (--no-sched)";
+	else if (!info->on)
+		info->why_no_steal = "needs the sched tracepoints";
+	else if (!btf_steal_clock(&delta))
+		info->why_no_steal = "not a KVM guest (no steal clock): time a hypervisor takes from a poll counts as on CPU";
+	info->steal = !info->why_no_steal;
+	if (p->steal_clock) {
+		*p->steal_clock = info->steal;
+		*p->steal_rq_delta = info->steal ? delta : 0;
+	}
 	if (o->off)
 		info->why_no_profile = "turned off (--no-sched)";
 	else if (!o->profile_hz)
@@ -146,7 +210,8 @@ struct tet_sched *tet_sched_attach(const struct tet_sched_progs *p, const struct
 	if (!s) {
 		info->on = false;
 		info->why_no_sched = info->why_no_profile = info->why_no_exits = "out of memory";
-		info->exits = false;
+		info->why_no_steal = "out of memory";
+		info->exits = info->steal = false;
 		return NULL;
 	}
 	if (info->on) {
@@ -157,6 +222,8 @@ struct tet_sched *tet_sched_attach(const struct tet_sched_progs *p, const struct
 			s->sw = NULL;
 			info->on = false;
 			info->why_no_sched = "the kernel refused the sched_switch/sched_wakeup programs: polls are not split into on-CPU, preempted and blocked time";
+			info->steal = false;
+			info->why_no_steal = "needs the sched tracepoints";
 		}
 	}
 	if (!o->off && o->profile_hz)

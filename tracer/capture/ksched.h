@@ -27,6 +27,9 @@ struct tet_sched_info {
 	unsigned profile_hz;      /* 0: no CPU profile */
 	const char *why_no_profile;
 	size_t perf_events;       /* one per CPU */
+	bool steal;               /* time the hypervisor takes from a poll is told apart (KVM's
+				   * steal clock, sched.bpf.h); else it counts as on CPU */
+	const char *why_no_steal;
 	bool exits;               /* sched_process_exit attached: how the process ended is known
 				   * (a fatal signal, a core dump, the exit status) */
 	const char *why_no_exits;
@@ -35,6 +38,8 @@ struct tet_sched_info {
 struct tet_sched_progs {
 	struct bpf_program *sw, *wk, *sample, *exit;
 	bool *exit_group_dead_arg;    /* the object's rodata (before the load; NULL after) */
+	bool *steal_clock;            /* … */
+	int64_t *steal_rq_delta;      /* … */
 };
 
 /* Before the BPF object is loaded: can the kernel run the sched programs (BTF tracepoints

@@ -1094,6 +1094,8 @@ static void why_meta(struct why_report *w, struct tet_session *sess, const struc
 	w->why_no_sched = si->why_no_sched;
 	w->profile_hz = si->profile_hz;
 	w->why_no_profile = si->why_no_profile;
+	w->steal = si->steal;
+	w->why_no_steal = si->why_no_steal;
 	if ((si->on || si->profile_hz) &&
 	    why_build(w, an, tet_session_stacks_fd(sess), ss, c))
 		p_warn("out of memory: the stacks of the report are incomplete");

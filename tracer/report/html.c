@@ -169,11 +169,14 @@ static void why_finding_html(FILE *out, const struct why_finding *wf)
 
 	if (!wf)
 		return;
-	if (wf->on_cpu_ns || wf->preempted_ns || wf->blocked_ns)
-		fprintf(out, "<div class=\"why\">on CPU %s · preempted %s · blocked %s</div>",
+	if (wf->on_cpu_ns || wf->preempted_ns || wf->blocked_ns) {
+		fprintf(out, "<div class=\"why\">on CPU %s · preempted %s",
 			fmt_duration(wf->on_cpu_ns, x, sizeof(x)),
-			fmt_duration(wf->preempted_ns, y, sizeof(y)),
-			fmt_duration(wf->blocked_ns, z, sizeof(z)));
+			fmt_duration(wf->preempted_ns, y, sizeof(y)));
+		if (wf->stolen_ns)
+			fprintf(out, " (%s by the hypervisor)", fmt_duration(wf->stolen_ns, x, sizeof(x)));
+		fprintf(out, " · blocked %s</div>", fmt_duration(wf->blocked_ns, z, sizeof(z)));
+	}
 	if (b && (b->syscall || b->nframes)) {
 		fprintf(out, "<div class=\"why\">blocked %s in <code>", fmt_duration(b->ns, x, sizeof(x)));
 		esc(out, b->syscall ? b->syscall : "the kernel");
@@ -834,6 +837,7 @@ static void j_finding_why(struct jw *w, const struct why_finding *wf)
 	jw_obj_begin(w);
 	jw_ku64(w, "on_cpu_ns", wf->on_cpu_ns);
 	jw_ku64(w, "preempted_ns", wf->preempted_ns);
+	jw_ku64(w, "stolen_ns", wf->stolen_ns);
 	jw_ku64(w, "blocked_ns", wf->blocked_ns);
 	jw_ku64(w, "samples", wf->samples);
 	jw_key(w, "blocked_top");
@@ -1019,6 +1023,7 @@ static void j_why_site(struct jw *w, const struct why_site *s, const struct why_
 	jw_ku64(w, "samples", s->samples);
 	jw_ku64(w, "on_cpu_ns", s->on_cpu_ns);
 	jw_ku64(w, "preempted_ns", s->preempted_ns);
+	jw_ku64(w, "stolen_ns", s->stolen_ns);
 	jw_ku64(w, "blocked_ns", s->blocked_ns);
 	jw_ku64(w, "cpu_stacks", s->ncpu);
 	jw_ku64(w, "cpu_other", sel->cpu_other);

@@ -114,6 +114,11 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 
 			snprintf(what + l, sizeof(what) - l, " not counting %s its thread sat preempted",
 				 fmt_duration(f->cpu_wait_ns, w, sizeof(w)));
+			if (f->stolen_ns >= 1000) {
+				l = strlen(what);
+				snprintf(what + l, sizeof(what) - l, " (%s of it by the hypervisor)",
+					 fmt_duration(f->stolen_ns, w, sizeof(w)));
+			}
 		}
 		if (f->occurrences > 1) {
 			size_t l = strlen(what);
@@ -686,11 +691,15 @@ const char *why_finding_line(const struct why_finding *wf, char *buf, size_t len
 	size_t o = 0;
 
 	buf[0] = 0;
-	if (wf->known)
-		o = wadd(buf, len, o, "on CPU %s · preempted %s · blocked %s",
+	if (wf->known) {
+		o = wadd(buf, len, o, "on CPU %s · preempted %s",
 			fmt_duration(wf->on_cpu_ns, a, sizeof(a)),
-			fmt_duration(wf->preempted_ns, b, sizeof(b)),
-			fmt_duration(wf->blocked_ns, c, sizeof(c)));
+			fmt_duration(wf->preempted_ns, b, sizeof(b)));
+		if (wf->stolen_ns)
+			o = wadd(buf, len, o, " (%s by the hypervisor)",
+				fmt_duration(wf->stolen_ns, a, sizeof(a)));
+		o = wadd(buf, len, o, " · blocked %s", fmt_duration(wf->blocked_ns, c, sizeof(c)));
+	}
 	if (wf->blocked_top) {
 		o = wadd(buf, len, o, "%sblocked %s in %s", o ? "; " : "",
 			fmt_duration(wf->blocked_top->ns, a, sizeof(a)),
@@ -720,6 +729,9 @@ static void print_why(FILE *out, const struct report_meta *m)
 		fprintf(out, "\nno poll time split: %s\n", w->why_no_sched);
 	if (w->why_no_profile && w->sched)
 		fprintf(out, "no CPU profile: %s\n", w->why_no_profile);
+	if (w->stolen_ns)
+		fprintf(out, "the hypervisor took %s from the traced threads (%llu times), counted as preempted, not on CPU\n",
+			fmt_duration(w->stolen_ns, a, sizeof(a)), (unsigned long long)w->stolen_periods);
 	for (size_t i = 0; i < w->nnotes; i++)
 		fprintf(out, "note: %s\n", w->notes[i]);
 	if (!w->nsites)
@@ -1129,6 +1141,7 @@ static void j_why_finding(struct jw *w, const struct why_finding *wf)
 	if (wf->known) {
 		jw_ku64(w, "on_cpu_ns", wf->on_cpu_ns);
 		jw_ku64(w, "preempted_ns", wf->preempted_ns);
+		jw_ku64(w, "stolen_ns", wf->stolen_ns);
 		jw_ku64(w, "blocked_ns", wf->blocked_ns);
 	}
 	jw_key(w, "blocked_in");
@@ -1179,6 +1192,10 @@ void report_json_why_head(struct jw *w, const struct why_report *r)
 	jw_kstr(w, "why_no_sched", r->why_no_sched);
 	jw_ku64(w, "profile_hz", r->profile_hz);
 	jw_kstr(w, "why_no_profile", r->why_no_profile);
+	jw_kbool(w, "steal", r->steal);
+	jw_kstr(w, "why_no_steal", r->why_no_steal);
+	jw_ku64(w, "stolen_periods", r->stolen_periods);
+	jw_ku64(w, "stolen_ns", r->stolen_ns);
 	jw_ku64(w, "cpu_samples", r->samples);
 	jw_ku64(w, "cpu_samples_in_polls", r->samples_in_polls);
 	jw_ku64(w, "offcpu_periods_in_polls", r->offcpu_periods);
@@ -1209,6 +1226,7 @@ static void j_why(struct jw *w, const struct why_report *r)
 		jw_ku64(w, "cpu_samples", ws->samples);
 		jw_ku64(w, "on_cpu_ns", ws->on_cpu_ns);
 		jw_ku64(w, "preempted_ns", ws->preempted_ns);
+		jw_ku64(w, "stolen_ns", ws->stolen_ns);
 		jw_ku64(w, "blocked_ns", ws->blocked_ns);
 		j_why_stacks(w, "cpu_stacks", ws->cpu, ws->ncpu, 20, false);
 		j_why_stacks(w, "blocked_stacks", ws->blocked, ws->nblocked, 10, true);
@@ -1243,6 +1261,7 @@ static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate, 
 	jw_ku64(w, "polls", s->polls);
 	jw_ku64(w, "busy_ns", s->busy_ns);
 	jw_ku64(w, "preempted_ns", s->cpu_wait_ns);
+	jw_ku64(w, "stolen_ns", s->stolen_ns);
 	jw_ku64(w, "blocked_ns", s->blocked_ns);
 	jw_ku64(w, "on_cpu_ns", s->busy_ns > s->cpu_wait_ns + s->blocked_ns ?
 		s->busy_ns - s->cpu_wait_ns - s->blocked_ns : 0);
@@ -1791,8 +1810,10 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		if (m->flight)
 			jw_kbool(w, "trigger", report_is_trigger(m, &f[i]));
 		jw_ku64(w, "value_ns", f[i].value_ns);
-		if (f[i].kind == AN_LONG_POLL)
+		if (f[i].kind == AN_LONG_POLL) {
 			jw_ku64(w, "preempted_ns", f[i].cpu_wait_ns);
+			jw_ku64(w, "stolen_ns", f[i].stolen_ns);
+		}
 		if (f[i].kind == AN_SELF_WAKE) {
 			jw_kdouble(w, "ratio", f[i].ratio);
 			jw_kdouble(w, "threshold_ratio", o->self_wake_ratio);

@@ -668,6 +668,8 @@
       if (i) line.appendChild(document.createTextNode(' · '));
       line.appendChild(sw);
       line.appendChild(document.createTextNode(p[0] + ' ' + dur(p[1] || 0) + (total ? ' (' + pct((p[1] || 0) / total) + ')' : '')));
+      if (p[2] === 'preempted' && s.stolen_ns)
+        line.appendChild(document.createTextNode(', ' + dur(s.stolen_ns) + ' of it by the hypervisor'));
     });
     box.appendChild(line);
     if (total) {
