@@ -144,11 +144,13 @@ struct {
 	__type(value, struct steal_mark);
 } steal_marks SEC(".maps");
 
-/* Marks this CPU's steal clock; with `send` (a target thread `tid` of `tgid`, inside a poll, has
- * been on this CPU since the previous mark) the steal since that mark goes to the ring first. */
-static __always_inline void steal_window(bool send, __u32 tgid, __u32 tid)
+/* Marks this CPU's steal clock, read through the runqueue of `t`, a target thread switching in or
+ * out or sampled here (the idle task, say, has none); with `send` (t, thread `tid` of `tgid`, is
+ * inside a poll and has been on this CPU since the previous mark) the steal since that mark goes
+ * to the ring first. A clock that cannot be read leaves no mark: a window never spans another
+ * thread's stint. */
+static __always_inline void steal_window(struct task_struct *t, bool send, __u32 tgid, __u32 tid)
 {
-	struct task_struct *cur;
 	struct tet_offcpu_rec *r;
 	struct steal_mark *m;
 	__u64 now, steal = 0, since;
@@ -160,11 +162,12 @@ static __always_inline void steal_window(bool send, __u32 tgid, __u32 tid)
 	m = bpf_map_lookup_elem(&steal_marks, &zero);
 	if (!m)
 		return;
-	cur = bpf_get_current_task_btf();
-	rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	rq = BPF_CORE_READ(t, se.cfs_rq, rq);
 	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id() ||
-	    bpf_probe_read_kernel(&steal, sizeof(steal), (void *)rq + steal_rq_delta) < 0)
+	    bpf_probe_read_kernel(&steal, sizeof(steal), (void *)rq + steal_rq_delta) < 0) {
+		m->ts = 0;
 		return;
+	}
 	now = bpf_ktime_get_ns();
 	/* a clock that went back or grew more than the window did is not one (the window is one
 	 * thread's stint on this CPU, unbroken by switches): no record, a new mark */
@@ -204,7 +207,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 
 	if (!in_poll(prev))
 		return;
-	steal_window(true, BPF_CORE_READ(prev, tgid), (__u32)BPF_CORE_READ(prev, pid));
+	steal_window(prev, true, BPF_CORE_READ(prev, tgid), (__u32)BPF_CORE_READ(prev, pid));
 	st = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		if ((c = counters_get()))
@@ -271,7 +274,7 @@ int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_str
 		switch_out(ctx, prev, preempt);
 	if (ntgid && of_target(ntgid)) {
 		switch_in(next, ntgid);
-		steal_window(false, 0, 0);
+		steal_window(next, false, 0, 0);
 	}
 	return 0;
 }
@@ -295,12 +298,14 @@ int tet_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), ip;
 	__u32 tgid = id >> 32;
+	struct task_struct *cur;
 	struct tet_sample_rec *r;
 	struct tet_counters *c;
 
 	if (!tgid || !of_target(tgid) || stopped())
 		return 0;
-	steal_window(in_poll(bpf_get_current_task_btf()), tgid, (__u32)id);
+	cur = bpf_get_current_task_btf();
+	steal_window(cur, in_poll(cur), tgid, (__u32)id);
 	c = counters_get();
 	if (!c)
 		return 0;
