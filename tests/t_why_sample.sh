@@ -34,7 +34,7 @@ cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 run() {  # run TAG BIN CAPTURE_ARGS...
     local tag=$1 bin=$2; shift 2
     rm -f "$TMPD/start.$tag"
-    start_bg "svc.$tag" "$bin" serve --workers 2 --pathology all --load 50 --duration 20s \
+    start_bg "svc.$tag" "$bin" serve --workers 2 --pathology all --load 50 --duration 90s \
         --wait-start "$TMPD/start.$tag"
     SP=$BG_PID
     for _ in $(seq 200); do [ "$(readlink "/proc/$SP/exe")" = "$(readlink -f "$bin")" ] && break; sleep 0.05; done

@@ -74,13 +74,19 @@ start_bg() {
 # bt_stop PID LABEL: stops a bpftrace we started with SIGINT and waits for it to exit: it prints
 # its maps only after detaching every probe, which under load takes long (5 s for ~115 uprobes
 # with both CPUs busy; a 60 s wait ran out once), so reading its output earlier finds no counts.
-# A bpftrace still running after 300 s is a failure of its own.
+# The SIGINT is sent again every 30 s: a bpftrace once sat 300 s after a single one without
+# exiting (a fresh-clone CI run, t_fallback_counts; why is not known: one lost signal would
+# explain it), and bpftrace takes more like the first (0.17, checked: three in a row, it still
+# printed its maps and exited 0). Still running after 300 s is a failure of its own.
 bt_stop() {
-    local t0=$SECONDS
-    kill -INT "$1" 2>/dev/null
-    wait_exit "$1" 300
-    if [ "$RC" = timeout ]; then not_ok "$2: bpftrace did not exit within 300 s of SIGINT"
-    else echo "# $2: bpftrace exited $(( SECONDS - t0 )) s after SIGINT"; fi
+    local t0=$SECONDS n=0
+    while [ $n -lt 10 ]; do
+        kill -INT "$1" 2>/dev/null; n=$((n + 1))
+        wait_exit "$1" 30
+        [ "$RC" = timeout ] || break
+    done
+    if [ "$RC" = timeout ]; then not_ok "$2: bpftrace did not exit within 300 s of SIGINT ($n sent)"
+    else echo "# $2: bpftrace exited $(( SECONDS - t0 )) s after SIGINT ($n sent)"; fi
 }
 
 # wait_exit PID TIMEOUT_S: waits for our child PID; sets RC (its status, or "timeout")
