@@ -128,8 +128,8 @@ static __always_inline __s64 syscall_of(struct task_struct *t)
  * `steal`. Its per-CPU variable steal_time is not in kallsyms unless the kernel has
  * CONFIG_KALLSYMS_ALL, so it is found the way the kernel finds it, next to this CPU's runqueue:
  * both are per-CPU variables, at the distance their offsets in vmlinux BTF's .data..percpu give
- * (steal_rq_delta, set by user space with steal_clock). The runqueue comes from the current
- * task (se.cfs_rq->rq) and is checked to be this CPU's. */
+ * (steal_rq_delta, set by user space with steal_clock). The runqueue comes from the target
+ * thread switching or sampled here (se.cfs_rq->rq) and is checked to be this CPU's. */
 const volatile bool steal_clock = false;
 const volatile __s64 steal_rq_delta = 0;
 
@@ -200,14 +200,14 @@ static __always_inline void steal_window(struct task_struct *t, bool send, __u32
 
 /* Task storage is only touched here, in the scheduler's tracepoints (not preemptible): the
  * state is made at a thread's first switch out inside a poll. */
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt)
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 tgid, bool preempt)
 {
 	struct offcpu_state *st;
 	struct tet_counters *c;
 
 	if (!in_poll(prev))
 		return;
-	steal_window(prev, true, BPF_CORE_READ(prev, tgid), (__u32)BPF_CORE_READ(prev, pid));
+	steal_window(prev, true, tgid, (__u32)BPF_CORE_READ(prev, pid));
 	st = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		if ((c = counters_get()))
@@ -271,7 +271,7 @@ int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_str
 	if (stopped())
 		return 0;
 	if (ptgid && of_target(ptgid))
-		switch_out(ctx, prev, preempt);
+		switch_out(ctx, prev, ptgid, preempt);
 	if (ntgid && of_target(ntgid)) {
 		switch_in(next, ntgid);
 		steal_window(next, false, 0, 0);
@@ -304,8 +304,10 @@ int tet_sample(struct bpf_perf_event_data *ctx)
 
 	if (!tgid || !of_target(tgid) || stopped())
 		return 0;
-	cur = bpf_get_current_task_btf();
-	steal_window(cur, in_poll(cur), tgid, (__u32)id);
+	if (steal_clock) { /* in_poll reads the thread's memory: not for nothing */
+		cur = bpf_get_current_task_btf();
+		steal_window(cur, in_poll(cur), tgid, (__u32)id);
+	}
 	c = counters_get();
 	if (!c)
 		return 0;

@@ -11,8 +11,9 @@
 #    would read something else;
 #  - the stolen time the report charges is at most what /proc/stat says all CPUs lost over the
 #    capture (plus 20 ms of tick rounding per CPU);
-#  - without the steal clock (TET_TEST_NO_STEAL_CLOCK, a kernel that is not a KVM guest) and
-#    with --no-sched the capture goes on and the report says why there is no split.
+#  - without the steal clock (TET_TEST_NO_STEAL_CLOCK, a kernel that is not a KVM guest), without
+#    the sched tracepoints (TET_TEST_NO_SCHED_TP) and with --no-sched the capture goes on and the
+#    report says why there is no split.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -95,6 +96,12 @@ check_eq "no steal clock: why.steal false" false "$(jqr "$TMPD/off.json" .why.st
 check "no steal clock: why_no_steal names it" grep -q "not a KVM guest" <<< "$(jqr "$TMPD/off.json" .why.why_no_steal)"
 check_eq "no steal clock: nothing stolen" 0 "$(jqr "$TMPD/off.json" .why.stolen_ns)"
 check "no steal clock: polls still split" test "$(jqr "$TMPD/off.json" .why.sched)" = true
+
+run notp TET_TEST_NO_SCHED_TP=1 || die_test "the traced run did not start"
+finish_run notp
+check "no sched tracepoints: why_no_steal says it needs them" \
+    grep -q "needs the sched tracepoints" <<< "$(jqr "$TMPD/notp.json" '.why.why_no_steal // empty')"
+check_eq "no sched tracepoints: why.steal false" false "$(jqr "$TMPD/notp.json" .why.steal)"
 
 run nosched --no-sched || die_test "the traced run did not start"
 finish_run nosched
