@@ -864,7 +864,7 @@ struct flight_rt {
 	struct fr_store *store;
 	struct fr_pending q[FR_PENDING_MAX];
 	size_t nq;
-	uint64_t last_throttled;   /* the last detector / threshold trigger taken */
+	uint64_t last_throttled;   /* the event time of the last detector / threshold trigger taken */
 	bool throttled_once;
 	uint64_t suppressed, dumps, failed;
 	pid_t child;
@@ -899,21 +899,30 @@ struct event_ctx {
 
 static uint64_t mono_ns(void);
 
-/* Queues a dump. Detector and threshold triggers (throttled) are held to the cooldown. */
+/*
+ * Queues a dump. Detector and threshold triggers (throttled) are held to the cooldown, on the
+ * clock of the events that fired them (the time a dump is named after), not the time the
+ * analysis got to them: that lags by up to the batched capture's ordering horizon, and by
+ * different amounts from one trigger to the next. Detections can come out of event order
+ * (threads' batches, tick-time detections), so the distance is taken either way.
+ */
 static void fr_fire(struct flight_rt *fl, const struct report_trigger *t, uint32_t pid_filter,
 		    uint32_t name_pid, bool throttled, bool exit)
 {
 	uint64_t now = mono_ns();
+	uint64_t at = t->at_ns ? t->at_ns : now;
 	struct fr_pending *p;
 	char post[32];
 
-	if ((throttled && fl->throttled_once && now - fl->last_throttled < fl->o->cooldown_ns) ||
+	if ((throttled && fl->throttled_once &&
+	     (at > fl->last_throttled ? at - fl->last_throttled : fl->last_throttled - at) <
+	     fl->o->cooldown_ns) ||
 	    fl->nq == FR_PENDING_MAX) {
 		fl->suppressed++;
 		return;
 	}
 	if (throttled) {
-		fl->last_throttled = now;
+		fl->last_throttled = at;
 		fl->throttled_once = true;
 	}
 	p = &fl->q[fl->nq++];
@@ -1328,10 +1337,16 @@ static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
 	rf.triggers_suppressed = fl->suppressed;
 	rf.trigger = p->t;
 
-	clock_gettime(CLOCK_REALTIME, &wall_now);
-	{ /* wall clock of the window's start and of the trigger */
-		int64_t back = (int64_t)(mono - from), tback = (int64_t)(mono - p->t.at_ns);
-		int64_t ns = (int64_t)wall_now.tv_sec * (int64_t)NSEC_PER_SEC + wall_now.tv_nsec;
+	{ /* wall clock of the window's start and of the trigger: the two clocks read back to
+	   * back (this child runs at the recorder's nice; a preemption between reads far apart
+	   * would shift the names) */
+		uint64_t m = mono_ns();
+		int64_t back, tback, ns;
+
+		clock_gettime(CLOCK_REALTIME, &wall_now);
+		back = (int64_t)(m - from);
+		tback = (int64_t)(m - p->t.at_ns);
+		ns = (int64_t)wall_now.tv_sec * (int64_t)NSEC_PER_SEC + wall_now.tv_nsec;
 
 		meta.wall_start.tv_sec = (time_t)((ns - back) / (int64_t)NSEC_PER_SEC);
 		meta.wall_start.tv_nsec = (long)((ns - back) % (int64_t)NSEC_PER_SEC);

@@ -1076,6 +1076,8 @@ void report_json_started(struct jw *w, const struct report_meta *m)
 	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	jw_kstr(w, "started_at", iso);
 	jw_ku64(w, "duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	/* the _at_ns offsets' origin on the system's clock: lines up with other tools' stamps */
+	jw_ku64(w, "monotonic_start_ns", m->start_ns);
 }
 
 void report_json_thresholds_ns(struct jw *w, const struct an_opts *o)
