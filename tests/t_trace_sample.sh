@@ -8,7 +8,8 @@
 # (stall_reason sync, waiting_for oneshot_recv) — and the healthy paths (connections, load
 # clients, the /work subtask, the pathology drivers on their 1 s intervals, the spawn storm's tiny
 # tasks, slow_dependency's 1.5 s timer: its pending time labelled a timer wait) produce no
-# finding. Every pending task at the end says what it waits for; `unknown` only at the
+# finding (but for a lone long poll that a machine stall recorded by stallmon explains:
+# tests/stall_excuse.py). Every pending task at the end says what it waits for; `unknown` only at the
 # lost_waker site (it registers nothing). Nothing is dropped, type names decode, the workers are
 # seen parking. Default thresholds: with wait reasons a timer wait is never taken for a stall.
 . "$(dirname "$0")/lib.sh"
@@ -39,8 +40,10 @@ for line in "${LINES[@]}"; do
     start_bg "tr.$tk" "$TRACER" --pid "$sp" --capture "$cap" --duration 6s --ringbuf-size 128M -o "$TMPD/$tk.json"
     tp=$BG_PID
     wait_for_line "$TMPD/tr.$tk.err" attached 20 || { not_ok "$L: attached"; cat "$TMPD/tr.$tk.err"; continue; }
+    stallmon_start "$tk"
     touch "$TMPD/start.$tk"
-    wait_exit "$tp" 40
+    wait_exit "$tp" 120
+    stallmon_stop
     check_eq "$L: tracer exit 0 after --duration" 0 "$RC"
     stop_pid "$sp"
     # the checks read the report ~25 times: from the parts they use (pending tasks only), not
@@ -71,9 +74,15 @@ for line in "${LINES[@]}"; do
         "$(jqr "$R" '[.tasks[] | select(.state == "pending" and .wait == null)] | length') $(jqr "$R" "[.tasks[] | select(.state == \"pending\" and .wait.kind == \"unknown\") | select($(sel lost_waker | sed 's/^select(/(/') | not) | .location] | unique | join(\",\")")"
     check "$L: stalled_task findings have a live waker" \
         test "$(jqr "$R" "[.findings[] | $(sel stalled_task) | select(.kind == \"stalled\") | .live_wakers] | min")" -ge 1
-    # healthy: every finding is at a pathology site
-    allowed=$(printf '%s\n' "${PATHO[@]}" | while read -r s; do echo "${LOC[$s]}"; done | jq -R . | jq -s .)
-    check_eq "$L: no finding outside the pathology sites" "" \
+    # healthy: every finding is at a pathology site, but for a lone long poll at a healthy site
+    # that a machine stall the tracer cannot see (recorded by stallmon) explains
+    hl=(); for s in "${HEALTHY[@]}"; do hl+=("${LOC[$s]}"); done
+    excuse=$(python3 "$ROOT/tests/stall_excuse.py" "$TMPD/$tk.json" "$STALLS" "${hl[@]}")
+    sed 's/^/# /' <<< "$excuse"
+    check_eq "$L: healthy sites: no finding, but a lone long poll a recorded machine stall explains" \
+        ok "$(tail -n 1 <<< "$excuse")"
+    allowed=$(printf '%s\n' "${PATHO[@]}" "${HEALTHY[@]}" | while read -r s; do echo "${LOC[$s]}"; done | jq -R . | jq -s .)
+    check_eq "$L: no finding outside the pathology and healthy sites" "" \
         "$(jq -r --argjson ok "$allowed" '.findings[] | select(.location as $l | [$ok[] | . as $s | ($l // "") | endswith($s)] | any | not) | "\(.kind)@\(.location)"' "$R" | sort -u | tr '\n' ' ')"
     for s in "${HEALTHY[@]}"; do
         check "$L: healthy site $s traced (tasks > 0)" \

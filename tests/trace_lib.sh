@@ -89,6 +89,22 @@ bt_stop() {
     else echo "# $2: bpftrace exited $(( SECONDS - t0 )) s after SIGINT ($n sent)"; fi
 }
 
+# stallmon_start NAME: starts the stall witness (build/fixtures/stallmon: a SCHED_FIFO thread per
+# CPU noting every wake-up it got over 2 ms late) and waits until it watches; STALLS is its
+# record. A witness that cannot run fails the test (tests/stall_excuse.py would excuse nothing).
+# stallmon_stop: stops it and prints its summary.
+stallmon_start() {
+    need_file "$BUILD/fixtures/stallmon" "fixture stallmon"
+    start_bg "stallmon.$1" "$BUILD/fixtures/stallmon"
+    STALLMON_PID=$BG_PID STALLS="$TMPD/stallmon.$1.out"
+    wait_for_line "$STALLS" '^ready' 10 || not_ok "stallmon watching: $(cat "$TMPD/stallmon.$1.err")"
+}
+stallmon_stop() {
+    kill -INT "$STALLMON_PID" 2> /dev/null
+    wait_exit "$STALLMON_PID" 10
+    echo "# $(grep '^stallmon:' "$STALLS" || echo "stallmon: no summary (exit $RC)")"
+}
+
 # wait_exit PID TIMEOUT_S: waits for our child PID; sets RC (its status, or "timeout")
 wait_exit() {
     local i

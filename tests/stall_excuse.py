@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""stall_excuse.py REPORT STALLS SITE…: the findings of REPORT at the healthy sites SITE (location
+suffixes, "file:line:col"), each judged against the machine stalls that stallmon
+(tests/fixtures/trace/stallmon.c) recorded in STALLS during the capture.
+
+A healthy site's finding is excused only when it is a single long poll (occurrences 1) that a
+recorded stall explains: the stall overlaps the poll's wall time on one CPU by so much that the
+poll, less that overlap, stays under the long_poll threshold. A stall is a stretch in which a
+SCHED_FIFO thread pinned to that CPU could not run, so nothing of the traced program ran there
+either; the tracer, which reads the hypervisor's steal clock but cannot see host work it does
+not count or the guest kernel keeping a CPU, takes such time as the poll's own.
+
+Prints one line per finding at a healthy site ("excused: …" or "NOT EXCUSED: …") and, last, "ok"
+when every one is excused, else "unexcused N". Exit 0 either way; 2 on bad input."""
+import json
+import sys
+
+
+def main():
+    if len(sys.argv) < 4:
+        print("usage: stall_excuse.py REPORT STALLS SITE…", file=sys.stderr)
+        return 2
+    try:
+        rep = json.load(open(sys.argv[1]))
+        lines = open(sys.argv[2]).read().splitlines()
+    except (OSError, ValueError) as e:
+        print(f"stall_excuse.py: {e}", file=sys.stderr)
+        return 2
+    sites = sys.argv[3:]
+    start = rep["capture"].get("monotonic_start_ns")
+    stalls = []  # (cpu, from, to), CLOCK_MONOTONIC ns
+    for ln in lines:
+        if ln.startswith("stall "):
+            f = dict(kv.split("=", 1) for kv in ln.split()[1:])
+            stalls.append((int(f["cpu"]), int(f["from"]), int(f["to"])))
+    unexcused = 0
+    for x in rep["findings"]:
+        loc = x.get("location") or ""
+        if not any(loc.endswith(s) for s in sites):
+            continue
+        what = f"{x['kind']} at {loc} task {x['task_id']}"
+        why = None
+        if x["kind"] != "long_poll":
+            why = "not a long poll"
+        elif x.get("occurrences") != 1:
+            why = f"{x.get('occurrences')} long polls, not one"
+        elif start is None:
+            why = "the report has no capture.monotonic_start_ns"
+        if why is None:
+            p0 = start + x["first_at_ns"]
+            p1 = p0 + x["value_ns"] + (x.get("preempted_ns") or 0)
+            by_cpu = {}
+            for cpu, a, b in stalls:
+                ov = min(b, p1) - max(a, p0)
+                if ov > 0:
+                    by_cpu[cpu] = by_cpu.get(cpu, 0) + ov
+            ov = max(by_cpu.values(), default=0)
+            left = x["value_ns"] - ov
+            detail = (f"poll {x['value_ns'] / 1e6:.2f} ms (+{(x.get('preempted_ns') or 0) / 1e6:.2f} ms preempted)"
+                      f" at {x['first_at_ns'] / 1e6:.1f} ms; stalls overlapping it on one CPU: {ov / 1e6:.2f} ms;"
+                      f" split: {(x.get('why') or {}).get('summary')}")
+            if left < x["threshold_ns"]:
+                print(f"excused: {what}: {detail}: {left / 1e6:.2f} ms without the stall, under the threshold")
+                continue
+            why = f"{detail}: still {left / 1e6:.2f} ms without it"
+        unexcused += 1
+        print(f"NOT EXCUSED: {what}: {why}")
+    print("ok" if not unexcused else f"unexcused {unexcused}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
