@@ -33,11 +33,14 @@ echo "demo: starting the sample service (tokio $LINE, usdt probes) with every pa
 "$BIN" serve --pathology all --load "$RPS" --workers 2 --duration $((SECS + 10))s \
     --wait-start "$TMP/start" > "$TMP/svc.out" 2> "$TMP/svc.err" &
 SVC=$!
-sleep 0.2
+# the background job is a shell for a moment before its exec: trace the service, not the shell
+want=$(readlink -f "$BIN")
+for _ in $(seq 200); do [ "$(readlink "/proc/$SVC/exe" 2>/dev/null)" = "$want" ] && break; sleep 0.05; done
+[ "$(readlink "/proc/$SVC/exe" 2>/dev/null)" = "$want" ] || die "the sample service did not start ($BIN)"
 "$TRACER" --pid "$SVC" --duration "${SECS}s" --output "$OUT/report.json" --output "$OUT/report.html" \
     --trace "$OUT/trace.json" 2> >(tee "$TMP/tr.err" >&2) &
 TR=$!
-for _ in $(seq 200); do grep -q attached "$TMP/tr.err" 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 600); do grep -q attached "$TMP/tr.err" 2>/dev/null && break; kill -0 "$TR" 2>/dev/null || break; sleep 0.05; done
 grep -q attached "$TMP/tr.err" || die "the tracer did not attach"
 touch "$TMP/start"
 wait "$TR"; rc=$?

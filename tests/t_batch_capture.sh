@@ -47,7 +47,7 @@ counted() {
     touch "$TMPD/gate.$label"
     wait_exit "$wp" 120
     check_eq "$label: workload exit 0" 0 "$RC"
-    kill -INT "$trp"; wait_exit "$trp" 60
+    kill -INT "$trp"; wait_exit "$trp" 120
     check_eq "$label: tracer exit 0" 0 "$RC"
     bt_stop "$btp" "$label"
 }
@@ -94,7 +94,7 @@ for line in "${LINES[@]}"; do
         grep -qE "never_yields.*workload.rs:$LP_LINE:" "$TMPD/ltr.$line.out"
     wait_exit "$lp" 30
     check_eq "$L: long-poll process exit 0" 0 "$RC"
-    wait_exit "$ltr" 30
+    wait_exit "$ltr" 120
     R="$TMPD/lp$line.json"
     check "$L: the report has the 6 s poll as a long_poll at its site" \
         test "$(jqr "$R" "[.findings[] | select(.kind == \"long_poll\" and (.location // \"\" | test(\"workload.rs:$LP_LINE:\")) and .value_ns >= 5900000000)] | length")" = 1
@@ -112,7 +112,7 @@ for line in "${LINES[@]}"; do
         { not_ok "$L: tracer attached to the service"; head -5 "$TMPD/str.$line.err"; }
     touch "$TMPD/sgate.$line"
     check "$L: while attached, the service's event_batch semaphores are raised" wait_sem "$sv" 4 10
-    wait_exit "$st" 30
+    wait_exit "$st" 120
     check "$L: the service was traced (polls > 0)" test "$(jqr "$TMPD/sv$line.json" .totals.polls)" -gt 0
     check "$L: the service still runs" kill -0 "$sv"
     check_eq "$L: after the tracer exits, every tokio semaphore of the live service is 0" 0 "$(sem_total "$sv")"

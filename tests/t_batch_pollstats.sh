@@ -29,7 +29,7 @@ for line in "${LINES[@]}"; do
     wait_for_line "$TMPD/ba.$line.err" attached 30 || not_ok "$L: batched tracer attached"
     "$bin" spin-workload --tasks $N --us 20 --workers 1 > "$TMPD/w.$line.out"
     check_eq "$L: spin workload exit 0" 0 $?
-    kill -INT "$pe" "$ba"; wait_exit "$pe" 30; wait_exit "$ba" 30
+    kill -INT "$pe" "$ba"; wait_exit "$pe" 120; wait_exit "$ba" 120
     P="$TMPD/pe.$line.json" B="$TMPD/ba.$line.json"
     check_eq "$L: the tracers ran per-event and batched" "per-event batched" \
         "$(jqr "$P" .capture.capture) $(jqr "$B" .capture.capture)"

@@ -29,7 +29,7 @@ for line in "${LINES[@]}"; do
     btr=$BG_PID
     wait_for_line "$TMPD/btr.$line.err" attached 30 || not_ok "tokio $line: batched tracer attached"
     batched=$("$bin" checksum --iterations 20000 | grep -o 'checksum=[0-9a-fx]*')
-    kill -INT "$btr"; wait_exit "$btr" 30
+    kill -INT "$btr"; wait_exit "$btr" 120
     check_eq "tokio $line: checksum under batched capture equals stock" "$want" "$batched"
     check_eq "tokio $line: that run was a batched capture" batched "$(jq -r .capture.capture "$TMPD/b.$line.json")"
     check "tokio $line: the batched run recorded the checksum's polls ($(jq .totals.polls "$TMPD/b.$line.json"))" \

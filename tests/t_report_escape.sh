@@ -26,8 +26,13 @@ scrape() {  # DURING hook: a scrape while the workload runs
     local url
     wait_for_line "$1" 'Prometheus metrics at' 5
     url=$(sed -n 's/.*Prometheus metrics at \(http[^ ]*\).*/\1/p' "$1")
-    sleep 1.2
-    curl -sf -o "$TMPD/scrape.txt" "$url"
+    # the endpoint renders once a second: scrape until a render has more than 20 sites (an
+    # "(other)" label), up to 10 s (the fixture holds its process and the tracer until this returns)
+    for _ in $(seq 50); do
+        sleep 0.2
+        curl -sf --max-time 2 -o "$TMPD/scrape.txt" "$url" || continue
+        grep -q '^tokio_trace_polls_total{site="(other)"}' "$TMPD/scrape.txt" && break
+    done
 }
 R="$TMPD/r"
 DURING=scrape capture_fixture hostile "--duration-ms 1500 --hostile --sites 60" -o "$R.json" -o "$R.html" \

@@ -38,8 +38,12 @@ run() {
     wait_for_line "$TMPD/bt.$label.out" '^ready' 60 || not_ok "$label: bpftrace attached"
     "$bin" --duration 2 --tasks 6 > "$TMPD/$label.out" 2>&1
     check_eq "$label: the program ran" 0 "$?"
-    stop_pid "$trp" INT
-    stop_pid "$btp" INT
+    # SIGINT, then each gets its time: stop_pid's SIGKILL after 5 s would leave no report and no
+    # maps (bpftrace 0.17 has taken 7 s after a SIGINT here, and once needed a second one)
+    kill -INT "$trp"
+    wait_exit "$trp" 120
+    check_eq "$label: tracer exit 0 after SIGINT" 0 "$RC"
+    bt_stop "$btp" "$label"
     check "$label: report written" test -s "$R"
     local polls; polls=$(count_of "$TMPD/$label.out" polls)
     check "$label: the program polled ($polls)" test "${polls:-0}" -gt 100

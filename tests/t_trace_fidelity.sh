@@ -46,7 +46,7 @@ compare() {
     wait_exit "$rp" 120
     check_eq "$label: workload exit 0" 0 "$RC"
     sleep 0.5
-    kill -INT "$trp"; wait_exit "$trp" 30
+    kill -INT "$trp"; wait_exit "$trp" 120
     check_eq "$label: tracer exit 0" 0 "$RC"
     bt_stop "$btp" "$label"
     local R="$TMPD/$label.json"
@@ -82,7 +82,7 @@ for line in "${LINES[@]}"; do
     ytp=$BG_PID
     wait_for_line "$TMPD/ytr.$line.err" attached 20 || not_ok "tokio $line: tracer attached"
     "$bin" yield-workload --tasks $N --yields $M --workers 2 > "$TMPD/y.$line.out"
-    kill -INT "$ytp"; wait_exit "$ytp" 30
+    kill -INT "$ytp"; wait_exit "$ytp" 120
     R="$TMPD/y.$line.json"
     check_eq "tokio $line: yield-workload printed polls_expected=$((N*(M+1)))" "$((N*(M+1)))" \
         "$(sed -n 's/.*polls_expected=\([0-9]*\).*/\1/p' "$TMPD/y.$line.out")"

@@ -41,7 +41,7 @@ run_case() {  # run_case LABEL BINARY
     wait_for_line "$TMPD/fix.$label.out" '^done$' 20 || not_ok "$label: fixture finished"
     sleep 0.3
     kill -INT "$tpid"
-    wait_exit "$tpid" 20
+    wait_exit "$tpid" 120
     check_eq "$label: tracer ends on SIGINT with exit 0" 0 "$RC"
     check "$label: says it was stopped" grep -q 'stopped by' "$TMPD/tr.$label.err"
     check "$label: report is valid JSON" jq -e . "$r" > /dev/null

@@ -2,7 +2,8 @@
 # Intent: lost events invent no findings. Two processes of the sample service, traced together
 # (--binary, per-event capture, one 64 KiB ring): B runs a spawn storm (bursts of thousands of
 # tiny tasks), A a planted stall (stalled_task: a task waiting on a channel whose sender never
-# sends), started half a second apart so that A's stalls are not spawned in B's bursts. The ring
+# sends), started half a second apart (behind gates the test opens once the tracer has attached)
+# so that A's stalls are not spawned in B's bursts. The ring
 # is forced to drop. The report counts the drops, sets aside the findings lost events could
 # explain (findings_set_aside > 0: BPF names the task and event type of every failed
 # reservation), lists no stalled / never_yields / lost_waker finding but at the planted stall's
@@ -20,16 +21,28 @@ cp "$bin" "$TMPD/bin/sample-service"
 own="$TMPD/bin/sample-service"
 
 run() {  # run LABEL RING
-    start_bg "a.$1" "$own" serve --workers 2 --pathology stalled_task --duration 30s
+    # Both services wait at a gate until the tracer has attached: A spawns its stalls (one a
+    # second, five at most) from its start, and a tracer attaching late on a loaded machine saw
+    # none of their spawns. A's gate opens first, B's half a second after A listens.
+    rm -f "$TMPD/go.a.$1" "$TMPD/go.b.$1"
+    start_bg "a.$1" "$own" serve --workers 2 --pathology stalled_task --duration 30s --wait-start "$TMPD/go.a.$1"
     local pa=$BG_PID
+    start_bg "b.$1" "$own" serve --workers 2 --pathology spawn_storm --duration 30s --wait-start "$TMPD/go.b.$1"
+    local pb=$BG_PID
+    wait_exec "$pa" "$own" || not_ok "$1: service A started"
+    wait_exec "$pb" "$own" || not_ok "$1: service B started"
+    start_bg "tr.$1" "$TRACER" --binary "$own" -d 6s --capture per-event --probes all --ringbuf-size "$2" \
+        -o "$TMPD/$1.json"
+    local tp=$BG_PID
+    wait_for_line "$TMPD/tr.$1.err" 'attached' 60 || not_ok "$1: tracer attached"
+    touch "$TMPD/go.a.$1"
     wait_for_line "$TMPD/a.$1.out" "listening on" 20 || not_ok "$1: service A started"
     sleep 0.5
-    start_bg "b.$1" "$own" serve --workers 2 --pathology spawn_storm --duration 30s
-    local pb=$BG_PID
+    touch "$TMPD/go.b.$1"
     wait_for_line "$TMPD/b.$1.out" "listening on" 20 || not_ok "$1: service B started"
-    "$TRACER" --binary "$own" -d 6s --capture per-event --probes all --ringbuf-size "$2" -o "$TMPD/$1.json" \
-        > "$TMPD/$1.out" 2> "$TMPD/$1.err"
-    check_eq "$1: tracer exit 0" 0 "$?"
+    wait_exit "$tp" 120
+    check_eq "$1: tracer exit 0" 0 "$RC"
+    cp "$TMPD/tr.$1.out" "$TMPD/$1.out"
     PA=$pa
     stop_pid "$pa"; stop_pid "$pb"
 }

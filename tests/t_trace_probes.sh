@@ -23,7 +23,7 @@ run() {  # run LABEL TRACER-OPTIONS…: traces a fixture run; leaves semaphores 
     touch "$TMPD/go.$label"
     wait_for_line "$TMPD/f.$label.out" '^done$' 20
     sleep 0.3
-    kill -INT "$tp"; wait_exit "$tp" 20
+    kill -INT "$tp"; wait_exit "$tp" 120
     check_eq "$label: exit 0" 0 "$RC"
     E="$TMPD/f.$label.out" R="$TMPD/$label.json"
     stop_pid "$fp"

@@ -31,7 +31,9 @@ run() {
     for _ in $(seq 100); do [ "$(readlink "/proc/$wp/exe")" = "$(readlink -f "$bin")" ] && break; sleep 0.05; done
     local dur=()
     [ "$how" = duration ] && dur=(-d 2s)
-    start_bg "tr.$label" "$TRACER" --pid "$wp" "${dur[@]}" --ringbuf-size 64M -q -o "$TMPD/$label.json" "$@"
+    # --nice 0: the other CPU is the tracer's even if something else wakes up on the machine
+    # (at the default nice 10 any busy process takes most of it, and the ring fills)
+    start_bg "tr.$label" "$TRACER" --pid "$wp" "${dur[@]}" --ringbuf-size 64M --nice 0 -q -o "$TMPD/$label.json" "$@"
     local tp=$BG_PID
     wait_for_line "$TMPD/tr.$label.err" attached 30 || not_ok "$label: tracer attached: $(cat "$TMPD/tr.$label.err")"
     touch "$TMPD/go"

@@ -4,7 +4,7 @@
 # shows for a target without io_uring. The sample service's uring-workload (tokio-uring: file
 # WRITE/READ/FSYNC tasks on 256 KiB files — fewer requests than the default 64 KiB, a trace of
 # ~30 MB instead of ~120 MB — and a READ on a pipe nobody writes, never completed) is traced by
-# PID for 3 s of its 6 s — the capture ends by its duration while the process still runs, so
+# PID for 4 s of its 8 s — the capture ends by its duration while the process still runs, so
 # the stuck READ is in flight at the end — with --trace, -o report.json, -o report.html and
 # --metrics-addr; its files go to a $TMPDIR whose name holds HTML metacharacters and a byte
 # that is not UTF-8.
@@ -49,12 +49,12 @@ NASTY_SHOWN="dir<b>&\"x'\\xff"   # as report.html shows it (report_sanitize)
 
 # uring_capture NAME "SERVICE ARGS" TRACER ARGS…: runs the uring workload (files under
 # $NASTY), traces it by PID for $CAP_DUR (3s) with NAME.json/.html/.trace.json and the tracer args;
-# scrapes the metrics at ~1 s and ~2.4 s when --metrics-addr is given. Sets STUCK_FD, CAP_RC.
+# scrapes the metrics twice, a render apart, when --metrics-addr is given. Sets STUCK_FD, CAP_RC.
 uring_capture() {
     local name=$1 svcargs=$2 svc tr url t0
     shift 2
     # shellcheck disable=SC2086
-    TMPDIR="$NASTY" start_bg "$name.svc" "$UBIN" uring-workload --duration 6s --stuck-pipe $svcargs \
+    TMPDIR="$NASTY" start_bg "$name.svc" "$UBIN" uring-workload --duration 8s --stuck-pipe $svcargs \
         --wait-start "$TMPD/$name.go"
     svc=$BG_PID
     wait_exec "$svc" "$UBIN" || { not_ok "$name: the service started"; return 1; }
@@ -70,9 +70,17 @@ uring_capture() {
     STUCK_FD=$(sed -n 's/^uring pid=[0-9]* stuck_fd=\([0-9-]*\)$/\1/p' "$TMPD/$name.svc.out")
     url=$(sed -n 's/.*Prometheus metrics at \(http[^ ]*\).*/\1/p' "$TMPD/$name.tr.err")
     if [ -n "$url" ]; then
-        sleep 1
-        curl -sf --max-time 2 -o "$TMPD/$name.scrape1.txt" "$url"
-        sleep 1.4
+        # the endpoint renders once a second: the first scrape is the first render with READ
+        # and WRITE requests counted (polled, not timed: a late scrape would miss the capture),
+        # the second a render later
+        for _ in $(seq 30); do
+            sleep 0.1
+            curl -sf --max-time 2 -o "$TMPD/$name.scrape1.txt" "$url" || continue
+            grep -q '^tokio_io_uring_request_duration_seconds_count{op="READ"} [1-9]' "$TMPD/$name.scrape1.txt" &&
+                grep -q '^tokio_io_uring_request_duration_seconds_count{op="WRITE"} [1-9]' "$TMPD/$name.scrape1.txt" &&
+                break
+        done
+        sleep 1.2
         curl -sf --max-time 2 -o "$TMPD/$name.scrape2.txt" "$url"
     fi
     wait_exit "$tr" 60
@@ -82,7 +90,7 @@ uring_capture() {
 }
 
 # ---- the io_uring capture ----------------------------------------------------------------------
-uring_capture u "--file-size 262144" --metrics-addr 127.0.0.1:0
+CAP_DUR=4s uring_capture u "--file-size 262144" --metrics-addr 127.0.0.1:0
 R="$TMPD/u.json" H="$TMPD/u.html" T="$TMPD/u.trace.json"
 check_eq "tracer exit status" 0 "$CAP_RC"
 [ -s "$R" ] && [ -s "$H" ] && [ -s "$T" ] || die_test "report.json, report.html and the trace written"
@@ -275,7 +283,7 @@ PY
 start_bg plain "$PBIN" serve --load 50 --pathology none --duration 20s --wait-start "$TMPD/plain.go"
 PSVC=$BG_PID
 wait_exec "$PSVC" "$PBIN" || not_ok "the plain service started"
-start_bg plain.tr "$TRACER" --pid "$PSVC" --duration 2s -o "$TMPD/p.json" -o "$TMPD/p.html" \
+start_bg plain.tr "$TRACER" --pid "$PSVC" --duration 4s -o "$TMPD/p.json" -o "$TMPD/p.html" \
     --trace "$TMPD/p.trace.json" --metrics-addr 127.0.0.1:0 -q
 PTR=$BG_PID
 wait_for_line "$TMPD/plain.tr.err" 'attached' 20 || { cat "$TMPD/plain.tr.err"; die_test "tracer attached to the plain service"; }

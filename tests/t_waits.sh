@@ -46,7 +46,7 @@ run() {
     wait_for_line "$TMPD/tr.$label.err" attached 30 || not_ok "$label: tracer attached"
     touch "$TMPD/gate.$label"
     wait_for_line "$TMPD/w.$label.out" '^waits pid=[0-9]+ ready$' 20 || not_ok "$label: program ready"
-    wait_exit "$tp" 40
+    wait_exit "$tp" 120
     check_eq "$label: tracer exit 0" 0 "$RC"
     stop_pid "$wp"
     R="$TMPD/$label.json" W="$TMPD/w.$label.out" S="$TMPD/tr.$label.out"

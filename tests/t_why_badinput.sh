@@ -20,8 +20,13 @@ need_root
 need_tracer
 need_sample 1.53 usdt; bin=$SAMPLE
 
-start_svc() {  # start_svc BIN TAG [SECONDS]: the service under load, all pathologies; sets SP
-    start_bg "svc.$2" "$1" serve --workers 2 --pathology all --load 50 --duration "${3:-20}s"
+# start_svc BIN TAG [SECONDS [GATE]]: the service under load, all pathologies (120 s: every
+# capture of a section ends before it, however slow the machine; the test stops it), its runtime
+# held until GATE exists if given; sets SP
+start_svc() {
+    local gate=()
+    [ -n "${4:-}" ] && gate=(--wait-start "$4")
+    start_bg "svc.$2" "$1" serve --workers 2 --pathology all --load 50 --duration "${3:-120}s" "${gate[@]}"
     SP=$BG_PID
     for _ in $(seq 200); do [ "$(readlink "/proc/$SP/exe")" = "$(readlink -f "$1")" ] && break; sleep 0.05; done
 }
@@ -83,9 +88,14 @@ check "stripped: the blocking call's syscall is still named" \
     test "$(jqr "$TMPD/strip.json" '[.findings[] | select(.kind == "long_poll") | .why.blocked_in.syscall // empty] | any(. == "clock_nanosleep")')" = true
 
 # ---- the process exits during the capture ----
-start_svc "$bin" exits 3
-"$TRACER" --pid "$SP" --profile-hz 499 -o "$TMPD/exit.json" > /dev/null 2> "$TMPD/exit.err"
-check_eq "process exits: tracer exit 0" 0 "$?"
+# its 3 s start once the tracer has attached
+start_svc "$bin" exits 3 "$TMPD/go.exits"
+start_bg tr.exits "$TRACER" --pid "$SP" --profile-hz 499 -o "$TMPD/exit.json"
+TP=$BG_PID
+wait_for_line "$TMPD/tr.exits.err" attached 60 || not_ok "process exits: tracer attached: $(cat "$TMPD/tr.exits.err")"
+touch "$TMPD/go.exits"
+wait_exit "$TP" 120
+check_eq "process exits: tracer exit 0" 0 "$RC"
 check_eq "process exits: ended by its exit" process_exit "$(jqr "$TMPD/exit.json" .capture.ended_by)"
 check "process exits: its stacks are still named" \
     test "$(jqr "$TMPD/exit.json" '[.why.sites[].cpu_stacks[].frames[] | select(test("^sample_service::"))] | length')" -gt 0

@@ -57,14 +57,17 @@ check "on: the tracer's steal_marks map found by its PID" test -n "$id"
 if [ -n "$id" ]; then
     bpftool -j map dump id "$id" > "$TMPD/marks.json"
     for c in $(seq 0 $(( $(nproc) - 1 ))); do st[$c]=$(steal_ms "$c"); done
+    now_ms=$(python3 -c 'import time; print(time.monotonic_ns() // 1000000)')   # the marks' clock
     marked=0
     while read -r cpu steal ts; do
         [ "$ts" = 0 ] && { echo "# cpu$cpu: no mark yet"; continue; }
         marked=$((marked + 1))
-        bpf_ms=$(( steal / 1000000 ))
-        d=$(( bpf_ms - ${st[$cpu]} )); d=${d#-}
-        echo "# cpu$cpu: BPF read ${bpf_ms} ms of steal, /proc/stat ${st[$cpu]} ms"
-        check "on: cpu$cpu: steal clock as read = /proc/stat's (±50 ms) [${bpf_ms} vs ${st[$cpu]}]" test "$d" -le 50
+        bpf_ms=$(( steal / 1000000 )) age=$(( now_ms - ts / 1000000 ))
+        echo "# cpu$cpu: BPF read ${bpf_ms} ms of steal ${age} ms ago, /proc/stat ${st[$cpu]} ms now"
+        # the mark is as old as the CPU's last target switch or sample: the kernel's count can
+        # have grown since by at most that age (all of it stolen), never shrunk
+        check "on: cpu$cpu: steal clock as read = /proc/stat's (−50 ms, +50 ms + the mark's age) [${bpf_ms} vs ${st[$cpu]}, ${age} ms]" \
+            test $(( bpf_ms - st[cpu] )) -le 50 -a $(( st[cpu] - bpf_ms )) -le $(( 50 + age ))
     done < <(jq -r '.[0].formatted.values[] | "\(.cpu) \(.value.steal) \(.value.ts)"' "$TMPD/marks.json")
     if [ "$WANT" = true ]; then
         check "on: the BPF side marked a CPU" test "$marked" -gt 0
