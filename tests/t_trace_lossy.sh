@@ -58,9 +58,15 @@ check_eq "small ring: every stalled / never_yields / lost_waker finding listed i
 check "small ring: A's planted stall is still found ($(planted "$R"))" test "$(planted "$R")" -gt 0
 check "small ring: the advice names a larger ring" bash -c "jq -r .data_loss.advice '$R' | grep -q -- '--ringbuf-size'"
 check "small ring: the summary says findings were set aside" grep -q "set aside: events of" "$TMPD/small.out"
+read -r lo ls <<< "$(jqr "$R" '"\(.why.offcpu_periods_lost) \(.why.cpu_samples_lost)"')"
+echo "# small ring: off-CPU periods lost $lo, CPU samples lost $ls"
+# the sched programs' records meet the same full ring (668 off-CPU periods lost in one run here)
+check "small ring: off-CPU periods lost too, counted ($lo)" test "${lo:-0}" -gt 0
+check "small ring: the summary names the $lo off-CPU periods and $ls samples the ring had no room for" \
+    grep -q "the ring had no room for $lo off-CPU periods\? and $ls CPU samples\?:" "$TMPD/small.out"
 run big 256M
 R="$TMPD/big.json"
-check_eq "big ring: nothing dropped, nothing set aside, no advice" "0 0 null" \
-    "$(jqr "$R" '"\(.totals.drops) \(.totals.findings_set_aside) \(.data_loss.advice)"')"
+check_eq "big ring: nothing dropped, nothing set aside, no advice, no off-CPU period or sample lost" "0 0 null 0 0" \
+    "$(jqr "$R" '"\(.totals.drops) \(.totals.findings_set_aside) \(.data_loss.advice) \(.why.offcpu_periods_lost) \(.why.cpu_samples_lost)"')"
 check "big ring: A's planted stall found" test "$(planted "$R")" -gt 0
 finish

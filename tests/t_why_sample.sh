@@ -38,7 +38,9 @@ run() {  # run TAG BIN CAPTURE_ARGS...
         --wait-start "$TMPD/start.$tag"
     SP=$BG_PID
     for _ in $(seq 200); do [ "$(readlink "/proc/$SP/exe")" = "$(readlink -f "$bin")" ] && break; sleep 0.05; done
-    start_bg "tr.$tag" "$TRACER" --pid "$SP" "$@" --profile-hz 499 --duration 6s \
+    # a 64 MiB ring whatever the capture (per-event's default is 16): a lost sleep would make a
+    # blocking poll look on CPU; checked below (why.offcpu_periods_lost)
+    start_bg "tr.$tag" "$TRACER" --pid "$SP" "$@" --profile-hz 499 --duration 6s --ringbuf-size 64M \
         --stall-threshold 1.2s -o "$TMPD/$tag.json" -o "$TMPD/$tag.html" --stacks "$TMPD/$tag.folded"
     local tp=$BG_PID
     wait_for_line "$TMPD/tr.$tag.err" attached 20 || { not_ok "$tag: attached"; cat "$TMPD/tr.$tag.err"; return 1; }
@@ -54,6 +56,8 @@ run() {  # run TAG BIN CAPTURE_ARGS...
 check_common() {  # check_common TAG FULL_STACKS(1/0) BLOCK_SELECT HOG_SELECT
     local tag=$1 full=$2 R="$TMPD/$1.json" SB=$3 SH=$4
     check_eq "$tag: sched tracked" true "$(jqr "$R" .why.sched)"
+    check_eq "$tag: nothing lost (events, off-CPU periods, CPU samples): the split below is whole" "0 0 0" \
+        "$(jqr "$R" '"\(.totals.drops) \(.why.offcpu_periods_lost) \(.why.cpu_samples_lost)"')"
     check_eq "$tag: profile at 499 Hz" 499 "$(jqr "$R" .why.profile_hz)"
     check "$tag: CPU samples in polls" test "$(jqr "$R" .why.cpu_samples_in_polls)" -gt 50
     nb=$(jqr "$R" "[.findings[] | $SB | select(.kind == \"long_poll\")] | length")

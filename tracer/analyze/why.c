@@ -479,6 +479,8 @@ int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, stru
 	w->stolen_periods = t->stolen;
 	w->stolen_ns = t->stolen_ns;
 	w->stack_errors = counters ? counters->stack_errors : 0;
+	w->offcpu_lost = counters ? counters->offcpu_drops : 0;
+	w->samples_lost = counters ? counters->sample_drops : 0;
 	ret = sites_build(&b, a);
 	if (!ret)
 		ret = findings_build(&b, a);

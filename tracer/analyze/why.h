@@ -73,6 +73,9 @@ struct why_report {
 	uint64_t stolen_periods, stolen_ns; /* … seen (in polls or not) */
 	uint64_t samples, samples_in_polls, offcpu_periods;
 	uint64_t stack_errors;    /* stacks the BPF stack map could not hold (counted, not shown) */
+	uint64_t offcpu_lost, samples_lost; /* off-CPU periods (sleeps, preemptions, steal) and CPU
+				   * samples the ring had no room for: a poll whose sleep was lost
+				   * looks on CPU */
 	const char *notes[WHY_NOTES_MAX]; /* what could not be had honestly, one sentence each:
 				   * "…/service: no frame pointers, user stacks cut to their leaf
 				   * frame", "…: stripped, frames named by address" */

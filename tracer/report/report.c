@@ -732,6 +732,10 @@ static void print_why(FILE *out, const struct report_meta *m)
 	if (w->stolen_ns)
 		fprintf(out, "the hypervisor took %s from the traced threads (%llu times), counted as preempted, not on CPU\n",
 			fmt_duration(w->stolen_ns, a, sizeof(a)), (unsigned long long)w->stolen_periods);
+	if (w->offcpu_lost || w->samples_lost)
+		fprintf(out, "the ring had no room for %llu off-CPU period%s and %llu CPU sample%s: a poll whose sleep or preemption was lost counts it as on CPU (--ringbuf-size)\n",
+			(unsigned long long)w->offcpu_lost, w->offcpu_lost == 1 ? "" : "s",
+			(unsigned long long)w->samples_lost, w->samples_lost == 1 ? "" : "s");
 	for (size_t i = 0; i < w->nnotes; i++)
 		fprintf(out, "note: %s\n", w->notes[i]);
 	if (!w->nsites)
@@ -1202,6 +1206,8 @@ void report_json_why_head(struct jw *w, const struct why_report *r)
 	jw_ku64(w, "cpu_samples_in_polls", r->samples_in_polls);
 	jw_ku64(w, "offcpu_periods_in_polls", r->offcpu_periods);
 	jw_ku64(w, "stack_errors", r->stack_errors);
+	jw_ku64(w, "offcpu_periods_lost", r->offcpu_lost);
+	jw_ku64(w, "cpu_samples_lost", r->samples_lost);
 	jw_key(w, "notes");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->nnotes; i++)
