@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""stall_excuse.py REPORT STALLS SITE…: the findings of REPORT at the healthy sites SITE (location
-suffixes, "file:line:col"), each judged against the machine stalls that stallmon
-(tests/fixtures/trace/stallmon.c) recorded in STALLS during the capture.
+"""stall_excuse.py [--except-type SUBSTR] REPORT STALLS SITE…: the findings of REPORT at the
+healthy sites SITE (location suffixes, "file:line:col"; "" for every finding), each judged against
+the machine stalls that stallmon (tests/fixtures/trace/stallmon.c) recorded in STALLS during the
+capture. --except-type leaves out findings whose type name holds SUBSTR (a planted pathology, in
+captures without spawn locations).
 
 A healthy site's finding is excused only when it is a single long poll (occurrences 1) that a
 recorded stall explains: the stall overlaps the poll's wall time on one CPU by so much that the
@@ -17,16 +19,20 @@ import sys
 
 
 def main():
-    if len(sys.argv) < 4:
-        print("usage: stall_excuse.py REPORT STALLS SITE…", file=sys.stderr)
+    args = sys.argv[1:]
+    skip_type = None
+    if len(args) >= 2 and args[0] == "--except-type":
+        skip_type, args = args[1], args[2:]
+    if len(args) < 3:
+        print("usage: stall_excuse.py [--except-type SUBSTR] REPORT STALLS SITE…", file=sys.stderr)
         return 2
     try:
-        rep = json.load(open(sys.argv[1]))
-        lines = open(sys.argv[2]).read().splitlines()
+        rep = json.load(open(args[0]))
+        lines = open(args[1]).read().splitlines()
     except (OSError, ValueError) as e:
         print(f"stall_excuse.py: {e}", file=sys.stderr)
         return 2
-    sites = sys.argv[3:]
+    sites = args[2:]
     start = rep["capture"].get("monotonic_start_ns")
     stalls = []  # (cpu, from, to), CLOCK_MONOTONIC ns
     for ln in lines:
@@ -38,7 +44,9 @@ def main():
         loc = x.get("location") or ""
         if not any(loc.endswith(s) for s in sites):
             continue
-        what = f"{x['kind']} at {loc} task {x['task_id']}"
+        if skip_type is not None and skip_type in (x.get("type_name") or ""):
+            continue
+        what = f"{x['kind']} at {loc or x.get('type_name')} task {x['task_id']}"
         why = None
         if x["kind"] != "long_poll":
             why = "not a long poll"

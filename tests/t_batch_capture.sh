@@ -44,8 +44,10 @@ counted() {
         sleep 0.1
     done
     check "$label: started after attach: the 4 event_batch semaphores raised" test "${ev:-0}" -ge 4
+    stallmon_start "$label"
     touch "$TMPD/gate.$label"
     wait_exit "$wp" 120
+    stallmon_stop
     check_eq "$label: workload exit 0" 0 "$RC"
     kill -INT "$trp"; wait_exit "$trp" 120
     check_eq "$label: tracer exit 0" 0 "$RC"
@@ -75,7 +77,11 @@ for line in "${LINES[@]}"; do
     check_eq "$L: the yield site has its $N tasks" "$N" "$(jqr "$R" "[.tasks[] | $YSITE] | length")"
     check_eq "$L: every task's polls = its yields + 1 ($((M + 1)))" 0 \
         "$(jqr "$R" "[.tasks[] | $YSITE | select(.polls != .yields.yield_now + 1 or .polls != $((M + 1)))] | length")"
-    check_eq "$L: no finding on the healthy workload" 0 "$(jqr "$R" '.findings | length')"
+    # none, but for a lone long poll that a machine stall recorded by stallmon explains
+    excuse=$(python3 "$ROOT/tests/stall_excuse.py" "$R" "$STALLS" "")
+    sed 's/^/# /' <<< "$excuse"
+    check_eq "$L: no finding on the healthy workload, but a lone long poll a recorded machine stall explains" \
+        ok "$(tail -n 1 <<< "$excuse")"
 
     # ---- 2. a poll blocked for 6 s, seen while it runs ----
     rm -f "$TMPD/lgate.$line"

@@ -31,8 +31,10 @@ compare() {
     local trp=$BG_PID
     wait_for_line "$TMPD/tr.$label.err" attached 30 || { not_ok "$label: tracer attached"; cat "$TMPD/tr.$label.err"; }
     wait_for_line "$TMPD/bt.$label.out" '^ready' 60 || not_ok "$label: bpftrace attached (BEGIN ran)"
+    stallmon_start "$label"
     "$@" > "$TMPD/run.$label.out" 2> "$TMPD/run.$label.err"
     check_eq "$label: workload exit 0" 0 "$?"
+    stallmon_stop
     kill -INT "$trp"; wait_exit "$trp" 60
     check_eq "$label: tracer exit 0" 0 "$RC"
     bt_stop "$btp" "$label"
@@ -61,8 +63,11 @@ for line in "${LINES[@]}"; do
     jq -r '.findings[] | "  \(.kind) \(.type_name)"' "$R" | sort | uniq -c
     check "$L: blocking_call found as long_poll at its future type" \
         test "$(jqr "$R" '[.findings[] | select(.kind == "long_poll" and (.type_name // "" | contains("pathology::blocking_call_in_async")))] | length')" -gt 0
-    check_eq "$L: no finding at any other future type (healthy paths)" "" \
-        "$(jqr "$R" '[.findings[] | select(.type_name // "" | contains("blocking_call_in_async") | not) | "\(.kind)@\(.type_name)"] | unique | join(" ")')"
+    # none, but for a lone long poll that a machine stall recorded by stallmon explains
+    excuse=$(python3 "$ROOT/tests/stall_excuse.py" --except-type blocking_call_in_async "$R" "$STALLS" "")
+    sed 's/^/# /' <<< "$excuse"
+    check_eq "$L: no finding at any other future type (healthy paths), but a lone long poll a recorded machine stall explains" \
+        ok "$(tail -n 1 <<< "$excuse")"
     check_eq "$L: long_poll findings have no spawn location (fallback)" null \
         "$(jqr "$R" '[.findings[] | select(.kind == "long_poll")][0].location')"
     check_eq "$L: unavailable figures listed" true "$(jqr "$R" '.fallback.unavailable | length > 3')"

@@ -97,8 +97,9 @@ WANT=3 bad "PID that is not a number" "invalid PID 'abc'" list -p abc
 for mode in "" --json; do
     "$FX/ops_O2" sleep > "$TMPD/ready" & vp=$!; track_pid $vp
     for i in $(seq 50); do [ -s "$TMPD/ready" ] && break; sleep 0.1; done
-    ( sleep 0.5; kill -KILL $vp ) &
-    TET_TEST_MAPS_DELAY_MS=1500 timeout 30 "$TRACER" list -p $vp $mode > "$TMPD/o" 2> "$TMPD/e"
+    # killed 1.5 s in, inside a 5 s pause after the maps were read: the tracer's start has 1.5 s
+    ( sleep 1.5; kill -KILL $vp ) &
+    TET_TEST_MAPS_DELAY_MS=5000 timeout 30 "$TRACER" list -p $vp $mode > "$TMPD/o" 2> "$TMPD/e"
     rc=$?
     wait $vp 2>/dev/null
     check_eq "PID exits during the walk ${mode:-human}: exit 4" 4 "$rc"

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Intent: the stall witness the sample-service tests lean on can neither stay silent nor excuse
+# too much. stallmon (tests/fixtures/trace/stallmon.c) reports late wake-ups: with a 1 µs
+# threshold every wake-up is late, so it prints stall lines (one CPU each, in range, from < to)
+# and a summary whose count is the lines printed; a bad argument is one line, exit 2.
+# tests/stall_excuse.py excuses a healthy site's finding only as a single long poll that a
+# recorded stall, overlapping it on one CPU, brings under the threshold: not a second long poll,
+# not another kind, not a stall too short or elsewhere in time, not across CPUs added up.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_file "$BUILD/fixtures/stallmon" "fixture stallmon"
+SM="$BUILD/fixtures/stallmon"
+
+# ---- stallmon reports, and counts what it reported ----
+start_bg sm "$SM" --late-us 1 --period-us 500
+P=$BG_PID
+wait_for_line "$TMPD/sm.out" '^ready cpus=' 10 || not_ok "stallmon ready: $(cat "$TMPD/sm.err")"
+sleep 0.5
+kill -INT "$P"; wait_exit "$P" 10
+check_eq "stallmon: exit 0 at SIGINT" 0 "$RC"
+n=$(grep -c '^stall ' "$TMPD/sm.out")
+check "stallmon --late-us 1: stall lines printed ($n)" test "$n" -gt 10
+check_eq "stallmon: the summary counts the lines printed" "$n" \
+    "$(sed -n 's/^stallmon: \([0-9]*\) stalls, longest [0-9]* ns$/\1/p' "$TMPD/sm.out")"
+check_eq "stallmon: every line names a CPU in range and from < to" "" \
+    "$(awk -v n="$(nproc)" '/^stall / { split($2, c, "="); split($3, f, "="); split($4, t, "=");
+        if (c[2] < 0 || c[2] >= n || f[2] + 0 >= t[2] + 0) print }' "$TMPD/sm.out")"
+check_eq "stallmon: every CPU watched" "$(nproc)" \
+    "$(awk '/^stall / { split($2, c, "="); seen[c[2]] = 1 } END { print length(seen) }' "$TMPD/sm.out")"
+"$SM" --late-us x > "$TMPD/bad.out" 2> "$TMPD/bad.err"
+check_eq "stallmon --late-us x: exit 2, one line naming it" "2 1" "$? $(grep -c -- "--late-us 'x'" "$TMPD/bad.err")"
+
+# ---- stall_excuse.py ----
+# capture at t0 = 1 s (monotonic); threshold 10 ms
+cat > "$TMPD/r.json" <<'EOF'
+{"capture": {"monotonic_start_ns": 1000000000}, "findings": [
+ {"kind": "long_poll", "location": "src/a.rs:1:2", "task_id": 1, "occurrences": 1, "first_at_ns": 100000000,
+  "value_ns": 14000000, "preempted_ns": 1000000, "threshold_ns": 10000000},
+ {"kind": "long_poll", "location": "src/b.rs:1:2", "task_id": 2, "occurrences": 1, "first_at_ns": 300000000,
+  "value_ns": 14000000, "preempted_ns": 0, "threshold_ns": 10000000},
+ {"kind": "long_poll", "location": "src/c.rs:1:2", "task_id": 3, "occurrences": 1, "first_at_ns": 500000000,
+  "value_ns": 14000000, "preempted_ns": 0, "threshold_ns": 10000000},
+ {"kind": "long_poll", "location": "src/d.rs:1:2", "task_id": 4, "occurrences": 2, "first_at_ns": 700000000,
+  "value_ns": 14000000, "preempted_ns": 0, "threshold_ns": 10000000},
+ {"kind": "stalled", "location": "src/e.rs:1:2", "task_id": 5, "occurrences": 1, "first_at_ns": 0,
+  "value_ns": 2000000000, "threshold_ns": 1000000000},
+ {"kind": "long_poll", "location": "src/f.rs:1:2", "task_id": 6, "occurrences": 1, "first_at_ns": 900000000,
+  "value_ns": 14000000, "preempted_ns": 0, "threshold_ns": 10000000, "type_name": "planted::thing"}]}
+EOF
+# a: a 5 ms stall inside its poll (14 − 5 < 10): excused. b: 3 ms on cpu0 + 3 ms on cpu1 (not
+# one CPU's): not. c: a 6 ms stall 20 ms after it ended: not. d: two long polls: not. e: not a
+# long poll. f: left out by --except-type.
+cat > "$TMPD/s.out" <<'EOF'
+ready cpus=2 period_ns=1000000 late_ns=2000000
+stall cpu=1 from=1102000000 to=1107000000
+stall cpu=0 from=1302000000 to=1305000000
+stall cpu=1 from=1306000000 to=1309000000
+stall cpu=0 from=1534000000 to=1540000000
+stall cpu=0 from=1701000000 to=1713000000
+EOF
+out=$(python3 "$ROOT/tests/stall_excuse.py" --except-type planted:: "$TMPD/r.json" "$TMPD/s.out" "")
+sed 's/^/# /' <<< "$out"
+check_eq "stall_excuse: only a, excused; b, c, d, e not; f left out" \
+    "excused:1 NOT:2 NOT:3 NOT:4 NOT:5 unexcused 4" \
+    "$(sed -nE 's/^(excused|NOT EXCUSED): .* task ([0-9]+).*/\1:\2/p' <<< "$out" | sed 's/NOT EXCUSED/NOT/' | tr '\n' ' ')$(tail -n 1 <<< "$out")"
+check_eq "stall_excuse: site filter (a only): ok" ok \
+    "$(python3 "$ROOT/tests/stall_excuse.py" "$TMPD/r.json" "$TMPD/s.out" a.rs:1:2 | tail -n 1)"
+check_eq "stall_excuse: no stall recorded: a is not excused" "unexcused 1" \
+    "$(python3 "$ROOT/tests/stall_excuse.py" "$TMPD/r.json" /dev/null a.rs:1:2 | tail -n 1)"
+python3 "$ROOT/tests/stall_excuse.py" "$TMPD/missing.json" "$TMPD/s.out" "" > /dev/null 2> "$TMPD/e"
+check_eq "stall_excuse: a missing report: exit 2, one line" "2 1" "$? $(wc -l < "$TMPD/e")"
+finish
