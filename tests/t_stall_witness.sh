@@ -2,7 +2,8 @@
 # Intent: the stall witness the sample-service tests lean on can neither stay silent nor excuse
 # too much. stallmon (tests/fixtures/trace/stallmon.c) reports late wake-ups: with a 1 µs
 # threshold every wake-up is late, so it prints stall lines (one CPU each, in range, from < to)
-# and a summary whose count is the lines printed; a bad argument is one line, exit 2.
+# and a summary whose count is the lines printed; a bad argument is one line, exit 2, and so is
+# a run without the right to SCHED_FIFO (exit 1).
 # tests/stall_excuse.py excuses a healthy site's finding only as a single long poll that a
 # recorded stall, overlapping it on one CPU, brings under the threshold: not a second long poll,
 # not another kind, not a stall too short or elsewhere in time, not across CPUs added up.
@@ -28,6 +29,10 @@ check_eq "stallmon: every line names a CPU in range and from < to" "" \
         if (c[2] < 0 || c[2] >= n || f[2] + 0 >= t[2] + 0) print }' "$TMPD/sm.out")"
 check_eq "stallmon: every CPU watched" "$(nproc)" \
     "$(awk '/^stall / { split($2, c, "="); seen[c[2]] = 1 } END { print length(seen) }' "$TMPD/sm.out")"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SM" > "$TMPD/np.out" 2> "$TMPD/np.err"
+check_eq "stallmon without the right to SCHED_FIFO (uid 65534): exit 1, one line, nothing on stdout" \
+    "1 1 0" "$? $(grep -c 'cannot pin a SCHED_FIFO thread' "$TMPD/np.err") $(wc -c < "$TMPD/np.out")"
+check_eq "… and that line is all it says" 1 "$(wc -l < "$TMPD/np.err")"
 "$SM" --late-us x > "$TMPD/bad.out" 2> "$TMPD/bad.err"
 check_eq "stallmon --late-us x: exit 2, one line naming it" "2 1" "$? $(grep -c -- "--late-us 'x'" "$TMPD/bad.err")"
 

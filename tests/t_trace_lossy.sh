@@ -31,10 +31,12 @@ run() {  # run LABEL RING
     local pb=$BG_PID
     wait_exec "$pa" "$own" || not_ok "$1: service A started"
     wait_exec "$pb" "$own" || not_ok "$1: service B started"
+    M0=$(mono_ns)
     start_bg "tr.$1" "$TRACER" --binary "$own" -d 6s --capture per-event --probes all --ringbuf-size "$2" \
         -o "$TMPD/$1.json"
     local tp=$BG_PID
     wait_for_line "$TMPD/tr.$1.err" 'attached' 60 || not_ok "$1: tracer attached"
+    M1=$(mono_ns)
     touch "$TMPD/go.a.$1"
     wait_for_line "$TMPD/a.$1.out" "listening on" 20 || not_ok "$1: service A started"
     sleep 0.5
@@ -42,6 +44,11 @@ run() {  # run LABEL RING
     wait_for_line "$TMPD/b.$1.out" "listening on" 20 || not_ok "$1: service B started"
     wait_exit "$tp" 120
     check_eq "$1: tracer exit 0" 0 "$RC"
+    # the capture starts once attached: on CLOCK_MONOTONIC (read by python), between the
+    # tracer's start and its "attached" line
+    local ms; ms=$(jqr "$TMPD/$1.json" .capture.monotonic_start_ns)
+    check "$1: capture.monotonic_start_ns between the tracer's start and 'attached' ($M0 ≤ $ms ≤ $M1)" \
+        test "$M0" -le "${ms:-0}" -a "${ms:-0}" -le "$M1"
     cp "$TMPD/tr.$1.out" "$TMPD/$1.out"
     PA=$pa
     stop_pid "$pa"; stop_pid "$pb"

@@ -57,7 +57,7 @@ check "on: the tracer's steal_marks map found by its PID" test -n "$id"
 if [ -n "$id" ]; then
     bpftool -j map dump id "$id" > "$TMPD/marks.json"
     for c in $(seq 0 $(( $(nproc) - 1 ))); do st[$c]=$(steal_ms "$c"); done
-    now_ms=$(python3 -c 'import time; print(time.monotonic_ns() // 1000000)')   # the marks' clock
+    now_ms=$(( $(mono_ns) / 1000000 ))   # the marks' clock
     marked=0
     while read -r cpu steal ts; do
         [ "$ts" = 0 ] && { echo "# cpu$cpu: no mark yet"; continue; }

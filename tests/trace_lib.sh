@@ -99,11 +99,28 @@ stallmon_start() {
     STALLMON_PID=$BG_PID STALLS="$TMPD/stallmon.$1.out"
     wait_for_line "$STALLS" '^ready' 10 || not_ok "stallmon watching: $(cat "$TMPD/stallmon.$1.err")"
 }
+# RC (a wait_exit's result the caller has yet to check) is left as it was.
 stallmon_stop() {
+    local keep=${RC-}
     kill -INT "$STALLMON_PID" 2> /dev/null
     wait_exit "$STALLMON_PID" 10
+    [ "$RC" = 0 ] || not_ok "stallmon exit 0 at SIGINT (got $RC)"
     echo "# $(grep '^stallmon:' "$STALLS" || echo "stallmon: no summary (exit $RC)")"
+    RC=$keep
 }
+# check_healthy LABEL REPORT [--except-type SUBSTR] SITE…: the findings of REPORT at the healthy
+# sites SITE ("" for all) judged by tests/stall_excuse.py against the last stallmon record: none,
+# but for a lone long poll a recorded machine stall explains. The judgement is printed.
+check_healthy() {
+    local label=$1 out; shift
+    local opt=(); [ "${2:-}" = --except-type ] && { opt=(--except-type "$3"); set -- "$1" "${@:4}"; }
+    out=$(python3 "$ROOT/tests/stall_excuse.py" "${opt[@]}" "$1" "$STALLS" "${@:2}")
+    sed 's/^/# /' <<< "$out"
+    check_eq "$label: no finding, but a lone long poll a recorded machine stall explains" ok "$(tail -n 1 <<< "$out")"
+}
+
+# mono_ns: CLOCK_MONOTONIC now, in ns (the tracer's clock), read by python
+mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 
 # wait_exit PID TIMEOUT_S: waits for our child PID; sets RC (its status, or "timeout")
 wait_exit() {
