@@ -10,8 +10,10 @@
 #      and bpftrace for diagnostics) when they are missing — unless --no-install;
 #   2. checks the kernel: uprobe PMU, USDT semaphore support (ref_ctr_offset), BTF at
 #      /sys/kernel/btf/vmlinux, and permission to load BPF (root, or CAP_BPF + CAP_PERFMON);
-#   3. checks the binary: does it carry the tokio:* USDT probes? If not, it says the binary must be
-#      rebuilt and prints the exact kit command. The verdict comes from `tokio-ebpf-trace check`
+#   3. checks the binary: which Tokio release(s) it was built from (the source paths of Tokio's
+#      panic locations, `…/tokio-1.47.5/src/…`, which even a stripped binary keeps) and whether
+#      the kit can patch that release (probes-patch/versions); does it carry the tokio:* USDT
+#      probes? If not, it says the binary must be rebuilt and prints the exact kit command. The verdict comes from `tokio-ebpf-trace check`
 #      when the tracer is built (build/bin/tokio-ebpf-trace), else from `readelf -n`.
 #
 # EXAMPLES
@@ -135,6 +137,39 @@ rebuild_hint() {
         echo "  rebuild: $KIT_ROOT/scripts/tokio-usdt-build --release --manifest-path /path/to/your/crate/Cargo.toml   (in the crate that builds $(basename "$bin"))"
     fi
 }
+
+# Tokio's release, from the binary alone: the paths of its source files that panic locations and
+# #[track_caller] data keep in .rodata (registry, vendored or kit copies all end in tokio-V/src/)
+tokio_releases() {
+    LC_ALL=C grep -aoE '(^|[/\\])tokio-1\.[0-9]{1,3}\.[0-9]{1,3}[/\\]src[/\\]' "$BIN_PATH" 2>/dev/null |
+        sed -E 's#^.*tokio-##; s#[/\\]src[/\\]$##' | sort -uV
+}
+# what the kit can do with release $1: the matrix probes-patch/versions lists, or the newest known
+release_support() {
+    local v=$1 line newest
+    line=$(awk -v v="$v" '$1 == v' "$KIT_ROOT/probes-patch/versions" 2>/dev/null)
+    case "$line" in
+        *" ok "*) echo "supported by the kit (verified release)"; return;;
+        *" unpatchable "*) echo "NOT supported by the kit: $(echo "$line" | cut -d' ' -f4- | tr _ ' ')"; return;;
+    esac
+    newest=$(awk '$2 == "ok" {print $1}' "$KIT_ROOT/probes-patch/versions" 2>/dev/null | sort -V | tail -1)
+    if [ -z "$newest" ]; then echo "unknown (probes-patch/versions missing: a broken kit checkout)"
+    elif [ "$(printf '%s\n%s\n' "$v" 1.24.0 | sort -V | head -1)" != 1.24.0 ]; then
+        echo "NOT supported by the kit (older than 1.24.0, the oldest release it patches)"
+    elif [ "$(printf '%s\n%s\n' "$v" "$newest" | sort -V | tail -1)" = "$v" ]; then
+        echo "newer than the kit knows (newest verified: $newest): the kit tries the closest known shape and verifies it"
+    else
+        echo "not in the kit's verified list: the kit tries the closest known shape and verifies it"
+    fi
+}
+mapfile -t TOKIO_RELEASES < <(tokio_releases)
+if [ ${#TOKIO_RELEASES[@]} = 0 ]; then
+    echo "binary: Tokio release: not found (no tokio-V/src/ paths in the binary)"
+fi
+for v in "${TOKIO_RELEASES[@]}"; do
+    echo "binary: Tokio release: $v — $(release_support "$v")"
+done
+[ ${#TOKIO_RELEASES[@]} -gt 1 ] && echo "binary: it links ${#TOKIO_RELEASES[@]} Tokio releases (a dependency pins another one)"
 
 verdict=""
 if [ -x "$TRACER" ]; then

@@ -3,6 +3,7 @@
 # A test exits 0 (pass), 77 (skip: it must print why; under CI=true a skip counts as a failure)
 # or anything else (fail). Each test's output goes to build/test-logs/NAME.log; a failing
 # test's log tail is printed. Ends with the line "N passed, N failed, N skipped".
+# A test runs at most TEST_TIMEOUT seconds (900), or what its own "# TIMEOUT: N" line says.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LOGS="$ROOT/build/test-logs"
@@ -13,7 +14,8 @@ for t in "$ROOT"/tests/t_*.sh; do
     if [ -n "${1:-}" ] && [[ "$name" != *"$1"* ]]; then continue; fi
     start=$(date +%s)
     printf '%-40s ' "$name"
-    ( cd "$ROOT" && exec timeout --kill-after=10 "${TEST_TIMEOUT:-900}" bash "$t" ) > "$LOGS/$name.log" 2>&1 < /dev/null
+    limit=$(sed -n 's/^# TIMEOUT: \([0-9]\{1,5\}\)$/\1/p' "$t" | head -1)
+    ( cd "$ROOT" && exec timeout --kill-after=10 "${TEST_TIMEOUT:-${limit:-900}}" bash "$t" ) > "$LOGS/$name.log" 2>&1 < /dev/null
     rc=$?
     secs=$(( $(date +%s) - start ))
     if [ $rc = 0 ]; then

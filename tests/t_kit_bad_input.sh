@@ -1,8 +1,8 @@
 #!/bin/bash
 # Intent: every bad input to the kit gets one clear line naming the problem on stderr, a
 # non-zero exit, and leaves the user's tree untouched (no Cargo.lock written, no edits):
-# a crate without Tokio, an unsupported Tokio version, Tokio from a path instead of crates.io,
-# a patch that does not apply, a cargo
+# a crate without Tokio, a Tokio older than any the kit patches, Tokio from a path instead of
+# crates.io, a release whose sources a hook point of the catalogue does not fit, a cargo
 # failure, a missing manifest, an unsupported target, and a binary without probes.
 . "$(dirname "$0")/lib.sh"
 KIT="$ROOT/scripts/tokio-usdt-build"
@@ -37,24 +37,22 @@ fake_registry() {  # fake_registry DIR VERSION [break]
     cp -a "$REG/tokio-1.43.1" "$1/tokio-$2"
     sed -i "0,/^version = \"1.43.1\"/s//version = \"$2\"/" "$1/tokio-$2/Cargo.toml"
     if [ "${3:-}" = break ]; then
-        # empty the first source file the patch set modifies: the patch cannot apply
-        local f; f=$(grep -h '^+++ b/' "$ROOT"/probes-patch/tokio-1.43/*.patch | sed 's|^+++ b/||; s/\t.*//' | while read -r p; do [ -f "$1/tokio-$2/$p" ] && { echo "$p"; break; }; done)
-        [ -n "$f" ] || die_test "cannot find a file the 1.43 patch modifies"
-        : > "$1/tokio-$2/$f"
+        # empty the harness, where the catalogue's poll hooks are: no anchor can be found
+        : > "$1/tokio-$2/src/runtime/task/harness.rs"
     fi
 }
 
 make_crate "$TMPD/no-tokio" "$REG" ""
 expect_fail "crate without tokio" "$TMPD/no-tokio" 1 'does not depend on tokio'
 
-fake_registry "$TMPD/reg-unsupported" 1.44.0
-make_crate "$TMPD/unsupported" "$TMPD/reg-unsupported" 'tokio = { version = "=1.44.0", features = ["rt"] }'
-expect_fail "unsupported tokio version" "$TMPD/unsupported" 1 'tokio 1\.44\.0 is not supported \(supported lines: 1\.24\.x.*1\.43\.x.*1\.53\.x'
+fake_registry "$TMPD/reg-unsupported" 1.23.0
+make_crate "$TMPD/unsupported" "$TMPD/reg-unsupported" 'tokio = { version = "=1.23.0", features = ["rt"] }'
+expect_fail "tokio older than 1.24.0" "$TMPD/unsupported" 4 'tokio 1\.23\.0 is older than every release the kit patches \(the oldest is 1\.24\.0\) — nothing was changed$'
 
 fake_registry "$TMPD/reg-broken" 1.43.1 break
 make_crate "$TMPD/broken" "$TMPD/reg-broken" 'tokio = { version = "1.43", features = ["rt"] }'
-expect_fail "patch that does not apply" "$TMPD/broken" 1 'does not apply to tokio 1\.43\.1'
-check "patch failure leaves no half-patched tokio in the target dir" \
+expect_fail "sources a hook point does not fit" "$TMPD/broken" 4 'tokio 1\.43\.1: cannot be patched: hook harness\.[a-z_]+ .*src/runtime/task/harness\.rs.* — nothing was changed$'
+check "a refusal leaves no half-patched tokio in the target dir" \
     bash -c "! ls -d '$TMPD/broken/target/tokio-usdt/'* 2>/dev/null | grep -q ."
 
 make_crate "$TMPD/path-tokio" "$REG" "tokio = { path = \"$REG/tokio-1.43.1\", features = [\"rt\"] }"

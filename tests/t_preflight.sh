@@ -2,7 +2,9 @@
 # Intent: the preflight script tells a stock build from a usdt build: on a stock build it exits
 # 1 and prints the exact kit command to rebuild; on a usdt build (and its running process) it
 # exits 0 — also through its readelf path when the tracer is not built; bad input (missing file,
-# not an ELF, dead PID) exits 4 with one line; a kernel without uprobes or BTF (a fake /sys
+# not an ELF, dead PID) exits 4 with one line; it names the Tokio release a binary was built from
+# (from its source paths alone: stripped too) and whether the kit supports it (verified, newer,
+# older, several releases in one binary); a kernel without uprobes or BTF (a fake /sys
 # through TET_SYSFS_ROOT) exits 2; a user without root or CAP_BPF+CAP_PERFMON exits 3.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -16,7 +18,27 @@ for line in "${LINES[@]}"; do
     "$PF" --no-install "$usdt" > "$TMPD/out" 2>&1
     rc=$?; [ $rc = 0 ] || cat "$TMPD/out"
     check_eq "tokio $line usdt build: exit 0 (ready)" 0 $rc
+    v=$(ls -d "$ROOT/.cache/crates/${SUITE_OF[$line]}"/tokio-[0-9]* | sed 's#.*/tokio-##')
+    check_eq "tokio $line usdt build: names its Tokio release ($v) as verified" \
+        "binary: Tokio release: $v — supported by the kit (verified release)" "$(grep '^binary: Tokio release' "$TMPD/out")"
 done
+# releases the kit does not list: an ELF carrying only such source paths
+fake_elf() { # fake_elf NAME PATH...: /bin/true with the paths in a section of their own
+    printf '%s' "${@:2}" > "$TMPD/$1.paths"
+    objcopy --add-section ".rodata.x=$TMPD/$1.paths" /bin/true "$TMPD/$1" 2>/dev/null
+}
+fake_elf newer "/r/tokio-1.99.0/src/runtime/task/harness.rs"
+TOKIO_EBPF_TRACE=/nonexistent "$PF" --no-install "$TMPD/newer" > "$TMPD/out" 2>&1
+check "a newer release: the kit tries its closest known shape" \
+    grep -q '^binary: Tokio release: 1.99.0 — newer than the kit knows (newest verified: 1\.53\.2): the kit tries the closest known shape and verifies it$' "$TMPD/out"
+fake_elf older "/r/tokio-1.20.1/src/lib.rs"
+TOKIO_EBPF_TRACE=/nonexistent "$PF" --no-install "$TMPD/older" > "$TMPD/out" 2>&1
+check "an older release: not supported" grep -q '^binary: Tokio release: 1.20.1 — NOT supported by the kit (older than 1.24.0' "$TMPD/out"
+fake_elf two "/r/tokio-1.47.5/src/a.rs" "/v/tokio-1.38.2/src/b.rs"
+TOKIO_EBPF_TRACE=/nonexistent "$PF" --no-install "$TMPD/two" > "$TMPD/out" 2>&1
+check_eq "two releases in one binary: both named, in order" \
+    "binary: Tokio release: 1.38.2 — supported by the kit (verified release)|binary: Tokio release: 1.47.5 — supported by the kit (verified release)|binary: it links 2 Tokio releases (a dependency pins another one)" \
+    "$(grep '^binary: \(Tokio release\|it links\)' "$TMPD/out" | paste -sd'|')"
 # without a built tracer the script decides from readelf -n and nm itself
 stock=$(sample_bin 1.53 stock); usdt=$(sample_bin 1.53 usdt)
 TOKIO_EBPF_TRACE=/nonexistent "$PF" --no-install "$stock" > "$TMPD/out" 2>&1
@@ -28,6 +50,7 @@ cp "$stock" "$TMPD/stripped"; strip "$TMPD/stripped"
 TOKIO_EBPF_TRACE=/nonexistent "$PF" --no-install "$TMPD/stripped" > "$TMPD/out" 2>&1
 check_eq "tracer not built, stripped stock build: exit 1 (rebuild)" 1 $?
 check "stripped: says it has neither probes nor Tokio symbols" grep -q 'neither tokio USDT probes nor Tokio symbols' "$TMPD/out"
+check "stripped: still names its Tokio release" grep -q '^binary: Tokio release: 1.53.2 — supported' "$TMPD/out"
 chmod 755 "$TMPD"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$PF" --no-install "$usdt" > "$TMPD/out" 2>&1
 check_eq "unprivileged user: exit 3" 3 $?

@@ -32,14 +32,25 @@
 /// tracer is attached to something sharing its gate word; `probe!(if cond => name(args))` the
 /// same when `cond` also holds (tested after the gate); `probe!(gate => f(args))` calls `f`
 /// only while gate `gate` is open; `probe!(let v = f(args))` binds what a later hook point
-/// needs. Without `--cfg tokio_task_tracking` every form expands to nothing.
+/// needs; `probe!(value v = expr => probe…)` is `expr` with the probe after it (a hook at a
+/// function's tail expression: the value is bound to `v`, the probe runs, `v` is returned).
+/// Without `--cfg tokio_task_tracking` every form expands to nothing, and `value` to `expr`
+/// alone: the code stock Tokio has, in its order (a `let` + tail would compile differently).
 #[cfg(not(all(tokio_task_tracking, target_arch = "x86_64", target_os = "linux")))]
 macro_rules! probe {
+    (value $v:ident = $e:expr => $($t:tt)*) => {
+        $e
+    };
     ($($t:tt)*) => {};
 }
 
 #[cfg(all(tokio_task_tracking, target_arch = "x86_64", target_os = "linux"))]
 macro_rules! probe {
+    (value $v:ident = $e:expr => $($t:tt)*) => {{
+        let $v = $e;
+        $crate::runtime::task::usdt::probe!($($t)*);
+        $v
+    }};
     (let $v:ident = $f:ident($($a:expr),* $(,)?)) => {
         let $v = $crate::runtime::task::usdt::$f($($a),*);
     };

@@ -1,0 +1,52 @@
+#!/bin/bash
+# Intent: the kit patches every Tokio release it has sources for — the newest of each minor line
+# 1.24–1.53 here (KIT_MATRIX=all: all 70, `make kit-matrix`) — and the patch is right for each:
+# the matrix workload built by the kit carries exactly the documented probes (readelf -n), runs
+# as the stock build does, and the patched Tokio built without the cfg has the same functions
+# with the same sizes as the release unpatched (nm); traced in per-event capture its counts equal
+# bpftrace's on the same probes of the same process, and in per-event and batched capture the
+# planted long poll, stall and lost waker are found at their spawn lines (tests/kit/matrix_lib.sh).
+# Builds are kept by content hash under .cache/kit-matrix. KIT_MATRIX_TRACE=0 leaves tracing out
+# (the build checks alone, for a machine without BPF; never under CI=true); KIT_MATRIX_ONLY="V…"
+# checks those releases alone (not under CI=true either).
+# TIMEOUT: 3000
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+. "$(dirname "$0")/kit/matrix_lib.sh"
+need_root
+need_file "$TRACER" "tracer binary"
+which=${KIT_MATRIX:-latest}
+case $which in latest|all) ;; *) die_test "KIT_MATRIX=$which: use latest or all";; esac
+trace=${KIT_MATRIX_TRACE:-1}
+if [ "$trace" != 1 ]; then skip_check "KIT_MATRIX_TRACE=$trace: releases not traced"; fi
+mapfile -t RELEASES < <(km_releases "$which")
+[ ${#RELEASES[@]} -ge 30 ] || die_test "only ${#RELEASES[@]} releases found (../shared/tokio-src and make deps)"
+if [ -n "${KIT_MATRIX_ONLY:-}" ]; then   # a maintainer's subset: KIT_MATRIX_ONLY="1.29.1 1.47.5"
+    [ "${CI:-}" != true ] || die_test "KIT_MATRIX_ONLY is not for CI"
+    read -r -a RELEASES <<< "$KIT_MATRIX_ONLY"
+fi
+echo "# $which: ${#RELEASES[@]} releases: ${RELEASES[*]}"
+# The next release builds while this one is checked and traced (the traced workload mostly
+# sleeps): a background job per release, by PID, its outcome in $KM/V.build.
+prebuild() {
+    ( km_build "$1"; echo "$?|$KM_CACHED|$KM_ERR" > "$KM/$1.build" ) > "$KM/$1.build.log" 2>&1 &
+    BUILD_PID=$!
+    track_pid "$BUILD_PID"
+}
+built=0 cached=0 t0=$(date +%s) n=${#RELEASES[@]}
+mkdir -p "$KM"
+rm -f "$KM"/*.build
+prebuild "${RELEASES[0]}"
+for i in "${!RELEASES[@]}"; do
+    v=${RELEASES[$i]}
+    wait "$BUILD_PID"
+    [ $((i + 1)) -lt "$n" ] && prebuild "${RELEASES[$((i + 1))]}"
+    KW=$KM/$v
+    IFS='|' read -r brc KM_CACHED KM_ERR < "$KM/$v.build" 2>/dev/null || { brc=1; KM_ERR="no outcome ($(tail -1 "$KM/$v.build.log"))"; }
+    if [ "$brc" != 0 ]; then not_ok "tokio $v: builds ($KM_ERR)"; continue; fi
+    if [ "$KM_CACHED" = 1 ]; then cached=$((cached+1)); else built=$((built+1)); fi
+    km_check_builds "$v"
+    [ "$trace" = 1 ] && km_trace "$v"
+done
+echo "# built $built releases, $cached kept from an earlier run, in $(( $(date +%s) - t0 )) s"
+finish
