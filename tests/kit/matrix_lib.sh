@@ -43,6 +43,15 @@ km_make_app() {
     printf '[source.crates-io]\nreplace-with = "matrix"\n[source.matrix]\ndirectory = "%s"\n[net]\noffline = true\n' "$reg" > "$app/.cargo/config.toml"
 }
 
+# km_key SRC: the content hash a release's builds are kept by: its sources, the catalogue, the
+# kit, the workload, the way they are built (KM_BUILD_REV) and rustc
+km_key() {
+    { (cd "$1" && find . -type f ! -name .cargo-checksum.json -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+             cat "$ROOT"/probes-patch/hooks.py "$ROOT"/probes-patch/hooks/*.hooks "$ROOT"/probes-patch/common/usdt.rs \
+                 "$ROOT/scripts/tokio-usdt-build" "$ROOT/tests/fixtures/kit/matrix-app/src/main.rs"
+             echo "$KM_BUILD_REV"; rustc -vV; } | sha256sum | cut -c1-32
+}
+
 # km_build V: makes $KM/V/bin/{usdt,nocfg,stock} (or keeps them); sets KW, KM_LOG; returns 1
 # with the reason in $KM_ERR when a build failed. The kit's stderr is kept in $KW/kit.err and its
 # exit status in $KW/kit.rc.
@@ -52,10 +61,7 @@ km_build() {
     mkdir -p "$KW/bin"
     "$ROOT/tests/kit/registry.sh" "$v" "$KW/registry" || { KM_ERR="no registry for tokio $v"; return 1; }
     src=$(readlink -f "$KW/registry/tokio-$v")
-    key=$( { (cd "$src" && find . -type f ! -name .cargo-checksum.json -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-             cat "$ROOT"/probes-patch/hooks.py "$ROOT"/probes-patch/hooks/*.hooks "$ROOT"/probes-patch/common/usdt.rs \
-                 "$ROOT/scripts/tokio-usdt-build" "$ROOT/tests/fixtures/kit/matrix-app/src/main.rs"
-             echo "$KM_BUILD_REV"; rustc -vV; } | sha256sum | cut -c1-32)
+    key=$(km_key "$src")
     if [ "$(cat "$KW/built-from" 2>/dev/null)" = "$key" ] && [ -x "$KW/bin/usdt" ] && [ -x "$KW/bin/nocfg" ] && [ -x "$KW/bin/stock" ]; then
         KM_CACHED=1
         return 0
