@@ -19,6 +19,9 @@ makes the release unpatchable, and the tool says which hook, in which file, did 
                                             closest known release (same variants), and the hooks
     hooks.py matrix [--check] DIR...        plan every tokio-V/ under DIR…, write probes-patch/versions
                                             (--check: exit 1 if it would change)
+    hooks.py cover                          from probes-patch/versions: a few releases that together
+                                            take every variant any release takes (the newest
+                                            release among them), one a line, oldest first
 
 Catalogue syntax (one hook after another; '#' lines outside @find…@end are comments):
 
@@ -444,6 +447,29 @@ def cmd_matrix(hooks, dirs, check):
     return 0
 
 
+def cmd_cover(hooks):
+    """Releases that together take every (hook, variant) some verified release takes: greedy, the
+    newest release first, then the one adding most variants not yet taken (the newest at a tie).
+    A variant no release takes is named on stderr (a catalogue entry nothing exercises)."""
+    known = {v: {"%s#%d" % (h.name, c.get(h.name, 1)) for h in hooks}
+             for v, (st, _, c) in read_versions().items() if st == "ok"}
+    if not known:
+        raise Usage("probes-patch/versions lists no patchable release (hooks.py matrix)")
+    taken = set().union(*known.values())
+    idle = [v.id for h in hooks for v in h.variants if v.id not in taken]
+    if idle:
+        sys.stderr.write("%s: %d variants no verified release takes: %s\n" % (ME, len(idle), ", ".join(idle)))
+    pick = [max(known, key=vkey)]
+    left = taken - known[pick[0]]
+    while left:
+        best = max(known, key=lambda v: (len(known[v] & left), vkey(v)))
+        pick.append(best)
+        left -= known[best]
+    for v in sorted(pick, key=vkey):
+        print(v)
+    return 0
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         sys.stdout.write(__doc__)
@@ -472,7 +498,9 @@ def main(argv):
             if not dirs:
                 raise Usage("matrix needs the folders holding tokio-V/ sources")
             return cmd_matrix(hooks, dirs, check)
-        raise Usage("usage: hooks.py plan|apply|diff|shape|matrix … (hooks.py --help)")
+        if cmd == "cover" and not args:
+            return cmd_cover(hooks)
+        raise Usage("usage: hooks.py plan|apply|diff|shape|matrix|cover … (hooks.py --help)")
     except Unpatchable as e:
         try:
             v = tokio_version(args[0])

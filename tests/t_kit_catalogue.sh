@@ -18,6 +18,24 @@ check_eq "every release with a source (${#ALL[@]}) is listed patchable" "$(print
     "$(awk '$2 == "ok" { printf "%s ", $1 }' "$ROOT/probes-patch/versions")"
 check "at least 70 releases (1.24.0–1.53.2)" test "${#ALL[@]}" -ge 70
 
+# hooks.py cover (what make test builds): its releases together take every hook#variant some
+# release of versions takes (counted here with awk from versions and the catalogue's hook names),
+# the newest release among them, and fewer than all
+mapfile -t COVER < <(python3 "$H" cover)
+taken() { # taken [RELEASE…]: the sorted hook#variant pairs of those releases (all when none given)
+    awk -v want="$*" -v hooks="$(grep -h '^hook ' "$ROOT"/probes-patch/hooks/*.hooks | cut -d' ' -f2 | tr '\n' ' ')" '
+        BEGIN { nh = split(hooks, H, " "); nw = split(want, W, " "); for (i = 1; i <= nw; i++) sel[W[i]] = 1 }
+        /^#/ || $2 != "ok" || (nw && !($1 in sel)) { next }
+        { delete v; for (i = 3; i <= NF; i++) if ($i ~ /^variants=/) { n = split(substr($i, 10), P, ",");
+              for (j = 1; j <= n; j++) { split(P[j], q, "#"); v[q[1]] = q[2] } }
+          for (i = 1; i <= nh; i++) print H[i] "#" (H[i] in v ? v[H[i]] : 1) }' "$ROOT/probes-patch/versions" | sort -u
+}
+taken > "$TMPD/all.pairs"; taken "${COVER[@]}" > "$TMPD/cover.pairs"
+check "hooks.py cover: ${#COVER[@]} releases (${COVER[*]}), fewer than all, the newest (${ALL[-1]}) among them" \
+    bash -c "[ ${#COVER[@]} -ge 2 ] && [ ${#COVER[@]} -lt ${#ALL[@]} ] && printf '%s\n' ${COVER[*]} | grep -qFx '${ALL[-1]}'"
+check_eq "hooks.py cover: they take all $(wc -l < "$TMPD/all.pairs") hook#variant pairs the releases take" \
+    "" "$(comm -23 "$TMPD/all.pairs" "$TMPD/cover.pairs" | tr '\n' ' ')"
+
 # diff ≡ apply, on three shapes
 for v in 1.24.0 1.38.2 1.51.4; do
     src=$("$ROOT/tests/kit/registry.sh" --unpack-all >/dev/null; echo "$ROOT/.cache/tokio-src/tokio-$v.tmp/tokio-$v")
