@@ -24,8 +24,8 @@ which=${KIT_MATRIX:-test}
 case $which in test|cover|latest|all) ;; *) die_test "KIT_MATRIX=$which: use test, cover, latest or all";; esac
 trace=${KIT_MATRIX_TRACE:-1}
 if [ "$trace" != 1 ]; then skip_check "KIT_MATRIX_TRACE=$trace: releases not traced"; fi
-n_all=$("$ROOT/tests/kit/registry.sh" --list | wc -l)
-[ "$n_all" -ge 70 ] || die_test "only $n_all releases found (../shared/tokio-src and make deps)"
+mapfile -t ALL < <("$ROOT/tests/kit/registry.sh" --list)
+[ ${#ALL[@]} -ge 70 ] || die_test "only ${#ALL[@]} releases found (../shared/tokio-src and make deps)"
 mapfile -t COVER < <(km_releases cover)
 [ ${#COVER[@]} -ge 2 ] || die_test "probes-patch/hooks.py cover: ${#COVER[@]} releases"
 if [ "$which" = test ]; then
@@ -33,8 +33,7 @@ if [ "$which" = test ]; then
 else
     mapfile -t RELEASES < <(km_releases "$which")
 fi
-newest=$("$ROOT/tests/kit/registry.sh" --list | tail -1)
-check_eq "the matrix holds the newest release with a source" "$newest" "$(printf '%s\n' "${RELEASES[@]}" | grep -Fx "$newest")"
+check_eq "the matrix holds the newest release with a source" "${ALL[-1]}" "$(printf '%s\n' "${RELEASES[@]}" | grep -Fx "${ALL[-1]}")"
 if [ -n "${KIT_MATRIX_ONLY:-}" ]; then   # a maintainer's subset: KIT_MATRIX_ONLY="1.29.1 1.47.5"
     [ "${CI:-}" != true ] || die_test "KIT_MATRIX_ONLY is not for CI"
     read -r -a RELEASES <<< "$KIT_MATRIX_ONLY"; which="KIT_MATRIX_ONLY"
