@@ -15,6 +15,7 @@ usage: sample-service [serve] [OPTIONS]
        sample-service uring-workload [--tasks N] [--duration DUR] [--file-size BYTES] [--stuck-pipe]
                                      [--wait-start PATH]
        sample-service waits [--duration DUR] [--wait-start PATH]
+       sample-service starve [--duration DUR] [--block DUR] [--wait-start PATH]
 
 A Tokio HTTP service with switchable pathologies, and deterministic workloads, for tracing.
 
@@ -62,6 +63,16 @@ Tokio's `tracing` feature: only the tokio-1.53-console build has both), large (a
   self_wakes=2` (selfwake), in that order (`waits named unsupported` in place of named's line
   where it cannot be built); then `waits pid=PID ready` once every task is pending.
 
+starve: runtime starvation in a small service of the usual shapes, on the multi-thread runtime
+with 2 workers: shutdown (a Notify), jobs (an mpsc worker), news (broadcast) and config (watch)
+subscribers, their senders alive; ticker (a 100 ms interval) and sleeper (300 ms sleeps); ~1 s
+after `ready`, block_a and block_b block both workers at once in std::thread::sleep
+  --duration DUR       how long (default 8s); then exit 0 (SIGTERM or SIGINT: at once, exit 0)
+  --block DUR          how long each blocker blocks its worker (default 2.5s)
+  prints `starve task=ROLE id=ID` per task, `starve pid=PID ready`, then `starve blocked role=R
+  start_ns=S end_ns=E` per blocker (CLOCK_MONOTONIC) and `starve overlap_ms=N`, and at the end
+  `starve late_max_ms ticker=T sleeper=S` (the worst lateness each measured)
+
 common options:
   --workers N          worker threads of the multi-thread runtime (1..=1024, default: Tokio's)
   --current-thread     use the current-thread runtime instead
@@ -107,6 +118,7 @@ pub enum Command {
     SpinWorkload { tasks: u64, us: u64 },
     UringWorkload(UringOpts),
     Waits { duration: Duration },
+    Starve { duration: Duration, block: Duration },
     Help,
 }
 
@@ -162,7 +174,8 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut items = argv;
     let mode = match items.first().map(String::as_str) {
         Some("serve") | Some("yield-workload") | Some("checksum") | Some("long-poll")
-        | Some("spin-workload") | Some("uring-workload") | Some("waits") | Some("help") => {
+        | Some("spin-workload") | Some("uring-workload") | Some("waits") | Some("starve")
+        | Some("help") => {
             items.remove(0)
         }
         _ => "serve".to_string(),
@@ -193,6 +206,8 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
         stuck_pipe: false,
     };
     let mut waits_duration = Duration::from_secs(20);
+    let mut starve_duration = Duration::from_secs(8);
+    let mut starve_block = Duration::from_millis(2500);
 
     while let Some((flag, inline)) = args.next_flag() {
         let serve_only = matches!(
@@ -200,15 +215,16 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
             "--addr" | "--pathology" | "--duration" | "--load" | "--concurrency" | "--load-paths"
                 | "--crash" | "--crash-after"
         );
-        let uring_too = flag == "--duration" && (mode == "uring-workload" || mode == "waits");
+        let uring_too =
+            flag == "--duration" && (mode == "uring-workload" || mode == "waits" || mode == "starve");
         if serve_only && mode != "serve" && !uring_too {
             return Err(format!("{flag}: only for `serve`"));
         }
         if mode == "uring-workload" && matches!(flag.as_str(), "--workers" | "--current-thread") {
             return Err(format!("{flag}: not for `uring-workload` (tokio-uring runs its own current-thread runtime)"));
         }
-        if mode == "waits" && matches!(flag.as_str(), "--workers" | "--current-thread") {
-            return Err(format!("{flag}: not for `waits` (it runs on the multi-thread runtime with 2 workers)"));
+        if (mode == "waits" || mode == "starve") && matches!(flag.as_str(), "--workers" | "--current-thread") {
+            return Err(format!("{flag}: not for `{mode}` (it runs on the multi-thread runtime with 2 workers)"));
         }
         match flag.as_str() {
             "-h" | "--help" => help = true,
@@ -238,6 +254,11 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 serve.duration = Some(parse_duration(&v)?);
                 uring.duration = parse_duration(&v)?;
                 waits_duration = parse_duration(&v)?;
+                starve_duration = parse_duration(&v)?;
+            }
+            "--block" if mode == "starve" => {
+                let v = args.value(&flag, inline)?;
+                starve_block = parse_duration(&v)?;
             }
             "--tasks" if mode == "uring-workload" => {
                 let v = args.value(&flag, inline)?;
@@ -328,6 +349,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 Command::UringWorkload(uring)
             }
             "waits" => Command::Waits { duration: waits_duration },
+            "starve" => Command::Starve { duration: starve_duration, block: starve_block },
             _ => Command::Serve(serve),
         }
     };

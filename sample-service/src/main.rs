@@ -15,6 +15,7 @@ mod routes;
 mod server;
 #[cfg(feature = "uring")]
 mod uring;
+mod starve;
 mod waits;
 mod workload;
 
@@ -61,7 +62,7 @@ fn run(cli: Cli) -> Result<(), String> {
         return uring_workload(opts);
     }
     // waits: the multi-thread runtime with 2 workers (one of them blocked all along)
-    let runtime = if let Command::Waits { .. } = cli.command {
+    let runtime = if let Command::Waits { .. } | Command::Starve { .. } = cli.command {
         build_runtime(&RuntimeOpts { workers: Some(2), current_thread: false, wait_start: None })?
     } else {
         build_runtime(&cli.runtime)?
@@ -86,6 +87,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 Ok(())
             }
             Command::Waits { duration } => waits::run(duration).await,
+            Command::Starve { duration, block } => starve::run(duration, block).await,
             Command::Help | Command::UringWorkload(_) => Ok(()),
         }
     });

@@ -64,6 +64,7 @@
 #include "decode.h"
 #include "vocab.h"
 #include "htab.h"
+#include "starve.h"
 #include "uring.h"
 
 /* ---- state ---- */
@@ -125,6 +126,8 @@ struct analyzer {
 	struct an_opts o;
 	struct an_totals t;
 	struct ur *ur;             /* io_uring requests (uring.h) */
+	struct starve *sv;         /* starvation episodes (starve.h) */
+	bool starve_listed;        /* an_finish made their findings */
 	uint64_t now, seq;
 	struct htab tasks, sites, workers, runtime_tids;
 	struct an_site **sitev;
@@ -186,6 +189,7 @@ void an_opts_default(struct an_opts *o)
 }
 
 static const struct an_site *task_site_of(void *ctx, uint32_t pid, uint64_t key);
+static void starve_told(void *ctx, const struct sv_episode *e, uint64_t now);
 
 struct analyzer *an_new(const struct an_opts *o)
 {
@@ -201,7 +205,8 @@ struct analyzer *an_new(const struct an_opts *o)
 	if (a->o.timeline_cap)
 		a->tl = calloc(a->o.timeline_cap, sizeof(*a->tl));
 	a->ur = ur_new(a->o.timeline_cap);
-	if (!a->top_polls || !a->top_sched || (a->o.timeline_cap && !a->tl) || !a->ur) {
+	a->sv = sv_new(starve_told, a);
+	if (!a->top_polls || !a->top_sched || (a->o.timeline_cap && !a->tl) || !a->ur || !a->sv) {
 		an_free(a);
 		return NULL;
 	}
@@ -236,6 +241,7 @@ void an_free(struct analyzer *a)
 	if (!a)
 		return;
 	ur_free(a->ur);
+	sv_free(a->sv);
 	for (size_t i = 0; i < a->tasks.cap; i++)
 		if (a->tasks.e[i].v)
 			task_free(a->tasks.e[i].v);
@@ -304,6 +310,7 @@ static uint64_t rests_on(enum an_finding_kind k)
 	case AN_NEVER_YIELDS:
 		return 1ull << TET_EV_POLL_END;
 	case AN_LONG_POLL:
+	case AN_STARVATION: /* its first holder's poll */
 		return 1ull << TET_EV_POLL_BEGIN | 1ull << TET_EV_POLL_END;
 	case AN_SELF_WAKE:
 		return 1ull << TET_EV_YIELD;
@@ -668,6 +675,23 @@ static void detected(struct analyzer *a, struct task *t, enum an_finding_kind k,
 	detect_call(a, t, k, start, at, value, threshold);
 }
 
+/* A new finding slot, zeroed (NULL: beyond max_findings, counted). */
+static struct an_finding *finding_new(struct analyzer *a, enum an_finding_kind k)
+{
+	struct an_finding *f;
+
+	if (a->nfindings >= a->o.max_findings ||
+	    grow((void **)&a->findings, &a->findings_cap, a->nfindings + 1, sizeof(*a->findings))) {
+		a->t.findings_omitted++;
+		return NULL;
+	}
+	f = &a->findings[a->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->kind = k;
+	f->live_wakers = -1;
+	return f;
+}
+
 static struct an_finding *finding_get(struct analyzer *a, struct task *t,
 				      enum an_finding_kind k, uint64_t ts, uint64_t threshold)
 {
@@ -677,14 +701,9 @@ static struct an_finding *finding_get(struct analyzer *a, struct task *t,
 		return NULL;
 	if (t->finding[k])
 		return &a->findings[t->finding[k] - 1];
-	if (a->nfindings >= a->o.max_findings ||
-	    grow((void **)&a->findings, &a->findings_cap, a->nfindings + 1, sizeof(*a->findings))) {
-		a->t.findings_omitted++;
+	f = finding_new(a, k);
+	if (!f)
 		return NULL;
-	}
-	f = &a->findings[a->nfindings++];
-	memset(f, 0, sizeof(*f));
-	f->kind = k;
 	f->pid = t->s.pid;
 	f->task_id = t->s.task_id;
 	f->header_ptr = t->s.header_ptr;
@@ -1263,10 +1282,17 @@ again:
 		task_retire(a, t, t->term_ts, t->term_reason);
 		goto again;
 	}
+	if (worker >= 0 && t->s.kind != TET_KIND_BLOCKING)
+		sv_poll_begin(a->sv, r->h.pid, r->h.tid, worker, t->s.polls ? t->poll_tid : 0,
+			      t->s.task_id, t->s.header_ptr, t->site, r->h.ts);
 	if ((t->s.state == AN_SPAWNED || t->s.state == AN_SCHEDULED) && t->ready_since &&
 	    r->h.ts >= t->ready_since) {
 		uint64_t d = r->h.ts - t->ready_since;
 
+		/* runnable while its runtime starved: a victim of the episode */
+		if (d >= a->o.long_poll_ns && sv_any(a->sv) &&
+		    sv_starved(a->sv, r->h.pid, r->h.tid, t->ready_since, r->h.ts) * 2 >= d)
+			sv_charge(a->sv, r->h.pid, r->h.tid, t->ready_since, r->h.ts, false);
 		hist_add(&t->sched, d);
 		hist_add(&t->site->sched_ns, d);
 		if (a->o.on_detect && a->o.trig_sched_ns && d > a->o.trig_sched_ns) {
@@ -1337,6 +1363,9 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		return;
 	}
 	d = r->h.ts >= t->poll_begin ? r->h.ts - t->poll_begin : 0;
+	if (t->poll_worker >= 0 && t->s.kind != TET_KIND_BLOCKING)
+		sv_poll_end(a->sv, r->h.pid, t->poll_tid, t->s.task_id, t->s.header_ptr, r->h.ts,
+			    a->o.long_poll_ns);
 	if (a->o.sched || a->o.profile) {
 		charge_poll(a, r->h.pid, t->poll_tid, task_key(a, t->s.task_id, t->s.header_ptr),
 			    t->poll_begin, r->h.ts, &c);
@@ -1524,14 +1553,51 @@ struct stall {
 	uint64_t other_task, other_ns;
 };
 
-/* Whether t, pending since t->pending_since, is stuck at `now`, and why. Without wait
- * records (or before stall_ns) the old rule: pending for stall_ns without a wake. With them,
- * a task is not stalled while it waits for a timer not yet past due by stall_ns, for I/O
- * readiness (an idle listener or connection is what a server does), or for a JoinHandle of a
- * task that is making progress (in a short poll, runnable, waiting itself for something that
- * is not stuck, or a blocking task at work). It is stalled on a sync primitive or channel
- * nobody signalled, on a timer past due, on the JoinHandle of a task in a long poll or itself
- * stalled (depth bounds such chains), or on nothing the probes name. */
+bool an_wait_is_subscription(unsigned kind)
+{
+	return kind == TET_WAIT_IO || kind == TET_WAIT_NOTIFY || kind == TET_WAIT_MPSC ||
+	       kind == TET_WAIT_BROADCAST;
+}
+
+enum an_wait_class an_wait_class(const struct an_task_summary *s, uint64_t now)
+{
+	bool sub = false;
+
+	if (s->state != AN_PENDING || !s->nwaits)
+		return AN_WAIT_NONE;
+	for (unsigned i = 0; i < s->nwaits && i < AN_WAITS_MAX; i++) {
+		const struct an_wait *w = &s->waits[i];
+
+		if (w->kind == TET_WAIT_TIMER && w->arg <= UINT64_MAX - w->ts && now < w->ts + w->arg)
+			return AN_WAIT_ASLEEP;
+		sub |= an_wait_is_subscription(w->kind);
+	}
+	return sub ? AN_WAIT_IDLE : AN_WAIT_REQUEST;
+}
+
+const char *an_wait_class_name(enum an_wait_class c)
+{
+	return c == AN_WAIT_IDLE ? "idle" : c == AN_WAIT_ASLEEP ? "asleep" :
+	       c == AN_WAIT_REQUEST ? "request" : NULL;
+}
+
+/* The part of [from, to] task t's runtime spent starved (every worker in a long poll). */
+static uint64_t starved(const struct analyzer *a, const struct task *t, uint64_t from, uint64_t to)
+{
+	return sv_any(a->sv) ? sv_starved(a->sv, t->s.pid, t->poll_tid, from, to) : 0;
+}
+
+/* Whether t, pending since t->pending_since, is stuck at `now`, and why (docs/wait-reasons.md).
+ * The stall clock does not run while t's runtime starves (starve.h): that time is charged to the
+ * episode. Without wait records the old rule: pending for stall_ns without a wake. With them,
+ * a task is not stalled while it waits for a timer not yet past due by stall_ns (asleep), on a
+ * subscription — I/O readiness, an mpsc or broadcast receive, a Notify (watch,
+ * CancellationToken), or a select! with one of those — (idle by design: a listener, a worker
+ * loop, a shutdown waiter), or for a JoinHandle of a task that is making progress (in a short
+ * poll, runnable, waiting itself for something that is not stuck, or a blocking task at work).
+ * It is stalled on a request nobody answered (a oneshot, a semaphore acquire: Mutex, RwLock,
+ * Semaphore, a bounded send), on a timer past due, on the JoinHandle of a task in a long poll
+ * or itself stalled (depth bounds such chains), or on nothing the probes name. */
 static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, struct stall *st,
 			  int depth)
 {
@@ -1540,7 +1606,7 @@ static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, stru
 
 	memset(st, 0, sizeof(*st));
 	st->why = AN_STALL_UNKNOWN;
-	if (d < a->o.stall_ns)
+	if (d < a->o.stall_ns || d - starved(a, t, t->pending_since, now) < a->o.stall_ns)
 		return false;
 	if (!a->o.wait_events || !t->s.nwaits)
 		return true;
@@ -1554,14 +1620,18 @@ static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, stru
 		case TET_WAIT_TIMER: {
 			uint64_t due = w->ts + w->arg;
 
-			if (w->arg > UINT64_MAX - w->ts || now < due || now - due < a->o.stall_ns)
+			if (w->arg > UINT64_MAX - w->ts || now < due || now - due < a->o.stall_ns ||
+			    now - due - starved(a, t, due, now) < a->o.stall_ns)
 				return false;
 			c = (struct stall){ AN_STALL_TIMER_LATE, 0, now - due };
 			rank = 0;
 			break;
 		}
 		case TET_WAIT_IO:
-			return false;
+		case TET_WAIT_NOTIFY:
+		case TET_WAIT_MPSC:
+		case TET_WAIT_BROADCAST:
+			return false; /* a subscription: idle by design */
 		case TET_WAIT_JOIN: {
 			struct stall sub;
 
@@ -1594,6 +1664,90 @@ static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, stru
 		}
 	}
 	return true;
+}
+
+/* t was woken at `at` (or is still pending then) after a timer it waited on fell due: when its
+ * runtime starved for at least half of the lateness, the timer is a victim of the episode. */
+static void timer_victim(struct analyzer *a, const struct task *t, uint64_t at)
+{
+	if (!sv_any(a->sv))
+		return;
+	for (unsigned i = 0; i < t->s.nwaits && i < AN_WAITS_MAX; i++) {
+		const struct an_wait *w = &t->s.waits[i];
+		uint64_t due;
+
+		if (w->kind != TET_WAIT_TIMER || w->arg > UINT64_MAX - w->ts)
+			continue;
+		due = w->ts + w->arg;
+		if (at > due && at - due >= a->o.long_poll_ns && starved(a, t, due, at) * 2 >= at - due)
+			sv_charge(a->sv, t->s.pid, t->poll_tid, due, at, true);
+		return;
+	}
+}
+
+static void starve_told(void *ctx, const struct sv_episode *e, uint64_t now)
+{
+	struct analyzer *a = ctx;
+	const struct an_holder *h = &e->holders[0];
+
+	if (!a->o.on_detect || !(a->o.detect & (1u << AN_STARVATION)))
+		return;
+	a->o.on_detect(a->o.detect_ctx, &(struct an_detect){
+		.what = AN_STARVATION, .pid = e->pid, .tid = h->tid, .task_id = h->task_id,
+		.header_ptr = h->header_ptr, .ts = e->start, .at = now, .value_ns = e->end - e->start,
+		.threshold_ns = a->o.long_poll_ns, .site = h->site });
+}
+
+/* One starvation finding per episode worth one (starve.h), kept up to date at every tick and
+ * at the end (the episode grows, its victims come in). An episode of one thread may be a
+ * multi-thread runtime's whose other workers are not known yet: listed only at the end, once
+ * sv_settle has judged it. */
+static void starvation_findings(struct analyzer *a, bool final)
+{
+	struct sv_episode *e;
+	size_t n;
+
+	a->t.starvation_omitted = sv_omitted(a->sv);
+	a->t.worker_polls_untracked = sv_threads_untracked(a->sv);
+	if (a->starve_listed || !(a->o.detect & (1u << AN_STARVATION)))
+		return;
+	if (final)
+		sv_settle(a->sv);
+	n = sv_episodes(a->sv, &e);
+	for (size_t i = 0; i < n; i++) {
+		struct an_finding *f;
+
+		if (!e[i].told || e[i].finding < 0 || (!e[i].finding && e[i].stale) ||
+		    (!final && e[i].threads < 2))
+			continue;
+		if (!e[i].finding) {
+			if (!(f = finding_new(a, AN_STARVATION))) {
+				e[i].finding = -1; /* beyond max_findings: counted once */
+				continue;
+			}
+			e[i].finding = (int32_t)a->nfindings;
+			if (e[i].holders[0].site)
+				((struct an_site *)e[i].holders[0].site)->findings[AN_STARVATION]++;
+		}
+		f = &a->findings[e[i].finding - 1];
+		f->pid = e[i].pid;
+		f->task_id = e[i].holders[0].task_id;
+		f->header_ptr = e[i].holders[0].header_ptr;
+		f->site = e[i].holders[0].site;
+		f->first_ts = f->last_ts = e[i].start;
+		f->occurrences = 1;
+		f->value_ns = e[i].end - e[i].start;
+		f->threshold_ns = a->o.long_poll_ns;
+		f->ongoing = e[i].ongoing;
+		f->polls = e[i].threads;
+		f->nholders = e[i].nholders;
+		memcpy(f->holders, e[i].holders, sizeof(f->holders));
+		f->victim_timers = e[i].victim_timers;
+		f->victim_timer_max_ns = e[i].victim_timer_max_ns;
+		f->victim_tasks = e[i].victim_tasks;
+		f->victim_sched_max_ns = e[i].victim_sched_max_ns;
+		f->charged_ns = e[i].charged_ns;
+	}
 }
 
 static void stall_fill(struct an_finding *f, const struct task *t, const struct stall *st)
@@ -1705,6 +1859,7 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 		hist_add(&t->pending, d);
 		hist_add(&t->site->pending_ns, d);
 		wait_account(a, t, d);
+		timer_victim(a, t, r->h.ts);
 		if (t->finding[AN_LOST_WAKER]) {
 			struct an_finding *f = &a->findings[t->finding[AN_LOST_WAKER] - 1];
 
@@ -1801,6 +1956,7 @@ static void on_park(struct analyzer *a, const struct tet_event_rec *r, bool park
 	runtime_tid_add(a, r->h.pid, r->h.tid);
 	if (index < 0) /* a dialect without worker indexes */
 		return;
+	sv_park(a->sv, r->h.pid, r->h.tid, index);
 	w = worker_get(a, r->h.pid, index, r->h.ts);
 	if (!w)
 		return;
@@ -1890,6 +2046,8 @@ void an_tick(struct analyzer *a, uint64_t now)
 	now = a->now;
 	kq_expire(a, now);
 	ur_tick(a->ur, now);
+	sv_tick(a->sv, now, a->o.long_poll_ns);
+	starvation_findings(a, false);
 	for (size_t i = 0; i < a->tasks.cap; i++) {
 		struct task *t = a->tasks.e[i].v;
 		struct an_finding *f = NULL;
@@ -1991,9 +2149,13 @@ void an_finish(struct analyzer *a, uint64_t now)
 		check_self_wake(a, t, a->now, true);
 		if (t->s.state == AN_POLLING)
 			charge_open_poll(a, t, a->now);
-		if (t->s.state == AN_PENDING)
+		if (t->s.state == AN_PENDING) {
 			wait_account(a, t, a->now > t->pending_since ? a->now - t->pending_since : 0);
+			timer_victim(a, t, a->now);
+		}
 	}
+	starvation_findings(a, true);
+	a->starve_listed = true; /* set_aside renumbers the findings: no more updates */
 	count_sharers(a);
 	/* what no poll claimed: in a poll still open (its own), or unmatched */
 	for (size_t i = 0; i < a->kthreads.cap; i++) {
@@ -2144,6 +2306,7 @@ const char *an_finding_name(enum an_finding_kind k)
 		[AN_LONG_POLL] = "long_poll", [AN_STALLED] = "stalled",
 		[AN_LOST_WAKER] = "lost_waker", [AN_NEVER_YIELDS] = "never_yields",
 		[AN_SELF_WAKE] = "self_wake", [AN_LARGE_FUTURE] = "large_future",
+		[AN_STARVATION] = "starvation",
 	};
 
 	return (unsigned)k < AN_FINDING_KINDS ? names[k] : "?";

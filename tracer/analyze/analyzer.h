@@ -21,6 +21,7 @@ enum an_finding_kind {
 	AN_NEVER_YIELDS,
 	AN_SELF_WAKE,
 	AN_LARGE_FUTURE,
+	AN_STARVATION,              /* every worker of a runtime inside long polls (an episode) */
 	AN_FINDING_KINDS,
 };
 #define AN_DETECT_ALL ((1u << AN_FINDING_KINDS) - 1)
@@ -180,6 +181,16 @@ struct an_stack {
 	uint64_t ns;                /* blocked time */
 };
 
+/* starvation: a poll that held a worker thread during the episode */
+#define AN_HOLDERS_MAX 8
+struct an_holder {
+	uint32_t tid;
+	int32_t worker;
+	uint64_t task_id, header_ptr;
+	const struct an_site *site;
+	uint64_t poll_begin, poll_end; /* poll_end 0: still in the poll at the episode's end */
+};
+
 struct an_finding {
 	enum an_finding_kind kind;
 	uint32_t pid;
@@ -216,6 +227,15 @@ struct an_finding {
 	char name[TET_NAME_MAX];
 	bool ongoing;               /* still true at the end (pending / in the poll) */
 	bool contradicted;          /* lost_waker: a wake came after all (missed clone?) */
+	/* starvation (first_ts .. first_ts + value_ns; task_id/site: the first holder's): the
+	 * polls that held every worker thread of the runtime, and what waited meanwhile — timers
+	 * that fell due in it and fired late, woken tasks that waited to be polled, and how much
+	 * of their waits it took (charged here: no stall clock runs while the runtime starves) */
+	uint8_t nholders;
+	struct an_holder holders[AN_HOLDERS_MAX];
+	uint64_t victim_timers, victim_timer_max_ns;
+	uint64_t victim_tasks, victim_sched_max_ns;
+	uint64_t charged_ns;
 };
 
 struct an_worker {
@@ -271,6 +291,8 @@ struct an_totals {
 	uint64_t offcpu_in_polls, samples_in_polls; /* … charged to a poll */
 	uint64_t kernel_unmatched;         /* … that fell in no poll seen (or came too late) */
 	uint64_t stacks_omitted;           /* stack aggregates beyond the bound (counted only) */
+	uint64_t starvation_omitted;       /* episodes beyond the bound (not charged, not listed) */
+	uint64_t worker_polls_untracked;   /* polls on worker threads beyond the bound (starve.h) */
 };
 
 struct analyzer;
@@ -351,5 +373,14 @@ bool an_type_in_tokio(const char *type, size_t len);
 const char *an_event_name(unsigned type);             /* probe name: "task_poll_begin" … */
 const char *an_wait_name(unsigned kind);              /* "timer", "io", …, "unknown" */
 const char *an_stall_why_name(unsigned why);          /* "unknown", "sync", … */
+/* How a pending task's wait is judged (docs/wait-reasons.md): a subscription (I/O readiness, an
+ * mpsc/broadcast receive, a Notify — watch, CancellationToken — or a select! over one) is idle by
+ * design and never a finding; a timer not yet late is asleep; a request (oneshot, JoinHandle, a
+ * semaphore acquire: Mutex, RwLock, Semaphore, bounded send), a late timer or nothing named may
+ * become stalled. */
+enum an_wait_class { AN_WAIT_NONE, AN_WAIT_IDLE, AN_WAIT_ASLEEP, AN_WAIT_REQUEST };
+enum an_wait_class an_wait_class(const struct an_task_summary *s, uint64_t now);
+const char *an_wait_class_name(enum an_wait_class c); /* "idle", "asleep", "request", NULL */
+bool an_wait_is_subscription(unsigned kind);
 
 #endif

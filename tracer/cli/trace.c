@@ -132,7 +132,7 @@ static void trace_usage(FILE *out)
 "                           terminate,worker,wait or all (default: what the detectors need;\n"
 "                           waker only with lost_waker); batched capture records every class\n"
 "      --detect LIST        detectors: long_poll,stalled,lost_waker,never_yields,self_wake,\n"
-"                           large_future, all or none (default all)\n"
+"                           large_future,starvation, all or none (default all)\n"
 "Why polls were slow (kernel side, no change to the program):\n"
 "      --profile-hz N       sample the target's CPU stacks N times a second per CPU and charge\n"
 "                           each sample to the task being polled (default %d; 0: off)\n"
@@ -149,7 +149,7 @@ static void trace_usage(FILE *out)
 "                           and write nothing until a trigger fires; then dump the window as\n"
 "                           a JSON report, report.html and a Perfetto trace. Runs until stopped\n"
 "      --trigger T          what dumps, repeatable: long_poll, stalled, lost_waker, never_yields,\n"
-"                           self_wake (the detectors, with their thresholds); poll>D,\n"
+"                           self_wake, starvation (the detectors, with their thresholds); poll>D,\n"
 "                           sched_delay>D (a poll, a scheduling delay longer than D); exit (the\n"
 "                           process exits); crash (it dies on a signal). SIGUSR1 and crash\n"
 "                           always dump\n"
@@ -352,7 +352,7 @@ static int parse_detect(const char *s, unsigned *out)
 			if (!strcmp(tok, an_finding_name(k)))
 				break;
 		if (k == AN_FINDING_KINDS) {
-			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, large_future, all, none)",
+			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, large_future, starvation, all, none)",
 			      tok);
 			ret = -EINVAL;
 			break;

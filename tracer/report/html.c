@@ -88,6 +88,7 @@ static const char *const kind_title[AN_FINDING_KINDS] = {
 	[AN_NEVER_YIELDS] = "Never yields",
 	[AN_SELF_WAKE] = "Wakes itself",
 	[AN_LARGE_FUTURE] = "Large future",
+	[AN_STARVATION] = "Runtime starved",
 };
 
 /* ---- HTML text ---- */
@@ -308,8 +309,8 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 /* Findings grouped by kind and spawn site, the worst first: one entry per group, worded
  * by its worst finding, with the other tasks listed after it. */
 static const int kind_rank[AN_FINDING_KINDS] = {
-	[AN_LOST_WAKER] = 0, [AN_STALLED] = 1, [AN_NEVER_YIELDS] = 2, [AN_LONG_POLL] = 3,
-	[AN_SELF_WAKE] = 4, [AN_LARGE_FUTURE] = 5,
+	[AN_STARVATION] = 0, [AN_LOST_WAKER] = 1, [AN_STALLED] = 2, [AN_NEVER_YIELDS] = 3,
+	[AN_LONG_POLL] = 4, [AN_SELF_WAKE] = 5, [AN_LARGE_FUTURE] = 6,
 };
 static const struct an_finding *g_findings;
 
@@ -349,6 +350,7 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 		[AN_NEVER_YIELDS] = { "task that never yields", "tasks that never yield" },
 		[AN_SELF_WAKE] = { "task waking itself", "tasks waking themselves" },
 		[AN_LARGE_FUTURE] = { "large future", "large futures" },
+		[AN_STARVATION] = { "starvation episode", "starvation episodes" },
 	};
 	char detail[2048], v[32], tn[48];
 	bool first = true;

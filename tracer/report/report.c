@@ -24,7 +24,60 @@ static const char *const finding_advice[AN_FINDING_KINDS] = {
 	[AN_NEVER_YIELDS] = "it has not returned to the scheduler: a loop without .await, or a blocking call, starves the other tasks of this worker",
 	[AN_SELF_WAKE] = "it wakes itself instead of waiting: a busy loop through the scheduler (wake_by_ref + Pending)",
 	[AN_LARGE_FUTURE] = "a large future is moved whole when spawned and every poll touches its pages: Box::pin what it holds across .await, or the future itself",
+	[AN_STARVATION] = "while every worker sat inside these polls nothing else of the runtime ran, not even its timers and I/O driver: the tasks and timers that waited are victims, not stalled — fix the long polls (spawn_blocking, block_in_place, or .await inside the loop)",
 };
+
+/* "all 2 worker threads of pid 41 held for 2.5s by long polls (task 3 spawned at src/a.rs:10:5
+ * on worker 0, 2.5s; task 4 …); 5 timers fell due in it and fired up to 2.4s late, 3 woken
+ * tasks waited up to 2.4s to be polled (9.1s of their waits charged here)" */
+static void starvation_text(const struct an_finding *f, char *what, size_t len)
+{
+	char v[32], d[32], loc[1200];
+	size_t l;
+
+	snprintf(what, len, "all %llu worker thread%s of pid %u held at once for %s%s by long polls (",
+		 (unsigned long long)f->polls, f->polls == 1 ? "" : "s", f->pid,
+		 fmt_duration(f->value_ns, v, sizeof(v)), f->ongoing ? " and counting" : "");
+	for (unsigned i = 0; i < f->nholders && i < AN_HOLDERS_MAX; i++) {
+		const struct an_holder *h = &f->holders[i];
+		uint64_t pd = h->poll_end > h->poll_begin ? h->poll_end - h->poll_begin :
+			      f->first_ts + f->value_ns - h->poll_begin;
+
+		report_site_loc(h->site, loc, sizeof(loc));
+		l = strlen(what);
+		snprintf(what + l, len - l, "%stask %llu %s%s on worker %d, a %s%s poll", i ? "; " : "",
+			 (unsigned long long)h->task_id,
+			 h->site && !h->site->unknown && !h->site->typed ? "spawned at " : "", loc,
+			 h->worker, fmt_duration(pd, d, sizeof(d)), h->poll_end ? "" : "+");
+	}
+	l = strlen(what);
+	if (f->polls > f->nholders)
+		snprintf(what + l, len - l, "; %llu more", (unsigned long long)(f->polls - f->nholders));
+	l = strlen(what);
+	snprintf(what + l, len - l, ")");
+	l = strlen(what);
+	if (!f->victim_timers && !f->victim_tasks) {
+		snprintf(what + l, len - l, "; no timer or woken task was seen waiting on it");
+		return;
+	}
+	if (f->victim_timers) {
+		snprintf(what + l, len - l, "; %llu timer%s fell due in it and fired up to %s late",
+			 (unsigned long long)f->victim_timers, f->victim_timers == 1 ? "" : "s",
+			 fmt_duration(f->victim_timer_max_ns, d, sizeof(d)));
+		l = strlen(what);
+	}
+	if (f->victim_tasks) {
+		snprintf(what + l, len - l, "%s %llu woken task%s waited up to %s to be polled",
+			 f->victim_timers ? "," : ";", (unsigned long long)f->victim_tasks,
+			 f->victim_tasks == 1 ? "" : "s",
+			 fmt_duration(f->victim_sched_max_ns, d, sizeof(d)));
+		l = strlen(what);
+	}
+	snprintf(what + l, len - l, " (%s of their waits charged here)",
+		 fmt_duration(f->charged_ns, d, sizeof(d)));
+}
+
+static uint64_t rel(const struct report_meta *m, uint64_t ts);
 
 /* ---- text helpers ---- */
 const char *report_sanitize(const char *s, size_t n, size_t max_chars, char *buf, size_t len)
@@ -102,6 +155,13 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 {
 	char loc[1200], v[32], th[32], what[400];
 
+	if (f->kind == AN_STARVATION) {
+		char big[1800];
+
+		starvation_text(f, big, sizeof(big));
+		snprintf(buf, len, "runtime starvation: %s: %s", big, finding_advice[AN_STARVATION]);
+		return;
+	}
 	report_site_loc(f->site, loc, sizeof(loc));
 	fmt_duration(f->value_ns, v, sizeof(v));
 	fmt_duration(f->threshold_ns, th, sizeof(th));
@@ -328,6 +388,38 @@ void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint6
 	jw_obj_end(w);
 }
 
+void report_starvation_json(struct jw *w, const struct report_meta *m, const struct an_finding *f)
+{
+	uint64_t end = f->first_ts + f->value_ns;
+
+	jw_ku64(w, "worker_threads", f->polls);
+	jw_key(w, "held_by");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < f->nholders && i < AN_HOLDERS_MAX; i++) {
+		const struct an_holder *h = &f->holders[i];
+
+		jw_obj_begin(w);
+		jw_ku64(w, "task_id", h->task_id);
+		jw_ku64(w, "tid", h->tid);
+		jw_ki64(w, "worker", h->worker);
+		report_json_site_ref(w, h->site);
+		jw_ku64(w, "poll_began_at_ns", rel(m, h->poll_begin));
+		jw_ku64(w, "poll_ns", h->poll_end > h->poll_begin ? h->poll_end - h->poll_begin :
+			end > h->poll_begin ? end - h->poll_begin : 0);
+		jw_kbool(w, "poll_ongoing", !h->poll_end);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "victims");
+	jw_obj_begin(w);
+	jw_ku64(w, "timers_late", f->victim_timers);
+	jw_ku64(w, "timer_late_max_ns", f->victim_timer_max_ns);
+	jw_ku64(w, "tasks_delayed", f->victim_tasks);
+	jw_ku64(w, "sched_delay_max_ns", f->victim_sched_max_ns);
+	jw_ku64(w, "charged_ns", f->charged_ns);
+	jw_obj_end(w);
+}
+
 void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct report_meta *m,
 			   const struct an_task_summary *t, uint64_t now)
 {
@@ -355,6 +447,7 @@ void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct 
 	jw_kstr(w, "kind", an_wait_name(t->nwaits ? (t->waits[0].kind == TET_WAIT_TIMER && t->nwaits > 1 ?
 						     t->waits[1].kind : t->waits[0].kind) :
 					AN_WAIT_UNKNOWN));
+	jw_kstr(w, "class", an_wait_class_name(an_wait_class(t, now)));
 	jw_key(w, "waits");
 	jw_arr_begin(w);
 	for (unsigned i = 0; i < t->nwaits && i < AN_WAITS_MAX; i++)
@@ -916,6 +1009,8 @@ static void print_fallback(FILE *out, const struct report_fallback *f, const str
 struct waits_ctx {
 	uint64_t n[TET_WAIT_CODES + 1], named;
 	uint64_t pending;
+	uint64_t now, stall_ns;
+	uint64_t idle, idle_by[TET_WAIT_CODES + 1], idle_max; /* idle by design past stall_ns */
 };
 
 static void count_wait(const struct an_task_summary *t, void *p)
@@ -930,13 +1025,25 @@ static void count_wait(const struct an_task_summary *t, void *p)
 		if (t->waits[i].kind != TET_WAIT_TIMER || k == AN_WAIT_UNKNOWN)
 			k = t->waits[i].kind < TET_WAIT_CODES ? t->waits[i].kind : AN_WAIT_UNKNOWN;
 	c->n[k]++;
+	if (an_wait_class(t, c->now) == AN_WAIT_IDLE && t->pending_now_ns >= c->stall_ns) {
+		unsigned s = AN_WAIT_UNKNOWN;
+
+		for (unsigned i = 0; i < t->nwaits && s == AN_WAIT_UNKNOWN; i++)
+			if (an_wait_is_subscription(t->waits[i].kind))
+				s = t->waits[i].kind;
+		c->idle++;
+		c->idle_by[s]++;
+		if (t->pending_now_ns > c->idle_max)
+			c->idle_max = t->pending_now_ns;
+	}
 }
 
 /* "Pending at the end: 12 tasks waiting on timer 5, io 4, notify 1, unknown 2" */
 static void print_waits(FILE *out, const struct analyzer *a)
 {
-	struct waits_ctx c = { { 0 }, 0, 0 };
+	struct waits_ctx c = { .now = an_now(a), .stall_ns = an_get_opts(a)->stall_ns };
 	bool first = true;
+	char d[32];
 
 	if (!an_get_opts(a)->wait_events)
 		return;
@@ -952,6 +1059,19 @@ static void print_waits(FILE *out, const struct analyzer *a)
 			first = false;
 		}
 	fputs(" (tasks[].wait in the JSON report)\n", out);
+	if (!c.idle)
+		return;
+	fprintf(out, "Idle by design: %llu of them pending for %s or more on a subscription (",
+		(unsigned long long)c.idle, fmt_duration(c.stall_ns, d, sizeof(d)));
+	first = true;
+	for (unsigned k = 0; k <= AN_WAIT_UNKNOWN; k++)
+		if (c.idle_by[k]) {
+			fprintf(out, "%s%s %llu", first ? "" : ", ", an_wait_name(k),
+				(unsigned long long)c.idle_by[k]);
+			first = false;
+		}
+	fprintf(out, "; longest %s): waiting for work is not a finding (docs/wait-reasons.md)\n",
+		fmt_duration(c.idle_max, d, sizeof(d)));
 }
 
 void report_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m, bool final)
@@ -1674,6 +1794,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "untracked_task_events", t->unknown_task_events);
 	jw_ku64(w, "waker_count_inconsistent", t->waker_count_inconsistent);
 	jw_ku64(w, "lost_waker_contradicted", t->lost_waker_contradicted);
+	jw_ku64(w, "starvation_episodes_omitted", t->starvation_omitted);
+	jw_ku64(w, "worker_polls_untracked", t->worker_polls_untracked);
 	jw_obj_end(w);
 
 	jw_key(w, "data_loss");
@@ -1841,6 +1963,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		}
 		if (f[i].kind == AN_LOST_WAKER)
 			jw_kbool(w, "contradicted", f[i].contradicted);
+		if (f[i].kind == AN_STARVATION)
+			report_starvation_json(w, m, &f[i]);
 		report_uring_finding_json(w, a, m, &f[i]);
 		report_finding_wait_json(w, a, m, &f[i]);
 		if (m->why && i < m->why->nfindings)

@@ -165,6 +165,8 @@ void report_wait_finding_text(const struct analyzer *a, const struct report_meta
  * finding's wait-reason fields. */
 void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint64_t now,
 		      const struct report_meta *m);
+/* A starvation finding's holders and victims (findings[] keys). */
+void report_starvation_json(struct jw *w, const struct report_meta *m, const struct an_finding *f);
 void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct report_meta *m,
 			   const struct an_task_summary *t, uint64_t now);
 void report_finding_wait_json(struct jw *w, const struct analyzer *a,

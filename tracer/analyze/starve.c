@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+/*
+ * starve.c — starvation episodes (starve.h): worker threads grouped into runtimes by the tasks
+ * they share, their open and last long polls, and the intersections of those polls.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "htab.h"
+#include "starve.h"
+
+struct wthread {
+	uint32_t pid, tid, parent;  /* parent: union-find over threads that polled the same task */
+	int32_t worker;             /* its worker index (the last it polled or parked as) */
+	uint32_t depth;             /* polls open on it (nested: a LocalSet or block_on in a poll) */
+	bool open, has_last;
+	struct an_holder cur;       /* the outermost open poll (poll_end 0) */
+	struct an_holder last;      /* its last poll of long_ns or more */
+};
+
+struct starve {
+	sv_new_fn fn;
+	void *ctx;
+	struct htab idx;            /* (pid, tid) → wthread */
+	struct wthread **v;
+	size_t n, cap;
+	struct sv_episode *eps;
+	size_t neps, eps_cap;
+	uint64_t omitted, omitted_start, untracked;
+};
+
+struct starve *sv_new(sv_new_fn fn, void *ctx)
+{
+	struct starve *s = calloc(1, sizeof(*s));
+
+	if (s) {
+		s->fn = fn;
+		s->ctx = ctx;
+	}
+	return s;
+}
+
+void sv_free(struct starve *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	free(s->idx.e);
+	free(s->eps);
+	free(s);
+}
+
+static struct wthread *find(const struct starve *s, uint32_t pid, uint32_t tid)
+{
+	return tid ? htab_get(&s->idx, pid, tid) : NULL;
+}
+
+/* The group's representative thread; halves the path on the way (bounded: parents are
+ * threads of the table, and a union only ever points a root at another root). */
+static uint32_t root_of(const struct starve *s, struct wthread *w, bool halve)
+{
+	for (int guard = 0; w->parent != w->tid && guard < 64; guard++) {
+		struct wthread *p = find(s, w->pid, w->parent), *gp;
+
+		if (!p)
+			break;
+		if (halve && (gp = find(s, p->pid, p->parent)))
+			w->parent = gp->tid;
+		w = p;
+	}
+	return w->tid;
+}
+
+static void unite(struct starve *s, struct wthread *a, struct wthread *b)
+{
+	uint32_t ra = root_of(s, a, true), rb = root_of(s, b, true);
+	struct wthread *r;
+
+	if (ra == rb)
+		return;
+	r = find(s, a->pid, ra > rb ? ra : rb);
+	if (r)
+		r->parent = ra < rb ? ra : rb;
+}
+
+/* Worker thread (pid, tid), made on first sight: worker indexes 1 and up exist only on the
+ * multi-thread scheduler, one runtime's (a current-thread runtime is worker 0), so they are
+ * one group from the start; worker 0 joins it by a task they share. NULL: beyond the bound. */
+static struct wthread *wt_get(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker)
+{
+	struct wthread *w = find(s, pid, tid);
+
+	if (w) {
+		w->worker = worker;
+		return w;
+	}
+	{
+		if (s->n >= SV_THREADS_MAX) {
+			s->untracked++;
+			return NULL;
+		}
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 16;
+			void *v = realloc(s->v, cap * sizeof(*s->v));
+
+			if (!v)
+				return NULL;
+			s->v = v;
+			s->cap = cap;
+		}
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return NULL;
+		w->pid = pid;
+		w->tid = w->parent = tid;
+		w->worker = worker;
+		if (htab_put(&s->idx, pid, tid, w)) {
+			free(w);
+			return NULL;
+		}
+		s->v[s->n++] = w;
+	}
+	for (size_t i = 0; worker >= 1 && i + 1 < s->n; i++)
+		if (s->v[i]->pid == pid && s->v[i]->worker >= 1) {
+			unite(s, w, s->v[i]);
+			break;
+		}
+	return w;
+}
+
+void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker)
+{
+	if (tid && worker >= 0)
+		wt_get(s, pid, tid, worker);
+}
+
+int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint32_t prev_tid,
+		  uint64_t task_id, uint64_t header_ptr, const struct an_site *site, uint64_t ts)
+{
+	struct wthread *w, *p;
+
+	if (!tid)
+		return 0;
+	w = wt_get(s, pid, tid, worker);
+	if (!w)
+		return s->n >= SV_THREADS_MAX ? 0 : -ENOMEM;
+	if (prev_tid && prev_tid != tid && (p = find(s, pid, prev_tid)))
+		unite(s, w, p);
+	if (w->open) {
+		w->depth++;
+		return 0;
+	}
+	w->open = true;
+	w->depth = 1;
+	w->cur = (struct an_holder){ tid, worker, task_id, header_ptr, site, ts, 0 };
+	return 0;
+}
+
+/* Worth a finding: something waited on it (a poll that held every worker while nothing else had
+ * work is its long_poll finding already). */
+static bool worth(const struct sv_episode *e)
+{
+	return e->victim_timers || e->victim_tasks;
+}
+
+static void tell(struct starve *s, struct sv_episode *e, uint64_t now)
+{
+	if (e->told || !worth(e))
+		return;
+	e->told = true;
+	if (s->fn)
+		s->fn(s->ctx, e, now);
+}
+
+/* Every thread of w0's runtime held at once, for long_ns or more, as of now: records the
+ * episode, or updates the one with the same start (an end now known, a holder finished). */
+static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t long_ns)
+{
+	uint32_t root = root_of(s, w0, true);
+	uint64_t start = 0, end = UINT64_MAX;
+	struct sv_episode e = { .pid = w0->pid, .ongoing = true };
+	struct sv_episode *x;
+	bool has0 = false, has1 = false;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct wthread *w = s->v[i];
+		const struct an_holder *h;
+		uint64_t b, t;
+
+		if (w->pid != w0->pid || root_of(s, w, true) != root)
+			continue;
+		if (w->open && w->cur.poll_begin <= now) {
+			h = &w->cur;
+			t = now;
+		} else if (w->has_last) {
+			h = &w->last;
+			t = h->poll_end;
+			e.ongoing = false;
+		} else {
+			return;
+		}
+		b = h->poll_begin;
+		start = b > start ? b : start;
+		end = t < end ? t : end;
+		if (end < start || end - start < long_ns)
+			return;
+		if (e.nholders < AN_HOLDERS_MAX)
+			e.holders[e.nholders++] = *h;
+		e.threads++;
+		has0 |= w->worker == 0;
+		has1 |= w->worker >= 1;
+	}
+	/* a multi-thread runtime has a worker 0: until it is known, the group is not complete */
+	if (!e.threads || (has1 && !has0))
+		return;
+	e.start = start;
+	e.end = end;
+	for (size_t i = s->neps; i-- > 0 && s->neps - i <= 16;) {
+		x = &s->eps[i];
+		if (x->pid == e.pid && x->start == start) {
+			x->end = end;
+			x->ongoing = e.ongoing;
+			x->threads = e.threads;
+			x->nholders = e.nholders;
+			memcpy(x->holders, e.holders, sizeof(e.holders));
+			tell(s, x, now);
+			return;
+		}
+	}
+	if (s->neps >= SV_EPISODES_MAX) {
+		if (s->omitted_start != start) {
+			s->omitted++;
+			s->omitted_start = start;
+		}
+		return;
+	}
+	if (s->neps == s->eps_cap) {
+		size_t cap = s->eps_cap ? s->eps_cap * 2 : 8;
+		void *v = realloc(s->eps, cap * sizeof(*s->eps));
+
+		if (!v)
+			return;
+		s->eps = v;
+		s->eps_cap = cap;
+	}
+	x = &s->eps[s->neps++];
+	*x = e;
+	tell(s, x, now);
+}
+
+void sv_poll_end(struct starve *s, uint32_t pid, uint32_t tid, uint64_t task_id,
+		 uint64_t header_ptr, uint64_t ts, uint64_t long_ns)
+{
+	struct wthread *w = find(s, pid, tid);
+
+	if (!w || !w->open)
+		return;
+	if (w->cur.task_id != task_id || w->cur.header_ptr != header_ptr) {
+		if (w->depth > 1) /* a nested poll ended */
+			w->depth--;
+		return;
+	}
+	w->open = false;
+	w->depth = 0;
+	if (ts < w->cur.poll_begin || ts - w->cur.poll_begin < long_ns)
+		return;
+	w->last = w->cur;
+	w->last.poll_end = ts;
+	w->has_last = true;
+	check(s, w, ts, long_ns);
+}
+
+void sv_tick(struct starve *s, uint64_t now, uint64_t long_ns)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct wthread *w = s->v[i];
+
+		if (w->open && now >= w->cur.poll_begin && now - w->cur.poll_begin >= long_ns)
+			check(s, w, now, long_ns);
+	}
+}
+
+/* Episode e's runtime is thread (pid, tid)'s; its overlap with [from, to] (an ongoing episode
+ * lasts until to). */
+static uint64_t ep_overlap(const struct starve *s, const struct sv_episode *e, uint32_t pid,
+			   uint32_t root, uint64_t from, uint64_t to)
+{
+	uint64_t lo, hi;
+	struct wthread *h;
+
+	if (e->pid != pid || !e->nholders)
+		return 0;
+	hi = e->ongoing ? to : e->end;
+	lo = e->start > from ? e->start : from;
+	hi = hi < to ? hi : to;
+	if (hi <= lo)
+		return 0;
+	h = find(s, pid, e->holders[0].tid);
+	return h && root_of(s, h, false) == root ? hi - lo : 0;
+}
+
+uint64_t sv_starved(const struct starve *s, uint32_t pid, uint32_t tid, uint64_t from, uint64_t to)
+{
+	struct wthread *w = find(s, pid, tid);
+	uint64_t sum = 0;
+	uint32_t root;
+
+	if (!w || !s->neps || to <= from)
+		return 0;
+	root = root_of(s, w, false);
+	for (size_t i = 0; i < s->neps; i++)
+		sum += ep_overlap(s, &s->eps[i], pid, root, from, to);
+	return sum < to - from ? sum : to - from;
+}
+
+void sv_charge(struct starve *s, uint32_t pid, uint32_t tid, uint64_t from, uint64_t to, bool timer)
+{
+	struct wthread *w = find(s, pid, tid);
+	uint32_t root;
+
+	if (!w || !s->neps || to <= from)
+		return;
+	root = root_of(s, w, false);
+	for (size_t i = 0; i < s->neps; i++) {
+		struct sv_episode *e = &s->eps[i];
+		uint64_t o = ep_overlap(s, e, pid, root, from, to);
+
+		if (!o)
+			continue;
+		e->charged_ns += o;
+		if (timer) {
+			e->victim_timers++;
+			if (to - from > e->victim_timer_max_ns)
+				e->victim_timer_max_ns = to - from;
+		} else {
+			e->victim_tasks++;
+			if (to - from > e->victim_sched_max_ns)
+				e->victim_sched_max_ns = to - from;
+		}
+		tell(s, e, to);
+	}
+}
+
+static uint32_t group_size(const struct starve *s, uint32_t pid, uint32_t root)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += s->v[i]->pid == pid && root_of(s, s->v[i], false) == root;
+	return n;
+}
+
+void sv_settle(struct starve *s)
+{
+	for (size_t i = 0; i < s->neps; i++) {
+		struct sv_episode *e = &s->eps[i], *best = NULL;
+		struct wthread *h = find(s, e->pid, e->holders[0].tid);
+		uint32_t root;
+		uint64_t most = 0;
+
+		if (!h || e->stale)
+			continue;
+		root = root_of(s, h, false);
+		if (group_size(s, e->pid, root) <= e->threads)
+			continue;
+		e->stale = true;
+		for (size_t j = 0; j < s->neps; j++) {
+			struct sv_episode *x = &s->eps[j];
+			uint64_t o = j == i || x->stale ? 0 : ep_overlap(s, x, e->pid, root, e->start, e->end);
+
+			if (o > most && x->threads > e->threads) {
+				most = o;
+				best = x;
+			}
+		}
+		if (!best)
+			continue;
+		best->victim_timers += e->victim_timers;
+		best->victim_tasks += e->victim_tasks;
+		best->charged_ns += e->charged_ns;
+		if (e->victim_timer_max_ns > best->victim_timer_max_ns)
+			best->victim_timer_max_ns = e->victim_timer_max_ns;
+		if (e->victim_sched_max_ns > best->victim_sched_max_ns)
+			best->victim_sched_max_ns = e->victim_sched_max_ns;
+		tell(s, best, best->end);
+	}
+}
+
+size_t sv_episodes(const struct starve *s, struct sv_episode **e)
+{
+	*e = s->eps;
+	return s->neps;
+}
+
+uint64_t sv_omitted(const struct starve *s)
+{
+	return s->omitted;
+}
+
+uint64_t sv_threads_untracked(const struct starve *s)
+{
+	return s->untracked;
+}
+
+bool sv_any(const struct starve *s)
+{
+	return s->neps > 0;
+}
