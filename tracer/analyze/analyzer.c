@@ -1699,9 +1699,8 @@ static void starve_told(void *ctx, const struct sv_episode *e, uint64_t now)
 }
 
 /* One starvation finding per episode worth one (starve.h), kept up to date at every tick and
- * at the end (the episode grows, its victims come in). An episode of one thread may be a
- * multi-thread runtime's whose other workers are not known yet: listed only at the end, once
- * sv_settle has judged it. */
+ * at the end (the episode grows, its victims come in; sv_settle hands the victims of an episode
+ * whose runtime turned out larger to the whole runtime's). */
 static void starvation_findings(struct analyzer *a, bool final)
 {
 	struct sv_episode *e;
@@ -1717,8 +1716,7 @@ static void starvation_findings(struct analyzer *a, bool final)
 	for (size_t i = 0; i < n; i++) {
 		struct an_finding *f;
 
-		if (!e[i].told || e[i].finding < 0 || (!e[i].finding && e[i].stale) ||
-		    (!final && e[i].threads < 2))
+		if (!e[i].told || e[i].finding < 0 || (!e[i].finding && e[i].stale))
 			continue;
 		if (!e[i].finding) {
 			if (!(f = finding_new(a, AN_STARVATION))) {

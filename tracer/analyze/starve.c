@@ -159,11 +159,12 @@ int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, 
 	return 0;
 }
 
-/* Worth a finding: something waited on it (a poll that held every worker while nothing else had
- * work is its long_poll finding already). */
+/* Worth a finding: two threads or more held (a single-thread runtime's long poll is its
+ * long_poll finding; its victims are spared all the same) and something waited on it (polls that
+ * held every worker while nothing else had work are their long_poll findings already). */
 static bool worth(const struct sv_episode *e)
 {
-	return e->victim_timers || e->victim_tasks;
+	return e->threads >= 2 && !e->stale && (e->victim_timers || e->victim_tasks);
 }
 
 static void tell(struct starve *s, struct sv_episode *e, uint64_t now)

@@ -40,7 +40,8 @@ struct sv_episode {
 	bool stale;                   /* sv_settle: its runtime turned out to have more threads */
 };
 
-/* Called once per episode when it is first worth a finding (a victim was charged to it). */
+/* Called once per episode when it is first worth a finding: two threads or more held, and a
+ * victim charged to it. */
 typedef void (*sv_new_fn)(void *ctx, const struct sv_episode *e, uint64_t now);
 
 struct starve;
