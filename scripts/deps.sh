@@ -19,8 +19,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 command -v cargo >/dev/null || die "cargo not found (install a Rust toolchain: rustup or Debian's cargo)"
 
-# sid-uring: sid's tokio-uring closure, for the sample service's tokio-1.53-uring line
-for suite in bookworm trixie sid sid-uring; do
+# sid-uring: sid's tokio-uring closure, for the sample service's tokio-1.53-uring line;
+# sid-console: sid's console-subscriber closure (make bench's tokio-console build, and the
+# tokio-console demo app of tests/t_console_app.sh)
+for suite in bookworm trixie sid sid-uring sid-console; do
     "$ROOT/scripts/vendor-crates.sh" "$suite"
 done
 # tracefs for bpftrace and uprobe checks

@@ -3,8 +3,8 @@
 #
 # Makes a cargo "directory" source of Debian's packaged Rust crates for one Debian suite
 # (bookworm → tokio 1.24, trixie → 1.43, sid → 1.53; sid-console: sid's console-subscriber
-# closure, for `make bench` only; sid-uring: sid's tokio-uring closure for the tokio-1.53-uring
-# line) under .cache/crates/SUITE/, without
+# closure, for `make bench`'s tokio-console build and the tests' console demo app; sid-uring:
+# sid's tokio-uring closure for the tokio-1.53-uring line) under .cache/crates/SUITE/, without
 # touching the system: a private apt configuration (own lists, own empty dpkg status) whose
 # mirror is read from the system's apt sources at run time, `apt-get download`, `dpkg -x`.
 #

@@ -6,7 +6,8 @@ capture. --except-type leaves out findings whose type name holds SUBSTR (a plant
 captures without spawn locations).
 
 A healthy site's finding is excused only when it is a single long poll (occurrences 1) that a
-recorded stall explains: the stall overlaps the poll's wall time on one CPU by so much that the
+recorded stall explains (a starvation episode is judged by its polls at healthy sites, each as
+such a long poll; one with none there is not a healthy site's): the stall overlaps the poll's wall time on one CPU by so much that the
 poll, less that overlap, stays under the long_poll threshold. A stall is a stretch in which a
 SCHED_FIFO thread pinned to that CPU could not run, so nothing of the traced program ran there
 either; the tracer, which reads the hypervisor's steal clock but cannot see host work it does
@@ -39,9 +40,43 @@ def main():
         if ln.startswith("stall "):
             f = dict(kv.split("=", 1) for kv in ln.split()[1:])
             stalls.append((int(f["cpu"]), int(f["from"]), int(f["to"])))
+    def stall_overlap(p0, p1):
+        by_cpu = {}
+        for cpu, a, b in stalls:
+            ov = min(b, p1) - max(a, p0)
+            if ov > 0:
+                by_cpu[cpu] = by_cpu.get(cpu, 0) + ov
+        return max(by_cpu.values(), default=0)
+
     unexcused = 0
     for x in rep["findings"]:
         loc = x.get("location") or ""
+        if x["kind"] == "starvation":
+            # judged by its holders: one at a healthy site is excused as a lone long poll is
+            held = [h for h in x.get("held_by") or []
+                    if any((h.get("location") or "").endswith(s) for s in sites)
+                    and not (skip_type is not None and skip_type in (h.get("type_name") or ""))]
+            if not held:
+                continue
+            what = f"starvation at {loc or x.get('type_name')} ({len(held)} of its polls at healthy sites)"
+            bad = []
+            for h in held:
+                if start is None:
+                    bad.append("the report has no capture.monotonic_start_ns")
+                    continue
+                p0 = start + h["poll_began_at_ns"]
+                ov = stall_overlap(p0, p0 + h["poll_ns"])
+                left = h["poll_ns"] - ov
+                d = (f"task {h['task_id']} at {h.get('location')}: poll {h['poll_ns'] / 1e6:.2f} ms,"
+                     f" stalls overlapping it on one CPU {ov / 1e6:.2f} ms")
+                if left >= x["threshold_ns"]:
+                    bad.append(f"{d}: still {left / 1e6:.2f} ms without it")
+            if not bad:
+                print(f"excused: {what}: each such poll is under the threshold without a recorded stall")
+                continue
+            unexcused += 1
+            print(f"NOT EXCUSED: {what}: {'; '.join(bad)}")
+            continue
         if not any(loc.endswith(s) for s in sites):
             continue
         if skip_type is not None and skip_type in (x.get("type_name") or ""):
@@ -56,13 +91,7 @@ def main():
             why = "the report has no capture.monotonic_start_ns"
         if why is None:
             p0 = start + x["first_at_ns"]
-            p1 = p0 + x["value_ns"] + (x.get("preempted_ns") or 0)
-            by_cpu = {}
-            for cpu, a, b in stalls:
-                ov = min(b, p1) - max(a, p0)
-                if ov > 0:
-                    by_cpu[cpu] = by_cpu.get(cpu, 0) + ov
-            ov = max(by_cpu.values(), default=0)
+            ov = stall_overlap(p0, p0 + x["value_ns"] + (x.get("preempted_ns") or 0))
             left = x["value_ns"] - ov
             detail = (f"poll {x['value_ns'] / 1e6:.2f} ms (+{(x.get('preempted_ns') or 0) / 1e6:.2f} ms preempted)"
                       f" at {x['first_at_ns'] / 1e6:.1f} ms; stalls overlapping it on one CPU: {ov / 1e6:.2f} ms;"

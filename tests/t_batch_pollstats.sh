@@ -3,7 +3,7 @@
 # per-event tracer and a batched tracer attach to the same binary at once (their semaphores are
 # separate: both record everything) and the spin workload runs: 10000 tasks, each one poll of
 # 20 µs of CPU with no probe inside it. Both see every poll, and the spin site's poll-duration
-# p50 and p99 agree within 2 µs — the same polls, measured by two clocks (BPF ktime at the
+# p50 and p99 agree within 2 µs (or two histogram buckets, 2/32 of the value) — the same polls, measured by two clocks (BPF ktime at the
 # begin/end probe hits; the TSC read in the process).
 # Why this workload: where probes fire inside polls (yield_now, waker clones) per-event
 # durations also hold those probes' traps (~1 µs each, with a tail), which batched capture does
@@ -39,7 +39,11 @@ for line in "${LINES[@]}"; do
         a=$(jqr "$P" "[.spawn_sites[] | $SITE | .poll_ns.$q] | first")
         b=$(jqr "$B" "[.spawn_sites[] | $SITE | .poll_ns.$q] | first")
         d=$(( a > b ? a - b : b - a ))
-        check "$L: poll $q per-event ${a} ns, batched ${b} ns: within 2 µs (${d} ns)" test "$d" -le 2000
+        # a quantile is reported as its histogram bucket's value, off by up to 1/32 of it
+        # (tracer/lib/hist.h HIST_REL_ERR): two estimates of one quantile may differ by 2/32
+        tol=$(( (a > b ? a : b) / 16 )); [ "$tol" -ge 2000 ] || tol=2000
+        check "$L: poll $q per-event ${a} ns, batched ${b} ns: within 2 µs or the histogram's resolution (${d} ns, allowed ${tol})" \
+            test "$d" -le "$tol"
     done
 done
 [ ${#missing[@]} = 0 ] || { [ "$TESTS_FAILED" = 0 ] || finish;

@@ -4,7 +4,8 @@
 # the reports. Judged against the sample service's sources, not the tracer: the printed findings
 # name each planted pathology at its spawn site (the "// SPAWN-SITE:" marker line and the column
 # of its tokio::spawn call) with the detector tests/t_trace_sample.sh and the pathology docs assign
-# to it — blocking_call and cpu_hog → long_poll, lost_waker → lost_waker, stalled_task → stalled
+# to it — blocking_call and cpu_hog → long_poll (and starvation, when they hold both workers at
+# once: held by them alone, with victims), lost_waker → lost_waker, stalled_task → stalled
 # (on its oneshot) — and name no healthy site (sample-service/README.md: everything else must
 # produce no finding; slow_dependency, a 1.5 s timer, is a timer wait, not a stall) but for a lone
 # long poll that a machine stall recorded by stallmon explains (tests/stall_excuse.py); report.html is complete (doctype … closing </html>), report.json and
@@ -59,10 +60,18 @@ check_eq "every printed finding is a planted pathology (kind at its site) or at 
            hit=""
            for s in "${PATHO[@]}"; do
                [ "$kind" = "${KIND[$s]}" ] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
+               # two long-poll pathologies holding both workers at once starve the runtime
+               [ "$kind" = starvation ] && [ "${KIND[$s]}" = long_poll ] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
            done
            for s in "${HEALTHY[@]}"; do [[ "$loc" == *"${LOC[$s]}" ]] && hit=1; done
            [ -n "$hit" ] || echo "$kind $loc"
        done < "$TMPD/findings")"
+lp=(); for s in "${PATHO[@]}"; do [ "${KIND[$s]}" = long_poll ] && lp+=("${LOC[$s]}"); done
+hl_json=$(printf '%s\n' "${lp[@]}" "${hl[@]}" | jq -R . | jq -s .)
+check_eq "starvation episodes (if any) are held by long-poll pathologies (or healthy sites, judged above), each with victims" "" \
+    "$(jq -r --argjson ok "$hl_json" '.findings[] | select(.kind == "starvation") |
+        (.held_by[] | select(.location as $l | [$ok[] | . as $s | ($l // "") | endswith($s)] | any | not) | "held by \(.location)"),
+        (select((.victims.timers_late + .victims.tasks_delayed) == 0) | "no victims at \(.location)")' "$D/report.json")"
 check "the tracer's summary (printed by the demo) lists findings" grep -qE '^Findings \([0-9]+\)' "$TMPD/demo.out"
 
 # ---- the reports ----

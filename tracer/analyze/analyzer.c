@@ -111,6 +111,7 @@ struct task {
 	uint64_t poll_begin, pending_since;
 	uint64_t poll_run_delay;   /* the thread's run-queue wait at poll_begin (0 = unknown) */
 	uint32_t poll_tid;
+	uint32_t spawn_tid;        /* spawned inside a worker's poll on this thread (0: not) */
 	int32_t poll_worker;
 	bool woke_in_poll, self_woke_in_poll, yielded_in_poll;
 	bool term_pending;         /* terminate seen inside the current poll */
@@ -874,6 +875,8 @@ static int on_spawn(struct analyzer *a, const struct tet_spawn_rec *r)
 	t->s.spawn_ts = r->h.ts;
 	t->s.wakers_known = a->o.waker_events;
 	t->ready_since = r->h.ts;
+	if (sv_in_poll(a->sv, r->h.pid, r->h.tid))
+		t->spawn_tid = r->h.tid;
 	tl_push(a, &(struct an_tl_rec){ .ts = r->h.ts, .task_id = r->task_id,
 				       .header_ptr = r->header_ptr, .pid = r->h.pid,
 				       .tid = r->h.tid, .worker = -1, .type = AN_TL_SPAWN,
@@ -1283,7 +1286,7 @@ again:
 		goto again;
 	}
 	if (worker >= 0 && t->s.kind != TET_KIND_BLOCKING)
-		sv_poll_begin(a->sv, r->h.pid, r->h.tid, worker, t->s.polls ? t->poll_tid : 0,
+		sv_poll_begin(a->sv, r->h.pid, r->h.tid, worker, t->s.polls ? t->poll_tid : t->spawn_tid,
 			      t->s.task_id, t->s.header_ptr, t->site, r->h.ts);
 	if ((t->s.state == AN_SPAWNED || t->s.state == AN_SCHEDULED) && t->ready_since &&
 	    r->h.ts >= t->ready_since) {
@@ -1716,7 +1719,10 @@ static void starvation_findings(struct analyzer *a, bool final)
 	for (size_t i = 0; i < n; i++) {
 		struct an_finding *f;
 
-		if (!e[i].told || e[i].finding < 0 || (!e[i].finding && e[i].stale))
+		/* an episode still going on at a tick becomes a finding once it is over (or at the
+		 * end): a holder's end may yet come in and show it was none (starve.c close_ongoing) */
+		if (!e[i].told || e[i].finding < 0 ||
+		    (!e[i].finding && (e[i].stale || e[i].voided || (e[i].ongoing && !final))))
 			continue;
 		if (!e[i].finding) {
 			if (!(f = finding_new(a, AN_STARVATION))) {

@@ -15,6 +15,7 @@ struct wthread {
 	int32_t worker;             /* its worker index (the last it polled or parked as) */
 	uint32_t depth;             /* polls open on it (nested: a LocalSet or block_on in a poll) */
 	bool open, has_last;
+	bool held;                  /* its open poll holds an episode (check) */
 	struct an_holder cur;       /* the outermost open poll (poll_end 0) */
 	struct an_holder last;      /* its last poll of long_ns or more */
 };
@@ -154,6 +155,7 @@ int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, 
 		return 0;
 	}
 	w->open = true;
+	w->held = false;
 	w->depth = 1;
 	w->cur = (struct an_holder){ tid, worker, task_id, header_ptr, site, ts, 0 };
 	return 0;
@@ -164,7 +166,7 @@ int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, 
  * held every worker while nothing else had work are their long_poll findings already). */
 static bool worth(const struct sv_episode *e)
 {
-	return e->threads >= 2 && !e->stale && (e->victim_timers || e->victim_tasks);
+	return e->threads >= 2 && !e->stale && !e->voided && (e->victim_timers || e->victim_tasks);
 }
 
 static void tell(struct starve *s, struct sv_episode *e, uint64_t now)
@@ -210,6 +212,8 @@ static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t l
 			return;
 		if (e.nholders < AN_HOLDERS_MAX)
 			e.holders[e.nholders++] = *h;
+		if (h == &w->cur)
+			w->held = true;
 		e.threads++;
 		has0 |= w->worker == 0;
 		has1 |= w->worker >= 1;
@@ -252,6 +256,33 @@ static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t l
 	tell(s, x, now);
 }
 
+/* w's open poll ended at ts: the episodes it held learn its end, and one it held as still
+ * going on (seen so at a tick) ends there — and was none when that leaves it shorter than
+ * long_ns (the tick saw the poll before its end came in: batched capture delivers it later). */
+static void close_ongoing(struct starve *s, struct wthread *w, uint64_t ts, uint64_t long_ns)
+{
+	for (size_t i = 0; i < s->neps; i++) {
+		struct sv_episode *e = &s->eps[i];
+
+		if (e->pid != w->pid)
+			continue;
+		for (unsigned j = 0; j < e->nholders; j++) {
+			struct an_holder *h = &e->holders[j];
+
+			if (h->tid != w->tid || h->poll_begin != w->cur.poll_begin || h->poll_end)
+				continue;
+			h->poll_end = ts;
+			if (!e->ongoing)
+				break;
+			e->ongoing = false;
+			e->end = ts;
+			if (ts < e->start || ts - e->start < long_ns)
+				e->voided = true;
+			break;
+		}
+	}
+}
+
 void sv_poll_end(struct starve *s, uint32_t pid, uint32_t tid, uint64_t task_id,
 		 uint64_t header_ptr, uint64_t ts, uint64_t long_ns)
 {
@@ -266,6 +297,8 @@ void sv_poll_end(struct starve *s, uint32_t pid, uint32_t tid, uint64_t task_id,
 	}
 	w->open = false;
 	w->depth = 0;
+	if (w->held)
+		close_ongoing(s, w, ts, long_ns);
 	if (ts < w->cur.poll_begin || ts - w->cur.poll_begin < long_ns)
 		return;
 	w->last = w->cur;
@@ -292,7 +325,7 @@ static uint64_t ep_overlap(const struct starve *s, const struct sv_episode *e, u
 	uint64_t lo, hi;
 	struct wthread *h;
 
-	if (e->pid != pid || !e->nholders)
+	if (e->pid != pid || !e->nholders || e->voided)
 		return 0;
 	hi = e->ongoing ? to : e->end;
 	lo = e->start > from ? e->start : from;
@@ -362,7 +395,7 @@ void sv_settle(struct starve *s)
 		uint32_t root;
 		uint64_t most = 0;
 
-		if (!h || e->stale)
+		if (!h || e->stale || e->voided)
 			continue;
 		root = root_of(s, h, false);
 		if (group_size(s, e->pid, root) <= e->threads)
@@ -409,4 +442,11 @@ uint64_t sv_threads_untracked(const struct starve *s)
 bool sv_any(const struct starve *s)
 {
 	return s->neps > 0;
+}
+
+bool sv_in_poll(const struct starve *s, uint32_t pid, uint32_t tid)
+{
+	const struct wthread *w = find(s, pid, tid);
+
+	return w && w->open;
 }

@@ -38,6 +38,7 @@ struct sv_episode {
 	bool told;                    /* the new-episode callback ran */
 	int32_t finding;              /* the analyzer's: its finding's index + 1, -1 none */
 	bool stale;                   /* sv_settle: its runtime turned out to have more threads */
+	bool voided;                  /* it was none after all (a holder's end came in late) */
 };
 
 /* Called once per episode when it is first worth a finding: two threads or more held, and a
@@ -49,7 +50,8 @@ struct starve *sv_new(sv_new_fn fn, void *ctx);
 void sv_free(struct starve *s);
 
 /* A poll began on worker thread (pid, tid) — a task's poll with worker ≥ 0, not a blocking
- * task's; prev_tid: the thread of the task's previous poll (0 = none). 0 or -ENOMEM. */
+ * task's; prev_tid: the thread of the task's previous poll, or of the poll that spawned it
+ * (0 = none). 0 or -ENOMEM. */
 int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint32_t prev_tid,
 		  uint64_t task_id, uint64_t header_ptr, const struct an_site *site, uint64_t ts);
 /* Worker thread (pid, tid) parked or unparked as worker `worker`: a thread of the runtime that
@@ -75,5 +77,8 @@ size_t sv_episodes(const struct starve *s, struct sv_episode **e);
 uint64_t sv_omitted(const struct starve *s);          /* episodes beyond the bound */
 uint64_t sv_threads_untracked(const struct starve *s); /* threads beyond the bound */
 bool sv_any(const struct starve *s);                  /* an episode was seen */
+/* Thread (pid, tid) is inside a worker's poll: a task it spawns now goes to the same runtime
+ * (tokio::spawn uses the current one), so the thread that first polls that task is of its group. */
+bool sv_in_poll(const struct starve *s, uint32_t pid, uint32_t tid);
 
 #endif
