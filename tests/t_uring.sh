@@ -19,6 +19,9 @@
 #   A program without io_uring has no io_uring section; --no-io-uring turns it off and says so, as
 #   does a kernel without the tracepoints (TET_TEST_NO_URING_TP), with a warning. The flight
 #   recorder's stalled dump names the READ too.
+#   Run C (--stuck-pipe --cancel-at-exit): the stuck READ is cancelled by tokio-uring's driver
+#   before the exit ends the capture; the stalled finding names it still, as cancelled
+#   (ECANCELED), the same request (user_data) bpftrace saw complete with -125.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -153,6 +156,8 @@ run_b() {
         test "$(jq -r '[.findings[] | select(.kind == "stalled") | .detail | test("waiting on io_uring READ fd '"$fd"' \\(pipe:\\[[0-9]+\\]\\), submitted .* before the end, not completed")] | any' "$R")" = true
     check "$label: the terminal summary names it too" \
         grep -qE "stalled .*waiting on io_uring READ fd $fd \(pipe:\[[0-9]+\]\)" "$TMPD/tr.$label.out"
+    [ "$label" = fallback-stuck ] || check_eq "$label: the stuck task waits on io_uring (tasks[].wait), its READ on fd $fd" "io_uring request READ $fd" \
+        "$(jq -r --arg l "src/uring.rs:$STUCK_LINE:" "$JQ_SITE"'[.tasks[] | select(site($l; "uring_stuck_read")) | .wait | "\(.kind) \(.class) \(.io_uring.op) \(.io_uring.fd)"] | join(",")' "$R")"
     check_eq "$label: the READ is listed in flight, linked to the stuck task" "READ true" \
         "$(jq -r --argjson fd "$fd" '[.io_uring.in_flight_requests[] | select(.fd == $fd)][0] | "\(.op) \(.task_id != null)"' "$R")"
     check_eq "$label: the file tasks have no finding" 0 \
@@ -190,6 +195,43 @@ check_eq "flight: the stalled dump's finding names the READ on the pipe, every r
     "$(jq -r '[.findings[] | select(.kind == "stalled")][0] as $f
         | "\($f.io_uring_in_flight[0].op) \($f.io_uring_in_flight[0].fd) \($f.io_uring_in_flight[0].fd_target | startswith("pipe:[")) \(.io_uring.unattributed)"' \
         "$(ls "$TMPD"/fl/*-stalled.json | grep -v trace.json | head -1)" 2>&1)"
+
+# run C (--stuck-pipe --cancel-at-exit): the program returns from tokio-uring's runtime at the
+# end, whose driver cancels the stuck READ (ASYNC_CANCEL) before the exit ends the capture: the
+# stalled finding still names the READ, in flight for its whole stall, as cancelled — the
+# request bpftrace saw complete with -ECANCELED (its user_data) — and it is no longer in flight
+BTC='tracepoint:io_uring:io_uring_complete /pid == $1 && args->res == -125/ { printf("cancelled 0x%llx\n", args->user_data); }
+BEGIN { printf("ready\n"); }'
+TRACER_ARGS=()
+start cancel "$USDT" 3s --tasks 1 --stuck-pipe --cancel-at-exit
+start_bg bt.cancel bpftrace -e "$BTC" "$WP"
+btp=$BG_PID
+wait_for_line "$TMPD/bt.cancel.out" '^ready' 60 || not_ok "cancel: bpftrace attached (BEGIN ran)"
+touch "$TMPD/gate.cancel"
+wait_exit "$WP" 60
+check_eq "cancel: workload exit 0, after the driver cancelled the read" "0 1" \
+    "$RC $(grep -c '^uring cancelled_at_exit=1$' "$TMPD/run.cancel.out")"
+wait_exit "$TP" 120
+check_eq "cancel: tracer exit 0 (ended with the process)" 0 "$RC"
+bt_stop "$btp" cancel
+R="$TMPD/cancel.json"
+FD=$(sed -n 's/^uring pid=[0-9]* stuck_fd=\([0-9]*\)$/\1/p' "$TMPD/run.cancel.out")
+UD=$(sed -n 's/^cancelled \(0x[0-9a-f]*\)$/\1/p' "$TMPD/bt.cancel.out")
+check "cancel: bpftrace saw one request cancelled (${UD:-none})" test "$(wc -w <<< "$UD")" = 1
+check_eq "cancel: one stalled finding at the stuck read's site; it waited on the READ on fd $FD (a pipe), cancelled, none in flight" \
+    "1 READ $FD true cancelled -125 $UD 0" "$(jq -r --arg l "src/uring.rs:$STUCK_LINE:" "$JQ_SITE"'
+        [.findings[] | select(.kind == "stalled" and site($l; "uring_stuck_read"))] as $f
+        | ($f[0].io_uring_waited[0] // {}) as $w
+        | "\($f | length) \($w.op) \($w.fd) \($w.fd_target // "" | startswith("pipe:[")) \($w.outcome) \($w.res) \($w.user_data)"
+          + " \($f[0].io_uring_in_flight | length)"' "$R")"
+check "cancel: it was in flight for the whole stall (submitted at or before the stall began, ended after the threshold)" \
+    test "$(jq -r '[.findings[] | select(.kind == "stalled" and .io_uring_waited[0] != null)][0] as $f
+        | ($f.io_uring_waited[0].submitted_at_ns <= $f.first_at_ns + 1000000 and $f.io_uring_waited[0].ended_at_ns >= $f.first_at_ns + $f.threshold_ns)' "$R")" = true
+check "cancel: the sentence names it" \
+    test "$(jq -r '[.findings[] | select(.kind == "stalled") | .detail | test("waiting on io_uring READ fd '"$FD"' \\(pipe:\\[[0-9]+\\]\\) for [0-9.]+[a-zµ]+, until it was cancelled \\(ECANCELED\\)")] | any' "$R")" = true
+check "cancel: the terminal summary names it too" \
+    grep -qE "stalled .*waiting on io_uring READ fd $FD \(pipe:\[[0-9]+\]\) for .*, until it was cancelled \(ECANCELED\)" "$TMPD/tr.cancel.out"
+check_eq "cancel: nothing in flight at the end" 0 "$(jqr "$R" .io_uring.in_flight)"
 
 # batched capture attaching the hooks only once a ring is seen (as for a binary without io_uring
 # code that creates a ring anyway): requests are linked from then on; those filled before the

@@ -13,7 +13,7 @@ usage: sample-service [serve] [OPTIONS]
        sample-service long-poll --ms N [--workers W] [--current-thread]
        sample-service spin-workload --tasks N --us U [--workers W] [--current-thread]
        sample-service uring-workload [--tasks N] [--duration DUR] [--file-size BYTES] [--stuck-pipe]
-                                     [--wait-start PATH]
+                                     [--cancel-at-exit] [--wait-start PATH]
        sample-service waits [--duration DUR] [--wait-start PATH]
        sample-service starve [--duration DUR] [--block DUR] [--wait-start PATH]
 
@@ -41,6 +41,8 @@ io_uring with tokio-uring (tokio_uring::start: a current-thread runtime and its 
   --file-size BYTES    size of each task's file (1..=64M, default 65536)
   --stuck-pipe         one more task reads a pipe whose write end stays open and is never
                        written: an io_uring READ submitted that never completes (abandoned at exit)
+  --cancel-at-exit     at the end, return from the runtime instead: tokio-uring's driver cancels
+                       the stuck READ (ASYNC_CANCEL; it completes with -ECANCELED) before the exit
   prints `uring pid=PID stuck_fd=FD` (FD: the pipe's read end, or -1) at start, and at the end
   `uring tasks=N rounds=R bytes_verified=B elapsed_ms=MS` and the SQEs it submitted per opcode,
   `uring ops write=W read=R fsync=F openat=O close=C unlinkat=U stuck_read=0|1` (read counts
@@ -130,6 +132,7 @@ pub struct UringOpts {
     pub duration: Duration,
     pub file_size: usize,
     pub stuck_pipe: bool,
+    pub cancel_at_exit: bool,
 }
 
 #[derive(Debug)]
@@ -204,6 +207,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
         duration: Duration::from_secs(5),
         file_size: 65536,
         stuck_pipe: false,
+        cancel_at_exit: false,
     };
     let mut waits_duration = Duration::from_secs(20);
     let mut starve_duration = Duration::from_secs(8);
@@ -269,6 +273,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 uring.file_size = parse_num(&flag, &v, 1, 64 << 20)? as usize;
             }
             "--stuck-pipe" if mode == "uring-workload" => uring.stuck_pipe = true,
+            "--cancel-at-exit" if mode == "uring-workload" => uring.cancel_at_exit = true,
             "--load" => {
                 let v = args.value(&flag, inline)?;
                 serve.load_rps = Some(parse_num(&flag, &v, 1, MAX_RPS as u64)? as u32);

@@ -9,7 +9,8 @@
 //! write end stays open and is never written: an io_uring READ submitted and never completed. At
 //! the deadline the process prints its counts and exits at once (`std::process::exit` inside the
 //! runtime), abandoning that read: returning from `tokio_uring::start` would drop tokio-uring's
-//! driver, which submits an ASYNC_CANCEL for every op in flight and waits for them.
+//! driver, which submits an ASYNC_CANCEL for every op in flight and waits for them. With
+//! `--cancel-at-exit` it does return, so that read ends cancelled (-ECANCELED) before the exit.
 //!
 //! Each tokio-uring call used here submits exactly one SQE, counted before it is awaited:
 //! `OpenOptions::open` OPENAT, `write_at` WRITE, `read_at` READ, `sync_all` FSYNC, `close` CLOSE,
@@ -69,14 +70,22 @@ pub fn run(opts: UringOpts) -> Result<(), String> {
                 }
             };
             cleanup(&paths);
+            if opts.cancel_at_exit {
+                return code;
+            }
             // Exit from inside the runtime: returning would drop tokio-uring's driver, which
             // cancels (ASYNC_CANCEL) and waits for every op still in flight. The stuck read
             // is abandoned instead, still pending in the ring when the process ends.
             std::process::exit(code)
         })
     }));
+    if let Ok(code) = result {
+        // --cancel-at-exit: the driver is gone, the stuck read was cancelled
+        println!("uring cancelled_at_exit=1");
+        let _ = std::io::stdout().flush();
+        std::process::exit(code);
+    }
     // Only after a panic (the panic message is already on stderr).
-    let _ = result;
     cleanup(&paths);
     std::process::exit(1)
 }

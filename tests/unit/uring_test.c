@@ -19,6 +19,9 @@
  *             completions, in flight; requests of no task go to the NULL site.
  *   finish    ur_finish lists the requests in flight oldest first, their fd described through
  *             ur_set_fd_fn (once; never for a registered file); ur_task_inflight filters by task.
+ *   ended     a linked request that ended after 100 ms or more in flight is kept for its task's
+ *             stall (ur_task_ended), described when it ended, also after its task is gone;
+ *             bounded to the newest UR_ENDED_MAX; filtered by task and span.
  *   gone      requests per task (ur_task_requests); a task the analyzer retired (ur_task_gone)
  *             is forgotten once none of its requests is alive, a new task under its key starts
  *             afresh.
@@ -728,6 +731,59 @@ static void test_task_gone(void)
 	ur_free(u);
 }
 
+/* ur_task_ended: a linked request that ended after 100 ms or more in flight is kept — even once
+ * its task is gone and the request retired — with its fd described by then and its result;
+ * a quicker one is not; the query filters by task and by the span it was in flight */
+static void test_ended(void)
+{
+	struct ur *u = ur_new(0);
+	const struct ur_ended *v[4];
+	uint64_t t0 = 10 * SEC;
+	size_t n;
+
+	ur_set_fd_fn(u, fd_fn, NULL);
+	fd_calls = 0;
+	push(u, t0, 1, 0, 2);
+	push(u, t0, 2, 2, 3);
+	sub_full(u, t0 + 1, RING, 0, 1, OP_READ, 5, 0);    /* task 1: cancelled after 2 s */
+	sub_full(u, t0 + 2, RING, 1, 2, OP_READ, 5, 0);    /* task 1: done in 50 ms */
+	sub_full(u, t0 + 3, RING, 2, 3, OP_WRITE, 6, 0);   /* task 2: done after 1 s */
+	done(u, t0 + 50 * MS, 2, 4096);
+	ur_task_gone(u, PID, 1);
+	done(u, t0 + 1 * SEC, 3, 10);
+	done(u, t0 + 2 * SEC, 1, -ECANCELED);
+	CHECK_U64(fd_calls, 2, "ended: described when it ended (no tick saw it: fds 5 and 6)");
+	ur_tick(u, t0 + 13 * SEC);                          /* unconsumed: retired, task 1 forgotten */
+	n = ur_task_ended(u, PID, 1, t0, t0 + 3 * SEC, v, 4);
+	CHECK(n == 1 && v[0]->user_data == 1 && v[0]->res == -ECANCELED && v[0]->opcode == OP_READ &&
+	      v[0]->fd == 5 && !strcmp(v[0]->fd_what, "pipe:[42]") && v[0]->submit_ts == t0 + 1 &&
+	      v[0]->done_ts == t0 + 2 * SEC && !v[0]->fixed_file,
+	      "ended: task 1's long READ, cancelled, kept after its task and the request are gone (%zu)", n);
+	n = ur_task_ended(u, PID, 1, t0 + 2 * SEC + 1, t0 + 3 * SEC, v, 4);
+	CHECK_U64(n, 0, "ended: not in a span after it ended");
+	n = ur_task_ended(u, PID, 1, 0, t0, v, 4);
+	CHECK_U64(n, 0, "ended: nor in one before it was submitted");
+	n = ur_task_ended(u, PID, 2, t0, t0 + 3 * SEC, v, 4);
+	CHECK(n == 1 && v[0]->user_data == 3 && v[0]->res == 10 && v[0]->fd_what[0] == 0,
+	      "ended: task 2's WRITE (1 s), its fd not describable: empty");
+	n = ur_task_ended(u, PID + 1, 1, 0, UINT64_MAX, v, 4);
+	CHECK_U64(n, 0, "ended: another pid's task 1 has none");
+	ur_free(u);
+
+	/* bounded: the newest UR_ENDED_MAX are kept; a count beyond max is still told */
+	u = ur_new(0);
+	push(u, 1, 1, 0, UR_ENDED_MAX + 10);
+	for (uint32_t i = 0; i < UR_ENDED_MAX + 10; i++) {
+		sub(u, SEC + i, i, i + 1, OP_READ);
+		done(u, 2 * SEC + i, i + 1, 0);
+	}
+	n = ur_task_ended(u, PID, 1, 0, UINT64_MAX, v, 4);
+	CHECK(n == UR_ENDED_MAX && v[0]->user_data == 11,
+	      "ended: the newest %d kept, oldest first (%zu, first %llu)", UR_ENDED_MAX, n,
+	      n ? (unsigned long long)v[0]->user_data : 0ull);
+	ur_free(u);
+}
+
 /* the timeline ring */
 static void test_timeline(void)
 {
@@ -861,6 +917,7 @@ int main(void)
 	test_sites();
 	test_finish();
 	test_task_gone();
+	test_ended();
 	test_timeline();
 	test_bad();
 	test_oom_handover();

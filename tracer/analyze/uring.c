@@ -95,6 +95,8 @@ struct ur {
 	size_t ninflight;
 	struct ur_tl_rec *tl;
 	size_t tl_cap, tl_len, tl_head;
+	struct ur_ended *ended;                /* ring of UR_ENDED_MAX, made on first use */
+	size_t ended_len, ended_head;
 	uint64_t last_walk;
 	ur_site_fn site_fn;
 	void *site_ctx;
@@ -181,6 +183,7 @@ void ur_free(struct ur *u)
 	free(u->uq);
 	free(u->inflight);
 	free(u->tl);
+	free(u->ended);
 	free(u);
 }
 
@@ -612,6 +615,29 @@ static int on_push(struct ur *u, const struct tet_uring_push_rec *r)
 	return 0;
 }
 
+static void describe(struct ur *u, struct ur_op *o);
+
+/* A linked request ended after a long flight: kept for its task's stall (ur_task_ended). */
+static void ended_push(struct ur *u, struct ur_op *o)
+{
+	struct ur_ended *e;
+
+	if (!u->ended && !(u->ended = calloc(UR_ENDED_MAX, sizeof(*u->ended))))
+		return;
+	if (!o->described)
+		describe(u, o); /* the fd is most likely still what it was */
+	e = &u->ended[u->ended_head];
+	*e = (struct ur_ended){ .pid = o->pid, .task_key = o->task->key, .ring = o->ring,
+				.user_data = o->user_data, .fd = o->fd, .res = o->res,
+				.fixed_file = o->flags & REQ_F_FIXED_FILE, .opcode = o->opcode,
+				.submit_ts = o->submit_ts, .done_ts = o->done_ts };
+	memcpy(e->fd_what, o->fd_what, sizeof(e->fd_what));
+	e->fd_what[sizeof(e->fd_what) - 1] = 0;
+	u->ended_head = (u->ended_head + 1) % UR_ENDED_MAX;
+	if (u->ended_len < UR_ENDED_MAX)
+		u->ended_len++;
+}
+
 static int on_done(struct ur *u, const struct tet_uring_rec *r)
 {
 	struct ur_op *o = htab_get(&u->by_ud, r->ctx, r->user_data);
@@ -641,6 +667,8 @@ static int on_done(struct ur *u, const struct tet_uring_rec *r)
 	if (o->task) {
 		task_done(o->task, o);
 		done_append(o->task, o);
+		if (o->done_ts - o->submit_ts >= UR_DESCRIBE_NS)
+			ended_push(u, o);
 	}
 	if (!o->task && !o->unowned) /* nobody to consume it */
 		retire(u, o, NULL, false, UINT64_MAX, 0);
@@ -838,6 +866,23 @@ size_t ur_task_inflight(const struct ur *u, uint32_t pid, uint64_t key,
 		if (u->inflight[i].linked && u->inflight[i].pid == pid &&
 		    u->inflight[i].task_key == key)
 			v[n++] = &u->inflight[i];
+	return n;
+}
+
+size_t ur_task_ended(const struct ur *u, uint32_t pid, uint64_t key, uint64_t from, uint64_t to,
+		     const struct ur_ended **v, size_t max)
+{
+	size_t n = 0, start = (u->ended_head + UR_ENDED_MAX - u->ended_len) % UR_ENDED_MAX;
+
+	for (size_t i = 0; i < u->ended_len; i++) {
+		const struct ur_ended *e = &u->ended[(start + i) % UR_ENDED_MAX];
+
+		if (e->pid != pid || e->task_key != key || e->submit_ts > to || e->done_ts < from)
+			continue;
+		if (n < max)
+			v[n] = e;
+		n++;
+	}
 	return n;
 }
 

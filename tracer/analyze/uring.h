@@ -75,6 +75,21 @@ struct ur_inflight {
 						* (readlink, untrusted bytes, NUL-terminated); "" unknown */
 };
 
+/* A request of a task that ended — completed, failed or cancelled — after UR_DESCRIBE_NS or more
+ * in flight: what its task waited on meanwhile, also once it is over (bounded ring of
+ * UR_ENDED_MAX, oldest overwritten). */
+#define UR_ENDED_MAX 4096
+struct ur_ended {
+	uint32_t pid;
+	uint64_t task_key;
+	uint64_t ring, user_data;
+	int32_t fd, res;                       /* res: the CQE's (-ECANCELED: cancelled) */
+	bool fixed_file;
+	uint8_t opcode;
+	uint64_t submit_ts, done_ts;
+	char fd_what[UR_FD_WHAT_MAX];          /* as ur_inflight's (told at the latest when it ended) */
+};
+
 /* A finished request for timeline reporters (bounded ring, oldest overwritten). */
 struct ur_tl_rec {
 	uint64_t submit_ts, done_ts, wake_ts, poll_ts;  /* 0: not seen */
@@ -142,6 +157,10 @@ size_t ur_inflight(const struct ur *u, const struct ur_inflight **v);   /* after
 /* The in-flight requests of one task (after ur_finish), oldest first, into v (up to max). */
 size_t ur_task_inflight(const struct ur *u, uint32_t pid, uint64_t key,
 			const struct ur_inflight **v, size_t max);
+/* The ended requests (struct ur_ended) of one task in flight at some time in [from, to], oldest
+ * first, into v (up to max); how many there are in all. */
+size_t ur_task_ended(const struct ur *u, uint32_t pid, uint64_t key, uint64_t from, uint64_t to,
+		     const struct ur_ended **v, size_t max);
 size_t ur_timeline(const struct ur *u, const struct ur_tl_rec **first, size_t *nfirst,
 		   const struct ur_tl_rec **second, size_t *nsecond);
 /* "READ", "WRITE", … (IORING_OP_*), or NULL for a code this table does not know. */

@@ -444,10 +444,14 @@ void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct 
 		return;
 	}
 	jw_obj_begin(w);
-	jw_kstr(w, "kind", an_wait_name(t->nwaits ? (t->waits[0].kind == TET_WAIT_TIMER && t->nwaits > 1 ?
-						     t->waits[1].kind : t->waits[0].kind) :
-					AN_WAIT_UNKNOWN));
-	jw_kstr(w, "class", an_wait_class_name(an_wait_class(t, now)));
+	if (!t->nwaits && report_uring_task_wait(w, a, m, t)) {
+		/* no Tokio wait, a request of its own in flight: it waits on io_uring */
+	} else {
+		jw_kstr(w, "kind", an_wait_name(t->nwaits ? (t->waits[0].kind == TET_WAIT_TIMER && t->nwaits > 1 ?
+							     t->waits[1].kind : t->waits[0].kind) :
+						AN_WAIT_UNKNOWN));
+		jw_kstr(w, "class", an_wait_class_name(an_wait_class(t, now)));
+	}
 	jw_key(w, "waits");
 	jw_arr_begin(w);
 	for (unsigned i = 0; i < t->nwaits && i < AN_WAITS_MAX; i++)
@@ -1007,7 +1011,8 @@ static void print_fallback(FILE *out, const struct report_fallback *f, const str
 }
 
 struct waits_ctx {
-	uint64_t n[TET_WAIT_CODES + 1], named;
+	const struct analyzer *a;
+	uint64_t n[TET_WAIT_CODES + 1], named, uring;
 	uint64_t pending;
 	uint64_t now, stall_ns;
 	uint64_t idle, idle_by[TET_WAIT_CODES + 1], idle_max; /* idle by design past stall_ns */
@@ -1021,6 +1026,14 @@ static void count_wait(const struct an_task_summary *t, void *p)
 	if (t->state != AN_PENDING)
 		return;
 	c->pending++;
+	if (!t->nwaits && ur_active(an_uring(c->a))) {
+		const struct ur_inflight *v[1];
+
+		if (ur_task_inflight(an_uring(c->a), t->pid, t->task_id ? t->task_id : t->header_ptr, v, 1)) {
+			c->uring++;
+			return;
+		}
+	}
 	for (unsigned i = 0; i < t->nwaits; i++)
 		if (t->waits[i].kind != TET_WAIT_TIMER || k == AN_WAIT_UNKNOWN)
 			k = t->waits[i].kind < TET_WAIT_CODES ? t->waits[i].kind : AN_WAIT_UNKNOWN;
@@ -1041,7 +1054,7 @@ static void count_wait(const struct an_task_summary *t, void *p)
 /* "Pending at the end: 12 tasks waiting on timer 5, io 4, notify 1, unknown 2" */
 static void print_waits(FILE *out, const struct analyzer *a)
 {
-	struct waits_ctx c = { .now = an_now(a), .stall_ns = an_get_opts(a)->stall_ns };
+	struct waits_ctx c = { .a = a, .now = an_now(a), .stall_ns = an_get_opts(a)->stall_ns };
 	bool first = true;
 	char d[32];
 
@@ -1058,6 +1071,8 @@ static void print_waits(FILE *out, const struct analyzer *a)
 				(unsigned long long)c.n[k]);
 			first = false;
 		}
+	if (c.uring)
+		fprintf(out, "%s io_uring %llu", first ? "" : ",", (unsigned long long)c.uring);
 	fputs(" (tasks[].wait in the JSON report)\n", out);
 	if (!c.idle)
 		return;

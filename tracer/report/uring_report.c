@@ -4,6 +4,7 @@
  * come from uring.h, docs/report-schema.md describes the fields). Nothing is shown for a target
  * that used no io_uring: the JSON's "io_uring" is null, the terminal has no section.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,40 @@ static uint64_t finding_key(const struct an_finding *f)
 	return f->task_id ? f->task_id : f->header_ptr;
 }
 
+/* The stall's span: from the task's pending since to as long as it was seen pending. */
+static uint64_t stall_end(const struct an_finding *f)
+{
+	return f->value_ns > UINT64_MAX - f->first_ts ? UINT64_MAX : f->first_ts + f->value_ns;
+}
+
+static const char *outcome(int32_t res)
+{
+	return res == -ECANCELED ? "cancelled" : res < 0 ? "failed" : "completed";
+}
+
+/* "the same as op_target, for a request that ended */
+static const char *ended_target(const struct ur_ended *e, char *buf, size_t len)
+{
+	struct ur_inflight f = { .fd = e->fd, .fixed_file = e->fixed_file, .opcode = e->opcode };
+
+	memcpy(f.fd_what, e->fd_what, sizeof(f.fd_what));
+	return op_target(&f, buf, len);
+}
+
+/* "ECANCELED", "EIO", …; "res 4096" for a result */
+static const char *res_str(int32_t res, char *buf, size_t len)
+{
+	const char *n = res < 0 && res > INT32_MIN ? strerrorname_np(-res) : NULL;
+
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else if (res < 0)
+		snprintf(buf, len, "error %d", res);
+	else
+		snprintf(buf, len, "res %d", res);
+	return buf;
+}
+
 void report_uring_finding_text(const struct analyzer *a, const struct an_finding *f, char *buf,
 			       size_t len)
 {
@@ -70,6 +105,25 @@ void report_uring_finding_text(const struct analyzer *a, const struct an_finding
 	if (n > UR_FINDING_OPS) {
 		l = strlen(buf);
 		snprintf(buf + l, len - l, "; and more io_uring requests in flight");
+	}
+	{
+		const struct ur_ended *e[UR_FINDING_OPS];
+		size_t m = ur_task_ended(u, f->pid, finding_key(f), f->first_ts, stall_end(f), e,
+					 UR_FINDING_OPS);
+		char rs[48];
+
+		for (size_t i = 0; i < m && i < UR_FINDING_OPS; i++) {
+			l = strlen(buf);
+			fmt_duration(e[i]->done_ts - e[i]->submit_ts, age, sizeof(age));
+			snprintf(buf + l, len - l, "; waiting on io_uring %s for %s, until it %s (%s)",
+				 ended_target(e[i], t, sizeof(t)), age,
+				 e[i]->res == -ECANCELED ? "was cancelled" : e[i]->res < 0 ? "failed" : "completed",
+				 res_str(e[i]->res, rs, sizeof(rs)));
+		}
+		if (m > UR_FINDING_OPS) {
+			l = strlen(buf);
+			snprintf(buf + l, len - l, "; and %zu more io_uring requests that ended", m - UR_FINDING_OPS);
+		}
 	}
 }
 
@@ -102,6 +156,22 @@ static void j_inflight(struct jw *w, const struct report_meta *m, const struct u
 	jw_obj_end(w);
 }
 
+bool report_uring_task_wait(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+			    const struct an_task_summary *t)
+{
+	const struct ur_inflight *v[1];
+	const struct ur *u = an_uring(a);
+
+	if (!ur_active(u) ||
+	    !ur_task_inflight(u, t->pid, t->task_id ? t->task_id : t->header_ptr, v, 1))
+		return false;
+	jw_kstr(w, "kind", "io_uring");
+	jw_kstr(w, "class", "request");
+	jw_key(w, "io_uring");
+	j_inflight(w, m, v[0], an_now(a));
+	return true;
+}
+
 void report_uring_finding_json(struct jw *w, const struct analyzer *a,
 			       const struct report_meta *m, const struct an_finding *f)
 {
@@ -117,6 +187,36 @@ void report_uring_finding_json(struct jw *w, const struct analyzer *a,
 	for (size_t i = 0; i < n; i++)
 		j_inflight(w, m, v[i], an_now(a));
 	jw_arr_end(w);
+	{
+		const struct ur_ended *e[64];
+		size_t k = ur_task_ended(u, f->pid, finding_key(f), f->first_ts, stall_end(f), e, 64);
+		char nb[24], hex[24];
+
+		jw_key(w, "io_uring_waited");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < k && i < 64; i++) {
+			jw_obj_begin(w);
+			jw_ku64(w, "opcode", e[i]->opcode);
+			jw_kstr(w, "op", opname(e[i]->opcode, nb, sizeof(nb)));
+			jw_ki64(w, "fd", e[i]->fd);
+			jw_kbool(w, "fixed_file", e[i]->fixed_file);
+			jw_key(w, "fd_target");
+			if (*e[i]->fd_what)
+				jw_str(w, e[i]->fd_what);
+			else
+				jw_null(w);
+			snprintf(hex, sizeof(hex), "0x%" PRIx64, e[i]->user_data);
+			jw_kstr(w, "user_data", hex);
+			jw_ku64(w, "submitted_at_ns", rel(m, e[i]->submit_ts));
+			jw_ku64(w, "ended_at_ns", rel(m, e[i]->done_ts));
+			jw_ku64(w, "in_flight_ns", e[i]->done_ts - e[i]->submit_ts);
+			jw_ki64(w, "res", e[i]->res);
+			jw_kstr(w, "outcome", outcome(e[i]->res));
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_ku64(w, "io_uring_waited_omitted", k > 64 ? k - 64 : 0);
+	}
 }
 
 static void j_ops(struct jw *w, const struct ur_opstats *v, size_t n)
