@@ -5,7 +5,9 @@
 # name each planted pathology at its spawn site (the "// SPAWN-SITE:" marker line and the column
 # of its tokio::spawn call) with the detector tests/t_trace_sample.sh and the pathology docs assign
 # to it — blocking_call and cpu_hog → long_poll (and starvation, when they hold both workers at
-# once: held by them alone, with victims), lost_waker → lost_waker, stalled_task → stalled
+# once: held by them alone, with victims), starvation (every worker held at once for 120 ms by
+# its tasks) → starvation (≥ 1 episode held by its tasks alone over the 2 workers, 100–400 ms,
+# late timers as victims; no stalled finding but stalled_task's), lost_waker → lost_waker, stalled_task → stalled
 # (on its oneshot) — and name no healthy site (sample-service/README.md: everything else must
 # produce no finding; slow_dependency, a 1.5 s timer, is a timer wait, not a stall) but for a lone
 # long poll that a machine stall recorded by stallmon explains (tests/stall_excuse.py); report.html is complete (doctype … closing </html>), report.json and
@@ -17,9 +19,9 @@
 need_root
 need_file "$(sample_bin 1.53 usdt)" "usdt sample service (1.53)"
 
-PATHO=(blocking_call cpu_hog lost_waker stalled_task)
+PATHO=(blocking_call cpu_hog lost_waker stalled_task starvation)
 declare -A KIND=([blocking_call]=long_poll [cpu_hog]=long_poll [lost_waker]=lost_waker
-                 [stalled_task]=stalled)
+                 [stalled_task]=stalled [starvation]=starvation)
 HEALTHY=(connection load_client work_subtask pathology_driver spawn_storm storm_burst slow_dependency)
 declare -A LOC
 for s in "${PATHO[@]}" "${HEALTHY[@]}"; do
@@ -60,18 +62,25 @@ check_eq "every printed finding is a planted pathology (kind at its site) or at 
            hit=""
            for s in "${PATHO[@]}"; do
                [ "$kind" = "${KIND[$s]}" ] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
-               # two long-poll pathologies holding both workers at once starve the runtime
+               # two long-poll pathologies holding both workers at once starve the runtime;
+               # the starvation pathology's polls are long polls too
                [ "$kind" = starvation ] && [ "${KIND[$s]}" = long_poll ] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
+               [ "$s" = starvation ] && [[ "$kind" =~ ^(long_poll|never_yields)$ ]] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
            done
            for s in "${HEALTHY[@]}"; do [[ "$loc" == *"${LOC[$s]}" ]] && hit=1; done
            [ -n "$hit" ] || echo "$kind $loc"
        done < "$TMPD/findings")"
-lp=(); for s in "${PATHO[@]}"; do [ "${KIND[$s]}" = long_poll ] && lp+=("${LOC[$s]}"); done
+lp=("${LOC[starvation]}"); for s in "${PATHO[@]}"; do [ "${KIND[$s]}" = long_poll ] && lp+=("${LOC[$s]}"); done
 hl_json=$(printf '%s\n' "${lp[@]}" "${hl[@]}" | jq -R . | jq -s .)
 check_eq "starvation episodes (if any) are held by long-poll pathologies (or healthy sites, judged above), each with victims" "" \
     "$(jq -r --argjson ok "$hl_json" '.findings[] | select(.kind == "starvation") |
         (.held_by[] | select(.location as $l | [$ok[] | . as $s | ($l // "") | endswith($s)] | any | not) | "held by \(.location)"),
         (select((.victims.timers_late + .victims.tasks_delayed) == 0) | "no victims at \(.location)")' "$D/report.json")"
+STV="[.findings[] | select(.kind == \"starvation\" and ([.held_by[].location // \"\" | endswith(\"${LOC[starvation]}\")] | all))]"
+check "starvation pathology: episodes held by its tasks alone, over the 2 workers, ~120 ms, timers late as victims ($(jq -c "$STV | map({w: .worker_threads, ms: (.value_ns / 1e6 | floor), timers: .victims.timers_late})" "$D/report.json"))" \
+    test "$(jq "$STV | map(select(.worker_threads == 2 and .value_ns >= 100000000 and .value_ns <= 400000000 and .victims.timers_late >= 1)) | length" "$D/report.json")" -ge 1
+check_eq "starvation pathology: the timers it made late are no stall (no stalled finding but stalled_task's)" "" \
+    "$(jq -r --arg l "${LOC[stalled_task]}" '[.findings[] | select(.kind == "stalled" and ((.location // "") | endswith($l) | not)) | "\(.location) \(.stall_reason)"] | unique | join(", ")' "$D/report.json")"
 check "the tracer's summary (printed by the demo) lists findings" grep -qE '^Findings \([0-9]+\)' "$TMPD/demo.out"
 
 # ---- the reports ----

@@ -10,7 +10,7 @@
 # Stops only the processes it started (by PID).
 . "$(dirname "$0")/lib.sh"
 
-PATHOLOGIES=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm)
+PATHOLOGIES=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm starvation)
 WAITS_ROLES=(timer accept idle_conn idle_client notify leaked_rx oneshot_rx blocked joiner named large selfwake)
 SRC="$ROOT/sample-service/src"
 
@@ -80,6 +80,7 @@ for line in "${LINES[@]}"; do
     check_eq "tokio $line: GET /work" "200 work done: 332833500" "$(get /work)"
     check_eq "tokio $line: unknown path" "404 not found" "$(get /nope)"
     check_eq "tokio $line: unknown pathology" "404 unknown pathology" "$(get /pathology/nope)"
+    check_eq "tokio $line: GET /pathology lists them" "200 $(IFS=,; echo "${PATHOLOGIES[*]}" | sed 's/,/, /g')" "$(get /pathology)"
     for p in "${PATHOLOGIES[@]}"; do
         check_eq "tokio $line: GET /pathology/$p triggers it" "202 triggered $p" "$(get "/pathology/$p")"
     done

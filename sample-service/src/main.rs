@@ -114,12 +114,19 @@ pub fn tokio_line() -> &'static str {
 
 fn build_runtime(opts: &RuntimeOpts) -> Result<tokio::runtime::Runtime, String> {
     let mut builder = if opts.current_thread {
+        pathology::set_workers(1);
         tokio::runtime::Builder::new_current_thread()
     } else {
         let mut b = tokio::runtime::Builder::new_multi_thread();
         if let Some(n) = opts.workers {
             b.worker_threads(n);
         }
+        // Tokio's default: one worker per CPU (TOKIO_WORKER_THREADS overrides it)
+        pathology::set_workers(opts.workers.unwrap_or_else(|| {
+            std::env::var("TOKIO_WORKER_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+                std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+            })
+        }));
         b
     };
     builder.enable_all().build().map_err(|e| format!("cannot build the Tokio runtime: {e}"))

@@ -33,6 +33,10 @@ pub const SPAWN_STORM_BURST: u64 = 2000;
 const SPAWN_STORM_YIELD_EVERY: u64 = 250;
 /// At most this many lost-waker tasks and this many stalled tasks exist per process.
 pub const MAX_LEAKED_TASKS: usize = 5;
+/// The starvation pathology blocks every worker at once this long.
+pub const STARVATION_TIME: Duration = Duration::from_millis(120);
+/// … after waiting for all of its tasks to run (spinning) at most this long.
+const STARVATION_RENDEZVOUS: Duration = Duration::from_millis(500);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pathology {
@@ -42,6 +46,8 @@ pub enum Pathology {
     StalledTask,
     CpuHog,
     SpawnStorm,
+    /// Not in `all` (the tests of the six keep their findings): `--pathology starvation`.
+    Starvation,
 }
 
 /// What a trigger did.
@@ -60,6 +66,8 @@ impl Pathology {
         Pathology::CpuHog,
         Pathology::SpawnStorm,
     ];
+    /// The pathologies `all` leaves out (named one by one).
+    pub const EXTRA: [Pathology; 1] = [Pathology::Starvation];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -69,17 +77,18 @@ impl Pathology {
             Pathology::StalledTask => "stalled_task",
             Pathology::CpuHog => "cpu_hog",
             Pathology::SpawnStorm => "spawn_storm",
+            Pathology::Starvation => "starvation",
         }
     }
 
     /// Accepts `slow_dependency` and `slow-dependency`.
     pub fn from_name(name: &str) -> Option<Pathology> {
         let name = name.replace('-', "_");
-        Pathology::ALL.into_iter().find(|p| p.name() == name)
+        Pathology::ALL.into_iter().chain(Pathology::EXTRA).find(|p| p.name() == name)
     }
 
     pub fn names() -> String {
-        Pathology::ALL.map(Pathology::name).join(", ")
+        Pathology::ALL.into_iter().chain(Pathology::EXTRA).map(Pathology::name).collect::<Vec<_>>().join(", ")
     }
 
     /// How often the background driver (`--pathology`) triggers it (a multiple of DRIVER_TICK).
@@ -91,6 +100,7 @@ impl Pathology {
             Pathology::StalledTask => Duration::from_secs(1),
             Pathology::CpuHog => Duration::from_millis(250),
             Pathology::SpawnStorm => Duration::from_secs(1),
+            Pathology::Starvation => Duration::from_secs(1),
         }
     }
 }
@@ -104,6 +114,7 @@ pub fn trigger(p: Pathology) -> Triggered {
         Pathology::StalledTask => trigger_stalled_task(),
         Pathology::CpuHog => trigger_cpu_hog(),
         Pathology::SpawnStorm => trigger_spawn_storm(),
+        Pathology::Starvation => trigger_starvation(),
     }
 }
 
@@ -212,6 +223,42 @@ async fn stalled_task_wait(reply: oneshot::Receiver<u64>) -> u64 {
     reply.await.unwrap_or(0)
 }
 
+// ---- starvation: every worker blocked at once (the runtime's timers and I/O stop) ------------
+
+/// The runtime's worker threads (set by main; 1 on a current-thread runtime).
+static WORKERS: AtomicUsize = AtomicUsize::new(1);
+/// Tasks of the last starvation trigger still running (a trigger waits for them to finish).
+static STARVERS: AtomicUsize = AtomicUsize::new(0);
+
+pub fn set_workers(n: usize) {
+    WORKERS.store(n.max(1), Ordering::Relaxed);
+}
+
+fn trigger_starvation() -> Triggered {
+    let n = WORKERS.load(Ordering::Relaxed);
+    if STARVERS.compare_exchange(0, n, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return Triggered::Capped; // the last one still holds the workers
+    }
+    let arrived = std::sync::Arc::new(AtomicUsize::new(0));
+    for _ in 0..n {
+        let _hold = tokio::spawn(hold_worker(arrived.clone(), n)); // SPAWN-SITE: starvation
+    }
+    Triggered::Spawned
+}
+
+/// One of n tasks that hold every worker at once: spins until all n run (at most
+/// STARVATION_RENDEZVOUS), then blocks its worker in a synchronous sleep — meanwhile no timer
+/// of the runtime fires and no woken task is polled.
+async fn hold_worker(arrived: std::sync::Arc<AtomicUsize>, n: usize) {
+    arrived.fetch_add(1, Ordering::AcqRel);
+    let start = Instant::now();
+    while arrived.load(Ordering::Acquire) < n && start.elapsed() < STARVATION_RENDEZVOUS {
+        std::hint::spin_loop();
+    }
+    std::thread::sleep(STARVATION_TIME);
+    STARVERS.fetch_sub(1, Ordering::AcqRel);
+}
+
 // ---- cpu_hog: a CPU-bound loop that never yields --------------------------------------------
 
 fn trigger_cpu_hog() -> Triggered {
@@ -264,7 +311,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for p in Pathology::ALL {
+        for p in Pathology::ALL.into_iter().chain(Pathology::EXTRA) {
             assert_eq!(Pathology::from_name(p.name()), Some(p));
         }
         assert_eq!(Pathology::from_name("cpu-hog"), Some(Pathology::CpuHog));
