@@ -47,6 +47,7 @@ done
 check_eq "stalled: only noyield, on the JoinHandle of a task in a long poll" "noyield join_long_poll" \
     "$(jqr "$R" '[.findings[] | select(.kind == "stalled") | "\(.name // .task_id) \(.stall_reason)"] | unique | join(", ")')"
 for n in wait task1 task2 pretty-big huge blocks burn spawns_blocking console::aggregate console::serve; do
+    check "idle by design: a task named $n ran" test "$(jqr "$R" "[.tasks[] | select(.name == \"$n\")] | length")" -ge 1
     check_eq "idle by design: $n has no stalled or lost_waker finding" "" \
         "$(jqr "$R" "[.findings[] | select(.name == \"$n\" and (.kind == \"stalled\" or .kind == \"lost_waker\")) | .kind] | join(\",\")")"
 done

@@ -76,7 +76,7 @@ check_eq "starvation episodes (if any) are held by long-poll pathologies (or hea
     "$(jq -r --argjson ok "$hl_json" '.findings[] | select(.kind == "starvation") |
         (.held_by[] | select(.location as $l | [$ok[] | . as $s | ($l // "") | endswith($s)] | any | not) | "held by \(.location)"),
         (select((.victims.timers_late + .victims.tasks_delayed) == 0) | "no victims at \(.location)")' "$D/report.json")"
-STV="[.findings[] | select(.kind == \"starvation\" and ([.held_by[].location // \"\" | endswith(\"${LOC[starvation]}\")] | all))]"
+STV="[.findings[] | select(.kind == \"starvation\" and ([.held_by[] | .location // \"\" | endswith(\"${LOC[starvation]}\")] | all))]"
 check "starvation pathology: episodes held by its tasks alone, over the 2 workers, ~120 ms, timers late as victims ($(jq -c "$STV | map({w: .worker_threads, ms: (.value_ns / 1e6 | floor), timers: .victims.timers_late})" "$D/report.json"))" \
     test "$(jq "$STV | map(select(.worker_threads == 2 and .value_ns >= 100000000 and .value_ns <= 400000000 and .victims.timers_late >= 1)) | length" "$D/report.json")" -ge 1
 check_eq "starvation pathology: the timers it made late are no stall (no stalled finding but stalled_task's)" "" \

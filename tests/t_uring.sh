@@ -226,7 +226,7 @@ check_eq "cancel: one stalled finding at the stuck read's site; it waited on the
           + " \($f[0].io_uring_in_flight | length)"' "$R")"
 check "cancel: it was in flight for the whole stall (submitted at or before the stall began, ended after the threshold)" \
     test "$(jq -r '[.findings[] | select(.kind == "stalled" and .io_uring_waited[0] != null)][0] as $f
-        | ($f.io_uring_waited[0].submitted_at_ns <= $f.first_at_ns + 1000000 and $f.io_uring_waited[0].ended_at_ns >= $f.first_at_ns + $f.threshold_ns)' "$R")" = true
+        | $f != null and ($f.io_uring_waited[0].submitted_at_ns <= $f.first_at_ns + 1000000 and $f.io_uring_waited[0].ended_at_ns >= $f.first_at_ns + $f.threshold_ns)' "$R")" = true
 check "cancel: the sentence names it" \
     test "$(jq -r '[.findings[] | select(.kind == "stalled") | .detail | test("waiting on io_uring READ fd '"$FD"' \\(pipe:\\[[0-9]+\\]\\) for [0-9.]+[a-zµ]+, until it was cancelled \\(ECANCELED\\)")] | any' "$R")" = true
 check "cancel: the terminal summary names it too" \

@@ -1601,16 +1601,32 @@ static uint64_t starved(const struct analyzer *a, const struct task *t, uint64_t
  * It is stalled on a request nobody answered (a oneshot, a semaphore acquire: Mutex, RwLock,
  * Semaphore, a bounded send), on a timer past due, on the JoinHandle of a task in a long poll
  * or itself stalled (depth bounds such chains), or on nothing the probes name. */
+static bool stall_waits(struct analyzer *a, struct task *t, uint64_t now, struct stall *st,
+			int depth);
+
 static bool stall_verdict(struct analyzer *a, struct task *t, uint64_t now, struct stall *st,
 			  int depth)
 {
 	uint64_t d = now > t->pending_since ? now - t->pending_since : 0;
-	int best = -1;
 
 	memset(st, 0, sizeof(*st));
 	st->why = AN_STALL_UNKNOWN;
-	if (d < a->o.stall_ns || d - starved(a, t, t->pending_since, now) < a->o.stall_ns)
+	if (d < a->o.stall_ns || !stall_waits(a, t, now, st, depth))
 		return false;
+	/* last: the episodes are walked only for a task stuck by its waits */
+	if (d - starved(a, t, t->pending_since, now) < a->o.stall_ns) {
+		memset(st, 0, sizeof(*st));
+		st->why = AN_STALL_UNKNOWN;
+		return false;
+	}
+	return true;
+}
+
+static bool stall_waits(struct analyzer *a, struct task *t, uint64_t now, struct stall *st,
+			int depth)
+{
+	int best = -1;
+
 	if (!a->o.wait_events || !t->s.nwaits)
 		return true;
 	for (unsigned i = 0; i < t->s.nwaits; i++) {
@@ -1701,9 +1717,11 @@ static void starve_told(void *ctx, const struct sv_episode *e, uint64_t now)
 		.threshold_ns = a->o.long_poll_ns, .site = h->site });
 }
 
-/* One starvation finding per episode worth one (starve.h), kept up to date at every tick and
- * at the end (the episode grows, its victims come in; sv_settle hands the victims of an episode
- * whose runtime turned out larger to the whole runtime's). */
+/* One starvation finding per episode worth one (starve.h), made at the end (of the capture, or
+ * of a flight-recorder window): only then are its holders' ends all in (batched capture delivers
+ * them late, and a late one may show it shorter) and its runtime's threads all known (sv_settle
+ * hands the victims of an episode whose runtime turned out larger to the whole runtime's). The
+ * stall clock and the detect callback use the episodes as they come. */
 static void starvation_findings(struct analyzer *a, bool final)
 {
 	struct sv_episode *e;
@@ -1711,18 +1729,15 @@ static void starvation_findings(struct analyzer *a, bool final)
 
 	a->t.starvation_omitted = sv_omitted(a->sv);
 	a->t.worker_polls_untracked = sv_threads_untracked(a->sv);
-	if (a->starve_listed || !(a->o.detect & (1u << AN_STARVATION)))
+	if (!final || a->starve_listed || !(a->o.detect & (1u << AN_STARVATION)))
 		return;
-	if (final)
-		sv_settle(a->sv);
+	sv_settle(a->sv);
 	n = sv_episodes(a->sv, &e);
 	for (size_t i = 0; i < n; i++) {
 		struct an_finding *f;
 
-		/* an episode still going on at a tick becomes a finding once it is over (or at the
-		 * end): a holder's end may yet come in and show it was none (starve.c close_ongoing) */
 		if (!e[i].told || e[i].finding < 0 ||
-		    (!e[i].finding && (e[i].stale || e[i].voided || (e[i].ongoing && !final))))
+		    (!e[i].finding && (e[i].stale || e[i].voided)))
 			continue;
 		if (!e[i].finding) {
 			if (!(f = finding_new(a, AN_STARVATION))) {
@@ -1960,7 +1975,7 @@ static void on_park(struct analyzer *a, const struct tet_event_rec *r, bool park
 	runtime_tid_add(a, r->h.pid, r->h.tid);
 	if (index < 0) /* a dialect without worker indexes */
 		return;
-	sv_park(a->sv, r->h.pid, r->h.tid, index);
+	sv_park(a->sv, r->h.pid, r->h.tid, index, r->h.ts, a->o.long_poll_ns);
 	w = worker_get(a, r->h.pid, index, r->h.ts);
 	if (!w)
 		return;

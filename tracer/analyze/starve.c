@@ -28,7 +28,7 @@ struct starve {
 	size_t n, cap;
 	struct sv_episode *eps;
 	size_t neps, eps_cap;
-	uint64_t omitted, omitted_start, untracked;
+	uint64_t omitted, omitted_start, untracked, lost_ends, evicted;
 };
 
 struct starve *sv_new(sv_new_fn fn, void *ctx)
@@ -132,10 +132,22 @@ static struct wthread *wt_get(struct starve *s, uint32_t pid, uint32_t tid, int3
 	return w;
 }
 
-void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker)
+static void close_held(struct starve *s, struct wthread *w, uint64_t ts, uint64_t long_ns);
+
+void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint64_t ts,
+	     uint64_t long_ns)
 {
-	if (tid && worker >= 0)
-		wt_get(s, pid, tid, worker);
+	struct wthread *w;
+
+	if (!tid || worker < 0 || !(w = wt_get(s, pid, tid, worker)) || !w->open)
+		return;
+	/* a worker parks outside every poll: the end of the open one was lost (a dropped event,
+	 * a task retired without it); it ended by now at the latest */
+	w->open = false;
+	w->depth = 0;
+	s->lost_ends++;
+	if (w->held)
+		close_held(s, w, ts, long_ns);
 }
 
 int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint32_t prev_tid,
@@ -223,7 +235,7 @@ static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t l
 		return;
 	e.start = start;
 	e.end = end;
-	for (size_t i = s->neps; i-- > 0 && s->neps - i <= 16;) {
+	for (size_t i = s->neps; i-- > 0;) {
 		x = &s->eps[i];
 		if (x->pid == e.pid && x->start == start) {
 			x->end = end;
@@ -236,11 +248,22 @@ static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t l
 		}
 	}
 	if (s->neps >= SV_EPISODES_MAX) {
-		if (s->omitted_start != start) {
-			s->omitted++;
-			s->omitted_start = start;
+		/* room from the oldest episode over that is no finding (a single thread's, one
+		 * without victims, or none after all) */
+		size_t k = 0;
+
+		while (k < s->neps && (s->eps[k].told || s->eps[k].ongoing))
+			k++;
+		if (k == s->neps) {
+			if (s->omitted_start != start) {
+				s->omitted++;
+				s->omitted_start = start;
+			}
+			return;
 		}
-		return;
+		memmove(&s->eps[k], &s->eps[k + 1], (s->neps - k - 1) * sizeof(*s->eps));
+		s->neps--;
+		s->evicted++;
 	}
 	if (s->neps == s->eps_cap) {
 		size_t cap = s->eps_cap ? s->eps_cap * 2 : 8;
@@ -256,30 +279,35 @@ static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t l
 	tell(s, x, now);
 }
 
-/* w's open poll ended at ts: the episodes it held learn its end, and one it held as still
- * going on (seen so at a tick) ends there — and was none when that leaves it shorter than
- * long_ns (the tick saw the poll before its end came in: batched capture delivers it later). */
-static void close_ongoing(struct starve *s, struct wthread *w, uint64_t ts, uint64_t long_ns)
+/* w's open poll ended at ts: the episodes it held learn its end. An episode ends with the first
+ * of its holders' ends, whatever order they come in (batched capture delivers each thread's
+ * late), and is none when that leaves it shorter than long_ns (a tick saw a poll still open
+ * whose end, earlier, had not come in yet). */
+static void close_held(struct starve *s, struct wthread *w, uint64_t ts, uint64_t long_ns)
 {
 	for (size_t i = 0; i < s->neps; i++) {
 		struct sv_episode *e = &s->eps[i];
+		uint64_t end = UINT64_MAX;
+		bool mine = false;
 
 		if (e->pid != w->pid)
 			continue;
 		for (unsigned j = 0; j < e->nholders; j++) {
 			struct an_holder *h = &e->holders[j];
 
-			if (h->tid != w->tid || h->poll_begin != w->cur.poll_begin || h->poll_end)
-				continue;
-			h->poll_end = ts;
-			if (!e->ongoing)
-				break;
-			e->ongoing = false;
-			e->end = ts;
-			if (ts < e->start || ts - e->start < long_ns)
-				e->voided = true;
-			break;
+			if (h->tid == w->tid && h->poll_begin == w->cur.poll_begin && !h->poll_end) {
+				h->poll_end = ts;
+				mine = true;
+			}
+			if (h->poll_end && h->poll_end < end)
+				end = h->poll_end;
 		}
+		if (!mine || end == UINT64_MAX)
+			continue;
+		e->ongoing = false;
+		e->end = end;
+		if (end < e->start || end - e->start < long_ns)
+			e->voided = true;
 	}
 }
 
@@ -298,7 +326,7 @@ void sv_poll_end(struct starve *s, uint32_t pid, uint32_t tid, uint64_t task_id,
 	w->open = false;
 	w->depth = 0;
 	if (w->held)
-		close_ongoing(s, w, ts, long_ns);
+		close_held(s, w, ts, long_ns);
 	if (ts < w->cur.poll_begin || ts - w->cur.poll_begin < long_ns)
 		return;
 	w->last = w->cur;

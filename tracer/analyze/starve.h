@@ -54,9 +54,11 @@ void sv_free(struct starve *s);
  * (0 = none). 0 or -ENOMEM. */
 int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint32_t prev_tid,
 		  uint64_t task_id, uint64_t header_ptr, const struct an_site *site, uint64_t ts);
-/* Worker thread (pid, tid) parked or unparked as worker `worker`: a thread of the runtime that
- * is not held (an idle worker). */
-void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker);
+/* Worker thread (pid, tid) parked or unparked as worker `worker` at ts: a thread of the
+ * runtime that is not held (an idle worker); a poll still open on it lost its end, which was
+ * ts at the latest. */
+void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint64_t ts,
+	     uint64_t long_ns);
 /* It ended at ts (task identified as at its begin). */
 void sv_poll_end(struct starve *s, uint32_t pid, uint32_t tid, uint64_t task_id,
 		 uint64_t header_ptr, uint64_t ts, uint64_t long_ns);

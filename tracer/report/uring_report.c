@@ -49,10 +49,13 @@ static uint64_t finding_key(const struct an_finding *f)
 	return f->task_id ? f->task_id : f->header_ptr;
 }
 
-/* The stall's span: from the task's pending since to as long as it was seen pending. */
+/* The stalls' span: from the first one's start to the end of the last (its longest pending
+ * time after the last start; still going on: to the end). */
 static uint64_t stall_end(const struct an_finding *f)
 {
-	return f->value_ns > UINT64_MAX - f->first_ts ? UINT64_MAX : f->first_ts + f->value_ns;
+	if (f->ongoing)
+		return UINT64_MAX;
+	return f->value_ns > UINT64_MAX - f->last_ts ? UINT64_MAX : f->last_ts + f->value_ns;
 }
 
 static const char *outcome(int32_t res)
