@@ -755,16 +755,16 @@ static void test_ended(void)
 	CHECK_U64(fd_calls, 2, "ended: described when it ended (no tick saw it: fds 5 and 6)");
 	ur_tick(u, t0 + 13 * SEC);                          /* unconsumed: retired, task 1 forgotten */
 	n = ur_task_ended(u, PID, 1, t0, t0 + 3 * SEC, v, 4);
-	CHECK(n == 1 && v[0]->user_data == 1 && v[0]->res == -ECANCELED && v[0]->opcode == OP_READ &&
-	      v[0]->fd == 5 && !strcmp(v[0]->fd_what, "pipe:[42]") && v[0]->submit_ts == t0 + 1 &&
-	      v[0]->done_ts == t0 + 2 * SEC && !v[0]->fixed_file,
+	CHECK(n == 1 && v[0]->req.user_data == 1 && v[0]->res == -ECANCELED && v[0]->req.opcode == OP_READ &&
+	      v[0]->req.fd == 5 && !strcmp(v[0]->req.fd_what, "pipe:[42]") && v[0]->req.submit_ts == t0 + 1 &&
+	      v[0]->done_ts == t0 + 2 * SEC && !v[0]->req.fixed_file,
 	      "ended: task 1's long READ, cancelled, kept after its task and the request are gone (%zu)", n);
 	n = ur_task_ended(u, PID, 1, t0 + 2 * SEC + 1, t0 + 3 * SEC, v, 4);
 	CHECK_U64(n, 0, "ended: not in a span after it ended");
 	n = ur_task_ended(u, PID, 1, 0, t0, v, 4);
 	CHECK_U64(n, 0, "ended: nor in one before it was submitted");
 	n = ur_task_ended(u, PID, 2, t0, t0 + 3 * SEC, v, 4);
-	CHECK(n == 1 && v[0]->user_data == 3 && v[0]->res == 10 && v[0]->fd_what[0] == 0,
+	CHECK(n == 1 && v[0]->req.user_data == 3 && v[0]->res == 10 && v[0]->req.fd_what[0] == 0,
 	      "ended: task 2's WRITE (1 s), its fd not describable: empty");
 	n = ur_task_ended(u, PID + 1, 1, 0, UINT64_MAX, v, 4);
 	CHECK_U64(n, 0, "ended: another pid's task 1 has none");
@@ -778,9 +778,9 @@ static void test_ended(void)
 		done(u, 2 * SEC + i, i + 1, 0);
 	}
 	n = ur_task_ended(u, PID, 1, 0, UINT64_MAX, v, 4);
-	CHECK(n == UR_ENDED_MAX && v[0]->user_data == 11,
+	CHECK(n == UR_ENDED_MAX && v[0]->req.user_data == 11,
 	      "ended: the newest %d kept, oldest first (%zu, first %llu)", UR_ENDED_MAX, n,
-	      n ? (unsigned long long)v[0]->user_data : 0ull);
+	      n ? (unsigned long long)v[0]->req.user_data : 0ull);
 	ur_free(u);
 }
 

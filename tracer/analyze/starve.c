@@ -28,7 +28,7 @@ struct starve {
 	size_t n, cap;
 	struct sv_episode *eps;
 	size_t neps, eps_cap;
-	uint64_t omitted, omitted_start, untracked, lost_ends, evicted;
+	uint64_t omitted, omitted_start, untracked;
 };
 
 struct starve *sv_new(sv_new_fn fn, void *ctx)
@@ -145,7 +145,6 @@ void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint6
 	 * a task retired without it); it ended by now at the latest */
 	w->open = false;
 	w->depth = 0;
-	s->lost_ends++;
 	if (w->held)
 		close_held(s, w, ts, long_ns);
 }
@@ -263,7 +262,6 @@ static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t l
 		}
 		memmove(&s->eps[k], &s->eps[k + 1], (s->neps - k - 1) * sizeof(*s->eps));
 		s->neps--;
-		s->evicted++;
 	}
 	if (s->neps == s->eps_cap) {
 		size_t cap = s->eps_cap ? s->eps_cap * 2 : 8;

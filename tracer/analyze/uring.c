@@ -617,6 +617,18 @@ static int on_push(struct ur *u, const struct tet_uring_push_rec *r)
 
 static void describe(struct ur *u, struct ur_op *o);
 
+/* Request o as the in-flight list and the ended ring give it. */
+static void req_copy(const struct ur_op *o, const struct an_site *site, struct ur_inflight *f)
+{
+	*f = (struct ur_inflight){ .pid = o->pid, .tid = o->tid,
+		.task_key = o->task ? o->task->key : 0, .linked = o->task != NULL,
+		.site = site, .ring = o->ring, .user_data = o->user_data, .fd = o->fd,
+		.fixed_file = o->flags & REQ_F_FIXED_FILE, .opcode = o->opcode,
+		.submit_ts = o->submit_ts };
+	memcpy(f->fd_what, o->fd_what, sizeof(f->fd_what));
+	f->fd_what[sizeof(f->fd_what) - 1] = 0;
+}
+
 /* A linked request ended after a long flight: kept for its task's stall (ur_task_ended). */
 static void ended_push(struct ur *u, struct ur_op *o)
 {
@@ -627,12 +639,9 @@ static void ended_push(struct ur *u, struct ur_op *o)
 	if (!o->described)
 		describe(u, o); /* the fd is most likely still what it was */
 	e = &u->ended[u->ended_head];
-	*e = (struct ur_ended){ .pid = o->pid, .task_key = o->task->key, .ring = o->ring,
-				.user_data = o->user_data, .fd = o->fd, .res = o->res,
-				.fixed_file = o->flags & REQ_F_FIXED_FILE, .opcode = o->opcode,
-				.submit_ts = o->submit_ts, .done_ts = o->done_ts };
-	memcpy(e->fd_what, o->fd_what, sizeof(e->fd_what));
-	e->fd_what[sizeof(e->fd_what) - 1] = 0;
+	req_copy(o, NULL, &e->req);
+	e->done_ts = o->done_ts;
+	e->res = o->res;
 	u->ended_head = (u->ended_head + 1) % UR_ENDED_MAX;
 	if (u->ended_len < UR_ENDED_MAX)
 		u->ended_len++;
@@ -818,17 +827,8 @@ void ur_finish(struct ur *u, uint64_t now)
 		}
 		if (!o->described)
 			describe(u, o);
-		if (u->inflight) {
-			struct ur_inflight *f = &u->inflight[u->ninflight++];
-
-			*f = (struct ur_inflight){ .pid = o->pid, .tid = o->tid,
-				.task_key = o->task ? o->task->key : 0, .linked = o->task != NULL,
-				.site = site, .ring = o->ring, .user_data = o->user_data, .fd = o->fd,
-				.fixed_file = o->flags & REQ_F_FIXED_FILE, .opcode = o->opcode,
-				.submit_ts = o->submit_ts };
-			memcpy(f->fd_what, o->fd_what, sizeof(f->fd_what));
-			f->fd_what[sizeof(f->fd_what) - 1] = 0;
-		}
+		if (u->inflight)
+			req_copy(o, site, &u->inflight[u->ninflight++]);
 		retire(u, o, site, true, UINT64_MAX, 0);
 	}
 	(void)now;
@@ -877,7 +877,8 @@ size_t ur_task_ended(const struct ur *u, uint32_t pid, uint64_t key, uint64_t fr
 	for (size_t i = 0; i < u->ended_len; i++) {
 		const struct ur_ended *e = &u->ended[(start + i) % UR_ENDED_MAX];
 
-		if (e->pid != pid || e->task_key != key || e->submit_ts > to || e->done_ts < from)
+		if (e->req.pid != pid || e->req.task_key != key || e->req.submit_ts > to ||
+		    e->done_ts < from)
 			continue;
 		if (n < max)
 			v[n] = e;

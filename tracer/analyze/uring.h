@@ -80,14 +80,10 @@ struct ur_inflight {
  * UR_ENDED_MAX, oldest overwritten). */
 #define UR_ENDED_MAX 4096
 struct ur_ended {
-	uint32_t pid;
-	uint64_t task_key;
-	uint64_t ring, user_data;
-	int32_t fd, res;                       /* res: the CQE's (-ECANCELED: cancelled) */
-	bool fixed_file;
-	uint8_t opcode;
-	uint64_t submit_ts, done_ts;
-	char fd_what[UR_FD_WHAT_MAX];          /* as ur_inflight's (told at the latest when it ended) */
+	struct ur_inflight req;                /* the request (site unresolved: NULL; fd_what told
+						* at the latest when it ended) */
+	uint64_t done_ts;
+	int32_t res;                           /* the CQE's (-ECANCELED: cancelled) */
 };
 
 /* A finished request for timeline reporters (bounded ring, oldest overwritten). */

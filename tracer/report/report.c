@@ -423,6 +423,8 @@ void report_starvation_json(struct jw *w, const struct report_meta *m, const str
 void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct report_meta *m,
 			   const struct an_task_summary *t, uint64_t now)
 {
+	const struct ur_inflight *req;
+
 	jw_key(w, "name");
 	if (t->name_len)
 		jw_strn(w, t->name, t->name_len);
@@ -444,8 +446,8 @@ void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct 
 		return;
 	}
 	jw_obj_begin(w);
-	if (!t->nwaits && report_uring_task_wait(w, a, m, t)) {
-		/* no Tokio wait, a request of its own in flight: it waits on io_uring */
+	if ((req = report_uring_task_request(a, t))) {
+		report_uring_task_wait(w, a, m, req);
 	} else {
 		jw_kstr(w, "kind", an_wait_name(t->nwaits ? (t->waits[0].kind == TET_WAIT_TIMER && t->nwaits > 1 ?
 							     t->waits[1].kind : t->waits[0].kind) :
@@ -1026,13 +1028,9 @@ static void count_wait(const struct an_task_summary *t, void *p)
 	if (t->state != AN_PENDING)
 		return;
 	c->pending++;
-	if (!t->nwaits && ur_active(an_uring(c->a))) {
-		const struct ur_inflight *v[1];
-
-		if (ur_task_inflight(an_uring(c->a), t->pid, t->task_id ? t->task_id : t->header_ptr, v, 1)) {
-			c->uring++;
-			return;
-		}
+	if (report_uring_task_request(c->a, t)) {
+		c->uring++;
+		return;
 	}
 	for (unsigned i = 0; i < t->nwaits; i++)
 		if (t->waits[i].kind != TET_WAIT_TIMER || k == AN_WAIT_UNKNOWN)

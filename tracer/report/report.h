@@ -142,11 +142,13 @@ void report_uring_terminal(FILE *out, const struct analyzer *a, const struct rep
 void report_uring_json(struct jw *w, const struct analyzer *a, const struct report_meta *m);
 void report_uring_capture_json(struct jw *w, const struct report_meta *m);
 void report_uring_task_json(struct jw *w, const struct ur_task_stats *st);
-/* A pending task with no Tokio wait and an io_uring request of its own in flight: writes its
- * wait's "kind": "io_uring", "class": "request" and "io_uring" (the oldest such request) and
- * returns true; else writes nothing and returns false. */
-bool report_uring_task_wait(struct jw *w, const struct analyzer *a, const struct report_meta *m,
-			    const struct an_task_summary *t);
+/* A task with no Tokio wait registered and an io_uring request of its own in flight: that
+ * request (the oldest), else NULL. Its wait is then on io_uring: report_uring_task_wait writes
+ * the wait's "kind": "io_uring", "class": "request" and "io_uring" (the request). */
+const struct ur_inflight *report_uring_task_request(const struct analyzer *a,
+						    const struct an_task_summary *t);
+void report_uring_task_wait(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+			    const struct ur_inflight *req);
 /* The io_uring totals (rings … polls_nested_too_deep), for the JSON report and the page data. */
 void report_uring_totals_json(struct jw *w, const struct ur_totals *t, const struct report_meta *m);
 /* "location" and "type_name" of a spawn site (null for the pseudo sites, and location null for

@@ -63,15 +63,6 @@ static const char *outcome(int32_t res)
 	return res == -ECANCELED ? "cancelled" : res < 0 ? "failed" : "completed";
 }
 
-/* "the same as op_target, for a request that ended */
-static const char *ended_target(const struct ur_ended *e, char *buf, size_t len)
-{
-	struct ur_inflight f = { .fd = e->fd, .fixed_file = e->fixed_file, .opcode = e->opcode };
-
-	memcpy(f.fd_what, e->fd_what, sizeof(f.fd_what));
-	return op_target(&f, buf, len);
-}
-
 /* "ECANCELED", "EIO", …; "res 4096" for a result */
 static const char *res_str(int32_t res, char *buf, size_t len)
 {
@@ -117,10 +108,10 @@ void report_uring_finding_text(const struct analyzer *a, const struct an_finding
 
 		for (size_t i = 0; i < m && i < UR_FINDING_OPS; i++) {
 			l = strlen(buf);
-			fmt_duration(e[i]->done_ts - e[i]->submit_ts, age, sizeof(age));
-			snprintf(buf + l, len - l, "; waiting on io_uring %s for %s, until it %s (%s)",
-				 ended_target(e[i], t, sizeof(t)), age,
-				 e[i]->res == -ECANCELED ? "was cancelled" : e[i]->res < 0 ? "failed" : "completed",
+			fmt_duration(e[i]->done_ts - e[i]->req.submit_ts, age, sizeof(age));
+			snprintf(buf + l, len - l, "; waiting on io_uring %s for %s, until it %s%s (%s)",
+				 op_target(&e[i]->req, t, sizeof(t)), age,
+				 e[i]->res == -ECANCELED ? "was " : "", outcome(e[i]->res),
 				 res_str(e[i]->res, rs, sizeof(rs)));
 		}
 		if (m > UR_FINDING_OPS) {
@@ -130,19 +121,12 @@ void report_uring_finding_text(const struct analyzer *a, const struct an_finding
 	}
 }
 
-static void j_inflight(struct jw *w, const struct report_meta *m, const struct ur_inflight *f,
-		       uint64_t now)
+/* The fields of a request that io_uring.in_flight_requests and findings[].io_uring_waited share:
+ * opcode … submitted_at_ns. */
+static void j_request(struct jw *w, const struct report_meta *m, const struct ur_inflight *f)
 {
 	char nb[24], hex[24];
 
-	jw_obj_begin(w);
-	jw_ku64(w, "pid", f->pid);
-	jw_key(w, "task_id");
-	if (f->linked)
-		jw_u64(w, f->task_key);
-	else
-		jw_null(w);
-	report_json_site_ref(w, f->site);
 	jw_ku64(w, "opcode", f->opcode);
 	jw_kstr(w, "op", opname(f->opcode, nb, sizeof(nb)));
 	jw_ki64(w, "fd", f->fd);
@@ -155,24 +139,43 @@ static void j_inflight(struct jw *w, const struct report_meta *m, const struct u
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->user_data);
 	jw_kstr(w, "user_data", hex);
 	jw_ku64(w, "submitted_at_ns", rel(m, f->submit_ts));
+}
+
+static void j_inflight(struct jw *w, const struct report_meta *m, const struct ur_inflight *f,
+		       uint64_t now)
+{
+	jw_obj_begin(w);
+	jw_ku64(w, "pid", f->pid);
+	jw_key(w, "task_id");
+	if (f->linked)
+		jw_u64(w, f->task_key);
+	else
+		jw_null(w);
+	report_json_site_ref(w, f->site);
+	j_request(w, m, f);
 	jw_ku64(w, "age_ns", now > f->submit_ts ? now - f->submit_ts : 0);
 	jw_obj_end(w);
 }
 
-bool report_uring_task_wait(struct jw *w, const struct analyzer *a, const struct report_meta *m,
-			    const struct an_task_summary *t)
+const struct ur_inflight *report_uring_task_request(const struct analyzer *a,
+						    const struct an_task_summary *t)
 {
 	const struct ur_inflight *v[1];
 	const struct ur *u = an_uring(a);
 
-	if (!ur_active(u) ||
+	if (t->nwaits || !ur_active(u) ||
 	    !ur_task_inflight(u, t->pid, t->task_id ? t->task_id : t->header_ptr, v, 1))
-		return false;
+		return NULL;
+	return v[0];
+}
+
+void report_uring_task_wait(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+			    const struct ur_inflight *req)
+{
 	jw_kstr(w, "kind", "io_uring");
 	jw_kstr(w, "class", "request");
 	jw_key(w, "io_uring");
-	j_inflight(w, m, v[0], an_now(a));
-	return true;
+	j_inflight(w, m, req, an_now(a));
 }
 
 void report_uring_finding_json(struct jw *w, const struct analyzer *a,
@@ -193,26 +196,14 @@ void report_uring_finding_json(struct jw *w, const struct analyzer *a,
 	{
 		const struct ur_ended *e[64];
 		size_t k = ur_task_ended(u, f->pid, finding_key(f), f->first_ts, stall_end(f), e, 64);
-		char nb[24], hex[24];
 
 		jw_key(w, "io_uring_waited");
 		jw_arr_begin(w);
 		for (size_t i = 0; i < k && i < 64; i++) {
 			jw_obj_begin(w);
-			jw_ku64(w, "opcode", e[i]->opcode);
-			jw_kstr(w, "op", opname(e[i]->opcode, nb, sizeof(nb)));
-			jw_ki64(w, "fd", e[i]->fd);
-			jw_kbool(w, "fixed_file", e[i]->fixed_file);
-			jw_key(w, "fd_target");
-			if (*e[i]->fd_what)
-				jw_str(w, e[i]->fd_what);
-			else
-				jw_null(w);
-			snprintf(hex, sizeof(hex), "0x%" PRIx64, e[i]->user_data);
-			jw_kstr(w, "user_data", hex);
-			jw_ku64(w, "submitted_at_ns", rel(m, e[i]->submit_ts));
+			j_request(w, m, &e[i]->req);
 			jw_ku64(w, "ended_at_ns", rel(m, e[i]->done_ts));
-			jw_ku64(w, "in_flight_ns", e[i]->done_ts - e[i]->submit_ts);
+			jw_ku64(w, "in_flight_ns", e[i]->done_ts - e[i]->req.submit_ts);
 			jw_ki64(w, "res", e[i]->res);
 			jw_kstr(w, "outcome", outcome(e[i]->res));
 			jw_obj_end(w);
