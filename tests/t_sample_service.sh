@@ -182,6 +182,9 @@ for line in "${LINES[@]}"; do
     check_eq "tokio $line: unknown pathology name exits 2" 2 $?
     "$bin" yield-workload --tasks x > /dev/null 2>&1
     check_eq "tokio $line: bad number exits 2" 2 $?
+    "$bin" serve --cancel-at-exit > /dev/null 2> "$TMPD/cae.err"
+    check_eq "tokio $line: --cancel-at-exit outside uring-workload exits 2, naming it (then the usage)" \
+        "2 sample-service: unknown argument '--cancel-at-exit' for \`serve\`" "$? $(head -1 "$TMPD/cae.err")"
     "$bin" uring-workload > /dev/null 2> "$TMPD/uring.err"
     check_eq "tokio $line: uring-workload refused (exit 2) naming the uring line" "2 1" \
         "$? $(grep -c 'built without tokio-uring: use the tokio-1.53-uring line' "$TMPD/uring.err")"
@@ -211,6 +214,9 @@ check_eq "uring-workload: no file left in TMPDIR" 0 "$(ls -A "$TMPD/uring-tmp" |
 TMPDIR="$TMPD/uring-tmp" "$bin" uring-workload --tasks 1 --duration 300ms --stuck-pipe > "$TMPD/uring2.out" 2>&1
 check_eq "uring-workload --stuck-pipe: exit 0 (the stuck read abandoned), its fd printed" "0 1" \
     "$? $(grep -cE '^uring pid=[0-9]+ stuck_fd=[0-9]+$' "$TMPD/uring2.out")"
+TMPDIR="$TMPD/uring-tmp" "$bin" uring-workload --tasks 1 --duration 300ms --stuck-pipe --cancel-at-exit > "$TMPD/uring3.out" 2>&1
+check_eq "uring-workload --stuck-pipe --cancel-at-exit: exit 0, the read cancelled by the driver (said so)" "0 1" \
+    "$? $(grep -c '^uring cancelled_at_exit=1$' "$TMPD/uring3.out")"
 "$bin" uring-workload --workers 2 > /dev/null 2>&1
 check_eq "uring-workload --workers: usage error" 2 $?
 finish
