@@ -68,6 +68,7 @@ struct tet_hdr {
  *   TERMINATE    task_id header_ptr  a = terminate reason code
  *   PARK/UNPARK                      a = worker (s32 sign-extended), b = timeout_ns
  *   WAIT         task_id             header_ptr = object, a = wait kind, b = arg (task_wait)
+ *   LOCK         task_id             header_ptr = object, a = lock op, b = permits (task_lock)
  * In the uprobe fallback (bpf/tokio_uprobe.bpf.c) task_id is 0 and header_ptr identifies the
  * task; POLL_BEGIN's b is the index of the polled future's type (the raw::poll instance's
  * attach cookie), a is -1 (user space numbers the polling threads). */
@@ -177,6 +178,7 @@ enum {
 	TET_BREC_WAIT = 10,     /* 3 words: id (code wait kind); object; arg — inside the task's
 				 * poll, before its poll record (no stamp) */
 	TET_BREC_META = 11,     /* 3 + ceil(n / 8) words: id (code flags); size; n (≤ 128); n bytes */
+	TET_BREC_LOCK = 12,     /* 3 words: id (code lock op); object; permits — as TET_BREC_WAIT */
 };
 
 /* Why a poll was slow (bpf/sched.bpf.h). An off-CPU period of a target thread that began

@@ -194,6 +194,13 @@ int tet_wait(struct pt_regs *ctx)
 	return emit(ctx, TET_EV_WAIT, 0, 2, 1, 3);
 }
 
+/* task_lock: object in header_ptr, lock op in a, permits in b (events.h) */
+SEC("usdt")
+int tet_lock(struct pt_regs *ctx)
+{
+	return emit(ctx, TET_EV_LOCK, 0, 2, 1, 3);
+}
+
 /* ---- the other dialects (tracer/discover/dialect.h) ----
  *
  * One program for every probe of Tokio's upstream USDT proposal and of oxide's tokio-dtrace:

@@ -2,7 +2,7 @@
 # Intent: the kit builds a crate it has never seen (made here with `cargo new`, using Tokio from
 # the crates of one Debian suite through the crate's own .cargo/config.toml source replacement)
 # without editing it: Cargo.toml and Cargo.lock are byte-identical afterwards; the binary lands
-# where `cargo build` puts it, carries the fourteen probes, and behaves exactly as the stock build.
+# where `cargo build` puts it, carries every tokio probe of bpf/probes.def, and behaves exactly as the stock build.
 # The crate's own warnings are shown; the patched Tokio's lints (a path dependency) are not.
 . "$(dirname "$0")/lib.sh"
 
@@ -59,8 +59,9 @@ check "the binary lands where cargo build puts it" test -x "$bin"
 check "the crate's own warnings are shown" grep -q 'unused variable: `unused_in_app`' "$TMPD/kit.err"
 check "the patched Tokio's own lint warnings are not (they are counted)" \
     bash -c "! grep -qE '^ *--> .*tokio-usdt/tokio-' '$TMPD/kit.err'"
-check "the kit says the binary carries the probes" grep -q "fresh-app: carries all 14 tokio probes" "$TMPD/kit.err"
-check_eq "readelf -n: the fresh binary has the fourteen tokio probes" 14 "$(tokio_notes "$bin" | cut -d' ' -f1 | sort -u | wc -l)"
+NPROBES=$(grep -cE '^TET_(PROBE|SITE)\(' "$ROOT/bpf/probes.def")   # per-event probes + batched sites
+check "the kit says the binary carries the probes" grep -q "fresh-app: carries all $NPROBES tokio probes" "$TMPD/kit.err"
+check_eq "readelf -n: the fresh binary has the $NPROBES tokio probes" "$NPROBES" "$(tokio_notes "$bin" | cut -d' ' -f1 | sort -u | wc -l)"
 check_eq "stock binary has no tokio probes" 0 "$(tokio_notes "$TMPD/fresh-app.stock" | wc -l)"
 check_eq "the kit's binary prints what the stock one prints" "$("$TMPD/fresh-app.stock")" "$("$bin")"
 # a second run reuses the patched copy (no re-patch) and still succeeds

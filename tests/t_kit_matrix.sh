@@ -1,7 +1,7 @@
 #!/bin/bash
 # Intent: the kit patches every Tokio release it has sources for — here the newest of each minor
 # line 1.24–1.53 and the releases that together take every variant of every hook point
-# (hooks.py cover: 8, the newest among them); KIT_MATRIX=latest: the newest of each line,
+# (hooks.py cover: 7, the newest among them); KIT_MATRIX=latest: the newest of each line,
 # KIT_MATRIX=all: all 70 (`make kit-matrix`), every check on each — and the patch is right:
 # the matrix workload built by the kit carries exactly the documented probes (readelf -n), runs
 # as the stock build does, and the patched Tokio built without the cfg has the same functions

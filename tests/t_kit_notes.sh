@@ -1,6 +1,6 @@
 #!/bin/bash
 # Intent: the kit's catalogue (probes-patch/hooks) puts exactly the documented tokio probes into a usdt build (readelf -n,
-# an observer we did not write): the twelve per-event probes with one site each, event_batch with 4
+# an observer we did not write): the thirteen per-event probes with one site each, event_batch with 4
 # sites, sample_rate with 16, each note with its documented argument count; a stock build carries
 # no tokio notes; and the patched Tokio compiled WITHOUT --cfg tokio_task_tracking carries none
 # either and has the same functions with the same sizes (nm) as the same Tokio unpatched, built

@@ -257,6 +257,9 @@ mod imp {
         worker: i32 => reg, timeout_ns: u64 => reg);
     sdt_probe!(task_wait, word W_TASK GATE_TASK, lane 3, sema "6", "8@{id} 1@{kind} 8@{object} 8@{arg}",
         id: u64 => reg, kind: u8 => reg_byte, object: u64 => reg, arg: u64 => reg);
+    // task_lock shares task_wait's lane (its word is full): a tracer of either gets both
+    sdt_probe!(task_lock, word W_TASK GATE_TASK, lane 3, sema "6", "8@{id} 1@{op} 8@{object} 8@{permits}",
+        id: u64 => reg, op: u8 => reg_byte, object: u64 => reg, permits: u64 => reg);
     sdt_probe!(task_meta, word W_WORKER GATE_WORKER, lane 3, sema "6",
         "8@{id} 8@{name} 8@{name_len} 8@{size} 1@{flags}",
         id: u64 => reg, name: u64 => reg, name_len: u64 => reg, size: u64 => reg,
@@ -361,6 +364,20 @@ mod imp {
     pub(crate) const WAIT_JOIN: u8 = 6;
     #[allow(dead_code)]
     pub(crate) const WAIT_BROADCAST_RECV: u8 = 7;
+
+    // lock ops (`task_lock.op`): permits of a batch semaphore taken as a primitive, given back
+    #[allow(dead_code)]
+    pub(crate) const LOCK_MUTEX: u8 = 0;
+    #[allow(dead_code)]
+    pub(crate) const LOCK_RWLOCK_READ: u8 = 1;
+    #[allow(dead_code)]
+    pub(crate) const LOCK_RWLOCK_WRITE: u8 = 2;
+    #[allow(dead_code)]
+    pub(crate) const LOCK_SEMAPHORE: u8 = 3;
+    #[allow(dead_code)]
+    pub(crate) const LOCK_RELEASE: u8 = 4;
+    #[allow(dead_code)]
+    pub(crate) const LOCK_FORGET: u8 = 5;
 
     // I/O directions (`task_wait.arg` of WAIT_IO)
     #[allow(dead_code)]
@@ -717,7 +734,23 @@ mod imp {
             task_wait::emit(id, kind, object, arg);
         }
         if id != 0 && batch_on(W_TASK) && sampled(id) {
-            record_wait(id, kind, object, arg);
+            record_in_poll(R_WAIT, id, kind, object, arg);
+        }
+    }
+
+    /// Permits of a batch semaphore were taken as a primitive (`op` LOCK_MUTEX …
+    /// LOCK_SEMAPHORE, after the acquire succeeded), given back (LOCK_RELEASE, in
+    /// `batch_semaphore::Semaphore::release`: every guard's and permit's drop, `add_permits`,
+    /// a bounded mpsc receive), or forgotten (LOCK_FORGET). PROBES.md, `task_lock`. The object
+    /// is the batch semaphore's address, the one `task_wait` kind 3 names.
+    #[inline(never)]
+    pub(crate) fn task_lock(op: u8, object: u64, permits: u64) {
+        let id = crate::runtime::context::current_task_id().map_or(0, |id| id.as_u64());
+        if task_lock::enabled() {
+            task_lock::emit(id, op, object, permits);
+        }
+        if id != 0 && batch_on(W_TASK) && sampled(id) {
+            record_in_poll(R_LOCK, id, op, object, permits);
         }
     }
 
@@ -852,6 +885,7 @@ mod imp {
     const R_STRING: u64 = 9;
     const R_WAIT: u64 = 10;
     const R_META: u64 = 11;
+    const R_LOCK: u64 = 12;
 
     // counts[] index: the per-event probes, in PROBES.md order
     const EV_SPAWN: usize = 0;
@@ -1189,10 +1223,10 @@ mod imp {
         }
     }
 
-    /// A wait inside the task's recorded poll (the top of the open-poll stack); no stamp, no
-    /// count: the poll record that follows places it.
+    /// A wait or lock record inside the task's recorded poll (the top of the open-poll
+    /// stack); no stamp, no count: the poll record that follows places it.
     #[inline(never)]
-    fn record_wait(id: u64, kind: u8, object: u64, arg: u64) {
+    fn record_in_poll(rec: u64, id: u64, kind: u8, object: u64, arg: u64) {
         let b = match buf_existing() {
             Some(b) => b,
             None => return,
@@ -1201,7 +1235,7 @@ mod imp {
         if d == 0 || d > OPEN_MAX || b.head.open[d - 1].id != id {
             return; // not inside a recorded poll of this task
         }
-        b.put([word0(R_WAIT, kind, id), object, arg], W_TASK);
+        b.put([word0(rec, kind, id), object, arg], W_TASK);
     }
 
     /// A spawned task's size, flags and name (the first META_NAME_MAX bytes, cut at a

@@ -135,6 +135,7 @@ static struct bpf_program *prog_of(const struct tet_session *s, int ev)
 	case TET_EV_UNPARK: return skel->progs.tet_unpark;
 	case TET_EV_WAIT: return skel->progs.tet_wait;
 	case TET_EV_META: return skel->progs.tet_meta;
+	case TET_EV_LOCK: return skel->progs.tet_lock;
 	}
 	return NULL;
 }
