@@ -52,7 +52,7 @@ $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 
 # Every reporter (tracer/report/*.c) and the flight recorder, linked without the command layer
 # (tracer/cli/): a library that printed through p_err would not link.
-UNIT_TRACE_SRCS := $(call tsrc,hist.c analyzer.c starve.c htab.c uring.c units.c json.c batch.c dialect.c \
+UNIT_TRACE_SRCS := $(call tsrc,hist.c analyzer.c starve.c locks.c htab.c uring.c units.c json.c batch.c dialect.c \
                    flight.c fsutil.c why.c stacksym.c symbols.c) $(wildcard tracer/report/*.c)
 $(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*/*.h) bpf/events.h tests/unit/check.h \
                         $(OBJ)/html_assets.h $(OBJ)/syscall_names.h
@@ -65,10 +65,10 @@ $(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcar
 # and the analyzer, on one core (the consumer's speed for make bench; real-data regressions)
 BATCH_REPLAY := $(BUILD)/tests/batch_replay
 ALL_TARGETS += $(BATCH_REPLAY)
-$(BATCH_REPLAY): tests/unit/batch_replay.c $(call tsrc,batch.c) $(call tsrc,analyzer.c) $(call tsrc,starve.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,hist.c) $(wildcard tracer/*/*.h) bpf/events.h
+$(BATCH_REPLAY): tests/unit/batch_replay.c $(call tsrc,batch.c) $(call tsrc,analyzer.c) $(call tsrc,starve.c) $(call tsrc,locks.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,hist.c) $(wildcard tracer/*/*.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(call tsrc,batch.c) $(call tsrc,analyzer.c) $(call tsrc,starve.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,hist.c)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(call tsrc,batch.c) $(call tsrc,analyzer.c) $(call tsrc,starve.c) $(call tsrc,locks.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,hist.c)
 
 # batch_test: unit tests of the decode stage on synthetic batches (tests/t_batch_unit.sh)
 BATCH_TEST := $(BUILD)/tests/batch_test
@@ -81,7 +81,7 @@ $(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h $(call tsrc,batch.c) $
 # flight_test: unit tests of the flight recorder's store, triggers, dump names and directory, and
 # of the analyzer's on_detect hook (tests/t_flight_unit.sh)
 FLIGHT_TEST := $(BUILD)/tests/flight_test
-FLIGHT_TEST_SRCS := $(call tsrc,flight.c fsutil.c analyzer.c starve.c htab.c uring.c hist.c units.c)
+FLIGHT_TEST_SRCS := $(call tsrc,flight.c fsutil.c analyzer.c starve.c locks.c htab.c uring.c hist.c units.c)
 ALL_TARGETS += $(FLIGHT_TEST)
 $(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) $(call tsrc,flight.h) \
                 $(call tsrc,analyzer.h) $(call tsrc,hist.h) $(call tsrc,units.h) $(call tsrc,seterr.h) bpf/events.h

@@ -455,6 +455,58 @@ static void test_waits(void)
 	tb_free(t);
 }
 
+static void test_locks(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+	size_t locks = 0;
+
+	/* intent: lock records go out inside their poll like waits (op in a, object in
+	 * header_ptr, permits in b); a poll that takes and gives back the same lock many times
+	 * (an uncontended Mutex in a loop) leaves only what it still holds, so the held list
+	 * does not overflow: nothing counted as not kept */
+	b_init(&b, 1, 0, 2000, 9000);
+	for (int i = 0; i < 100; i++) {
+		put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_MUTEX, 5), 0x8100ull, 1ull);
+		put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_RELEASE, 5), 0x8100ull, 1ull);
+	}
+	put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_WRITE, 5), 0x8200ull, 7ull);
+	put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_RELEASE, 5), 0x8200ull, 6ull); /* downgrade */
+	put(&b, 3, w0(TET_BREC_WAIT, TET_WAIT_SEMAPHORE, 5), 0x8300ull, 1ull);
+	poll_rec(&b, 5, 3000, 3200, 0, 0, 0, 0);
+	feed(t, &b, 9000);
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:5@3000 12:5@3199 10:5@3199 2:5@3200"),
+	      "locks: 100 take-and-give-back pairs leave the lock still held: %s", trail());
+	CHECK(nev == 4 && ev[1].a == TET_LOCK_WRITE && ev[1].hdr == 0x8200 && ev[1].b == 1,
+	      "locks: a write lock downgraded in the poll is held with 1 permit (op %llu, %llu permits)",
+	      (unsigned long long)ev[1].a, (unsigned long long)ev[1].b);
+	CHECK_U64(tb_stats(t)->locks_dropped, 0, "locks: none counted as not kept");
+	tb_free(t);
+
+	/* intent: more distinct locks in one poll than a thread holds (32) are counted; a
+	 * release of a lock taken in an earlier poll is sent as it is */
+	t = fresh(NULL, NULL);
+	b_init(&b, 1, 0, 2000, 9000);
+	put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_SEMAPHORE, 6), 0x9000ull, 2ull);
+	poll_rec(&b, 6, 2500, 2600, 0, 0, 0, 0);
+	for (uint64_t i = 0; i < 40; i++)
+		put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_MUTEX, 7), 0xa000ull + 64 * i, 1ull);
+	poll_rec(&b, 7, 3000, 3200, 0, 0, 0, 0);
+	put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_RELEASE, 6), 0x9000ull, 2ull);
+	poll_rec(&b, 6, 3300, 3400, 0, 0, 0, 0);
+	feed(t, &b, 9000);
+	tb_finish(t);
+	for (size_t i = 0; i < nev; i++)
+		locks += ev[i].type == TET_EV_LOCK;
+	CHECK(locks == 2 + 32, "locks: 32 of a poll's 40 kept, the other poll's two sent (%zu)", locks);
+	CHECK_U64(tb_stats(t)->locks_dropped, 8, "locks: the 8 beyond counted");
+	CHECK(nev && ev[nev - 2].type == TET_EV_LOCK && ev[nev - 2].a == TET_LOCK_RELEASE &&
+	      ev[nev - 2].id == 6 && ev[nev - 2].b == 2,
+	      "locks: the later poll's release goes out with its permits");
+	tb_free(t);
+}
+
 static void test_sweep(void)
 {
 	struct tb *t = fresh(read_mem, alive);
@@ -532,6 +584,7 @@ int main(void)
 	test_malformed();
 	test_strings();
 	test_waits();
+	test_locks();
 	test_sweep();
 	test_clock();
 	printf("# %d checks, %d failed\n", run, failed);

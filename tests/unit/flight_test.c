@@ -580,7 +580,7 @@ static void test_triggers(void)
 	CHECK(!strcmp(err, "--trigger wakes>1ms: no such figure (poll>D, sched_delay>D)"),
 	      "unknown figure: the message (%s)", err);
 	fr_trigger_parse("crashed", &t, err, sizeof(err));
-	CHECK(!strcmp(err, "--trigger crashed: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, starvation, poll>D, sched_delay>D, exit, crash)"),
+	CHECK(!strcmp(err, "--trigger crashed: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, starvation, deadlock, poll>D, sched_delay>D, exit, crash)"),
 	      "not a trigger: the message (%s)", err);
 	rc = fr_trigger_parse("crashed", &t, err, 12);
 	CHECK(rc == -EINVAL && !strcmp(err, "--trigger c"), "a short buffer: truncated (%s)", err);

@@ -64,6 +64,7 @@
 #include "decode.h"
 #include "vocab.h"
 #include "htab.h"
+#include "locks.h"
 #include "starve.h"
 #include "uring.h"
 
@@ -120,6 +121,11 @@ struct task {
 	struct an_wait poll_waits[AN_WAITS_MAX]; /* task_wait records of the poll in progress */
 	uint8_t npoll_waits;
 	int32_t finding[AN_FINDING_KINDS]; /* index + 1 into findings, 0 = none */
+	uint8_t dl;                /* deadlock_check: 1 candidate, 2 in a deadlock, 4 leaving */
+	uint32_t dl_idx;           /* … its index among the candidates */
+	int32_t dl_part;           /* … its part: finding index + 1, -1 none, < -1 being walked */
+	bool poll_waits_cut;       /* the poll in progress registered more waits than were kept */
+	bool waits_cut;            /* … the last Pending poll did (its wait list is partial) */
 	uint64_t detected[AN_FINDING_KINDS]; /* opts.on_detect: start of the last occurrence told */
 };
 
@@ -128,6 +134,11 @@ struct analyzer {
 	struct an_totals t;
 	struct ur *ur;             /* io_uring requests (uring.h) */
 	struct starve *sv;         /* starvation episodes (starve.h) */
+	struct lk *lk;             /* lock holders (locks.h) */
+	struct task **dl_v, **dl_e; /* deadlock_check: candidates, their targets (CSR: dl_off) */
+	uint32_t *dl_off, *dl_roff, *dl_r, *dl_q; /* … reverse edges (CSR), the worklist */
+	size_t dl_cap, dl_e_cap, dl_off_cap, dl_roff_cap, dl_r_cap, dl_q_cap;
+	bool locks_unreliable;     /* lock or wait events were lost: no deadlock is judged */
 	bool starve_listed;        /* an_finish made their findings */
 	uint64_t now, seq;
 	struct htab tasks, sites, workers, runtime_tids;
@@ -207,7 +218,9 @@ struct analyzer *an_new(const struct an_opts *o)
 		a->tl = calloc(a->o.timeline_cap, sizeof(*a->tl));
 	a->ur = ur_new(a->o.timeline_cap);
 	a->sv = sv_new(starve_told, a);
-	if (!a->top_polls || !a->top_sched || (a->o.timeline_cap && !a->tl) || !a->ur || !a->sv) {
+	a->lk = lk_new();
+	if (!a->top_polls || !a->top_sched || (a->o.timeline_cap && !a->tl) || !a->ur || !a->sv ||
+	    !a->lk) {
 		an_free(a);
 		return NULL;
 	}
@@ -243,6 +256,13 @@ void an_free(struct analyzer *a)
 		return;
 	ur_free(a->ur);
 	sv_free(a->sv);
+	lk_free(a->lk);
+	free(a->dl_v);
+	free(a->dl_e);
+	free(a->dl_off);
+	free(a->dl_roff);
+	free(a->dl_r);
+	free(a->dl_q);
 	for (size_t i = 0; i < a->tasks.cap; i++)
 		if (a->tasks.e[i].v)
 			task_free(a->tasks.e[i].v);
@@ -306,6 +326,8 @@ static uint64_t rests_on(enum an_finding_kind k)
 	switch (k) {
 	case AN_STALLED:
 		return 1ull << TET_EV_WAKE;
+	case AN_DEADLOCK:
+		return 1ull << TET_EV_WAKE | 1ull << TET_EV_LOCK;
 	case AN_LOST_WAKER:
 		return 1ull << TET_EV_WAKE | 1ull << TET_EV_WAKER_CLONE;
 	case AN_NEVER_YIELDS:
@@ -348,13 +370,23 @@ void an_lost_by_task(struct analyzer *a, bool by_task)
 static bool finding_lossy(const struct analyzer *a, const struct an_finding *f)
 {
 	uint64_t end = f->ongoing ? a->now : f->last_ts + f->value_ns + f->cpu_wait_ns;
+	uint64_t from = f->first_ts;
 
-	if (a->lost_by_task)
-		return ((uintptr_t)htab_get(&a->lost, f->pid,
-					    a->o.key_by_header ? f->header_ptr : f->task_id) &
-			rests_on(f->kind)) != 0;
+	if (a->lost_by_task) {
+		bool lost = ((uintptr_t)htab_get(&a->lost, f->pid,
+						 a->o.key_by_header ? f->header_ptr : f->task_id) &
+			     rests_on(f->kind)) != 0;
+
+		for (unsigned i = 0; f->kind == AN_DEADLOCK && i < f->nmembers && !lost; i++)
+			lost = ((uintptr_t)htab_get(&a->lost, f->pid, f->members[i].task_id) &
+				rests_on(f->kind)) != 0; /* every member's waits and holds count */
+		return lost;
+	}
+	for (unsigned i = 0; f->kind == AN_DEADLOCK && i < f->nmembers; i++)
+		if (f->members[i].held_since && f->members[i].held_since < from)
+			from = f->members[i].held_since; /* from when its locks were taken */
 	for (size_t i = 0; i < a->nloss; i++)
-		if (a->loss[i].from <= end && a->loss[i].to >= f->first_ts)
+		if (a->loss[i].from <= end && a->loss[i].to >= from)
 			return true;
 	return false;
 }
@@ -830,6 +862,8 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 	else
 		a->t.task_records_omitted++;
 	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	if (!a->o.key_by_header)
+		lk_task_gone(a->lk, t->s.pid, t->s.task_id);
 	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
 	if (a->memo.t == t)
 		a->memo.t = NULL;
@@ -1324,6 +1358,7 @@ again:
 	t->woke_in_poll = t->self_woke_in_poll = t->yielded_in_poll = false;
 	t->ready_since = 0;
 	t->npoll_waits = 0;
+	t->poll_waits_cut = false;
 	t->s.nwaits = 0;
 }
 
@@ -1472,6 +1507,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 			t->pending_since = r->h.ts;
 			memcpy(t->s.waits, t->poll_waits, sizeof(t->s.waits));
 			t->s.nwaits = t->npoll_waits;
+			t->waits_cut = t->poll_waits_cut;
 			break;
 		}
 		/* woken while polling: runnable again at once */
@@ -1490,6 +1526,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		t->pending_since = r->h.ts;
 		memcpy(t->s.waits, t->poll_waits, sizeof(t->s.waits));
 		t->s.nwaits = t->npoll_waits;
+		t->waits_cut = t->poll_waits_cut;
 	}
 	check_self_wake(a, t, r->h.ts, false);
 	if (t->term_pending)
@@ -1554,6 +1591,10 @@ static void wait_account(struct analyzer *a, struct task *t, uint64_t d)
 struct stall {
 	uint8_t why;
 	uint64_t other_task, other_ns;
+	const struct an_site *other_site;
+	uint8_t prim;
+	uint32_t other_holders;
+	uint64_t object;           /* LOCK_HELD: the lock */
 };
 
 bool an_wait_is_subscription(unsigned kind)
@@ -1642,7 +1683,7 @@ static bool stall_waits(struct analyzer *a, struct task *t, uint64_t now, struct
 			if (w->arg > UINT64_MAX - w->ts || now < due || now - due < a->o.stall_ns ||
 			    now - due - starved(a, t, due, now) < a->o.stall_ns)
 				return false;
-			c = (struct stall){ AN_STALL_TIMER_LATE, 0, now - due };
+			c = (struct stall){ .why = AN_STALL_TIMER_LATE, .other_ns = now - due };
 			rank = 0;
 			break;
 		}
@@ -1662,19 +1703,34 @@ static bool stall_waits(struct analyzer *a, struct task *t, uint64_t now, struct
 
 				if (o->s.kind == TET_KIND_BLOCKING || pd < a->o.long_poll_ns)
 					return false;
-				c = (struct stall){ AN_STALL_JOIN_POLL, o->s.task_id, pd };
+				c = (struct stall){ .why = AN_STALL_JOIN_POLL, .other_task = o->s.task_id, .other_ns = pd };
 			} else if (o->s.state == AN_PENDING && depth < 4 &&
 				   stall_verdict(a, o, now, &sub, depth + 1)) {
-				c = (struct stall){ AN_STALL_JOIN_STALLED, o->s.task_id,
-						    now - o->pending_since };
+				c = (struct stall){ .why = AN_STALL_JOIN_STALLED,
+						    .other_task = o->s.task_id,
+						    .other_ns = now - o->pending_since };
 			} else {
 				return false;
 			}
 			rank = 2;
 			break;
 		}
+		case TET_WAIT_SEMAPHORE: {
+			const struct lk_lock *k = lk_get(a->lk, t->s.pid, w->object);
+
+			rank = 1;
+			c = (struct stall){ .why = AN_STALL_SYNC };
+			if (!k || !k->nholders)
+				break;
+			o = task_find(a, t->s.pid, k->h[0].task_id, 0);
+			c = (struct stall){ AN_STALL_LOCK_HELD, k->h[0].task_id,
+					    now > k->h[0].since ? now - k->h[0].since : 0,
+					    o ? o->site : NULL, k->prim, k->nholders - 1, w->object };
+			rank = 2;
+			break;
+		}
 		default:
-			c = (struct stall){ AN_STALL_SYNC, 0, 0 };
+			c = (struct stall){ .why = AN_STALL_SYNC };
 			rank = 1;
 		}
 		if (rank > best) {
@@ -1774,6 +1830,10 @@ static void stall_fill(struct an_finding *f, const struct task *t, const struct 
 	f->why = st->why;
 	f->other_task = st->other_task;
 	f->other_ns = st->other_ns;
+	f->other_site = st->other_site;
+	f->prim = st->prim;
+	f->other_holders = st->other_holders;
+	f->other_object = st->object;
 	f->nwaits = t->s.nwaits;
 	memcpy(f->waits, t->s.waits, sizeof(f->waits));
 }
@@ -1784,6 +1844,10 @@ static void on_wait(struct analyzer *a, const struct tet_event_rec *r)
 	struct an_wait w = { .object = r->header_ptr, .arg = r->b, .ts = r->h.ts,
 			     .kind = (uint8_t)(r->a < TET_WAIT_CODES ? r->a : TET_WAIT_CODES) };
 
+	if (t && t->s.state == AN_POLLING && r->a == AN_WAIT_CUT) {
+		t->poll_waits_cut = true; /* the decoder kept fewer of this poll's waits */
+		return;
+	}
 	if (!t || t->s.state != AN_POLLING || w.kind >= TET_WAIT_CODES) {
 		a->t.waits_outside_polls++;
 		return;
@@ -1795,9 +1859,25 @@ static void on_wait(struct analyzer *a, const struct tet_event_rec *r)
 		}
 	if (t->npoll_waits >= AN_WAITS_MAX) {
 		a->t.waits_dropped++;
+		t->poll_waits_cut = true;
 		return;
 	}
 	t->poll_waits[t->npoll_waits++] = w;
+}
+
+static void on_lock(struct analyzer *a, const struct tet_event_rec *r)
+{
+	if (a->o.key_by_header)
+		return; /* the fallback has no task ids */
+	if (r->a >= TET_LOCK_CODES) {
+		lk_event(a->lk, r->h.pid, r->task_id, TET_LOCK_CODES, r->header_ptr, r->b, r->h.ts);
+		return; /* counted as a bad op */
+	}
+	/* a release outside any task (block_on, a plain thread: task 0) gives back a holder's
+	 * permits (the oldest's); an acquire there holds for no task */
+	if (!r->task_id && r->a != TET_LOCK_RELEASE && r->a != TET_LOCK_FORGET)
+		return;
+	lk_event(a->lk, r->h.pid, r->task_id, (unsigned)r->a, r->header_ptr, r->b, r->h.ts);
 }
 
 static void on_meta(struct analyzer *a, const struct tet_meta_rec *r)
@@ -1892,18 +1972,25 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 		}
 		if (d >= a->o.stall_ns && !t->finding[AN_LOST_WAKER] &&
 		    !(a->o.on_detect && t->detected[AN_LOST_WAKER] == t->pending_since) &&
+		    !(t->finding[AN_DEADLOCK] && a->findings[t->finding[AN_DEADLOCK] - 1].ongoing) &&
 		    stall_verdict(a, t, r->h.ts, &st, 0)) {
 			struct an_finding *f;
 
 			detected(a, t, AN_STALLED, t->pending_since, r->h.ts, d, a->o.stall_ns);
 			f = finding_get(a, t, AN_STALLED, t->pending_since, a->o.stall_ns);
 			if (f) {
+				/* the lock's release woke it: its holder, judged at a tick of this
+				 * stall, is gone by now but was what it waited for */
+				bool held = f->occurrences && f->last_ts == t->pending_since &&
+					    f->why == AN_STALL_LOCK_HELD && st.why == AN_STALL_SYNC;
+
 				occur(f, t->pending_since);
 				if (d > f->value_ns)
 					f->value_ns = d;
 				f->ongoing = false;
 				f->live_wakers = t->s.wakers_known ? t->s.live_wakers + (r->a ? 0 : 1) : -1;
-				stall_fill(f, t, &st);
+				if (!held)
+					stall_fill(f, t, &st);
 			}
 		} else if (t->finding[AN_STALLED]) {
 			a->findings[t->finding[AN_STALLED] - 1].ongoing = false;
@@ -1950,6 +2037,8 @@ static void on_terminate(struct analyzer *a, const struct tet_event_rec *r)
 				       .code = (uint8_t)r->a });
 	if (!t) {
 		a->t.unknown_task_events++;
+		if (!a->o.key_by_header)
+			lk_task_gone(a->lk, r->h.pid, r->task_id);
 		return;
 	}
 	if (t->s.state == AN_POLLING && r->h.tid == t->poll_tid) {
@@ -2054,8 +2143,296 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
 	case TET_EV_META:
 		on_meta(a, rec);
 		break;
+	case TET_EV_LOCK:
+		on_lock(a, r);
+		break;
 	}
 	return 0;
+}
+
+/* ---- deadlocks ----
+ *
+ * A pending task waits for other tasks when each of its waits (a select! registers several,
+ * and any of them may end the wait) is on a Mutex or RwLock whose holders are known tasks or
+ * on the JoinHandle of a live task; any other wait — a timer, I/O, a channel, a Semaphore
+ * (add_permits from anyone can end it), a lock held by nobody known — can end without them. A
+ * deadlock is a set of such tasks, each pending for stall_ns, whose every wait is on members of
+ * the set: none of them can go on before another does. deadlock_check finds the largest such
+ * set by elimination over a reverse-edge worklist (a candidate with a wait on a task outside
+ * the set leaves it, and so may the candidates waiting on it: O(tasks + edges) per tick), then
+ * splits it into parts by following each member's first wait inside the set: a walk ends on a
+ * task seen in the same walk (a new cycle, listed from there in cycle order) or on a task
+ * already placed (the walk's tasks wait on that part: counted as its more_tasks). One finding
+ * per part; a part that holds a task of an earlier finding keeps that finding. A task in a
+ * deadlock is not also judged stalled. Off once lock or wait events were lost (their holders
+ * or waits may be wrong, and a missing wait can make a task that can wake look stuck). */
+#define DL_EDGES_MAX (AN_WAITS_MAX * LK_HOLDERS_MAX)
+
+static int dl_targets(struct analyzer *a, struct task *t, const struct an_wait *w,
+		      struct task **out, int max)
+{
+	struct task *o;
+	int n = 0;
+
+	if (w->kind == TET_WAIT_JOIN) {
+		o = task_find(a, t->s.pid, w->object, 0);
+		if (!o || o == t)
+			return -1;
+		out[0] = o;
+		return 1;
+	}
+	if (w->kind == TET_WAIT_SEMAPHORE) {
+		const struct lk_lock *k = lk_get(a->lk, t->s.pid, w->object);
+
+		if (!k || !k->nholders || k->incomplete || k->prim == TET_LOCK_SEMAPHORE)
+			return -1;
+		for (uint32_t i = 0; i < k->nholders && n < max; i++) {
+			if (!(o = task_find(a, t->s.pid, k->h[i].task_id, 0)))
+				return -1; /* held by a task not tracked: it may go on */
+			out[n++] = o;
+		}
+		return n;
+	}
+	return -1;
+}
+
+/* All of t's targets (its waits' holders / awaited tasks), or -1 when a wait can end without
+ * another task. */
+static int dl_all_targets(struct analyzer *a, struct task *t, struct task **out)
+{
+	int n = 0;
+
+	if (t->s.state != AN_PENDING || !t->s.nwaits || t->waits_cut)
+		return -1;
+	for (unsigned i = 0; i < t->s.nwaits && i < AN_WAITS_MAX; i++) {
+		int k = dl_targets(a, t, &t->s.waits[i], out + n, LK_HOLDERS_MAX);
+
+		if (k < 0)
+			return -1;
+		n += k;
+	}
+	return n;
+}
+
+/* The member record of t, through its first wait on a task of the set (dl ≥ 2); returns it. */
+static struct task *dl_member(struct analyzer *a, struct task *t, struct an_cycle_member *m)
+{
+	struct task *o[LK_HOLDERS_MAX];
+
+	memset(m, 0, sizeof(*m));
+	m->task_id = t->s.task_id;
+	m->header_ptr = t->s.header_ptr;
+	m->site = t->site;
+	m->pending_since = t->pending_since;
+	m->name_len = t->s.name_len < sizeof(m->name) ? t->s.name_len : sizeof(m->name);
+	memcpy(m->name, t->s.name, m->name_len);
+	for (unsigned i = 0; i < t->s.nwaits && i < AN_WAITS_MAX; i++) {
+		const struct an_wait *w = &t->s.waits[i];
+		int n = dl_targets(a, t, w, o, LK_HOLDERS_MAX);
+
+		for (int j = 0; j < n; j++) {
+			if (o[j]->dl < 2)
+				continue;
+			m->wait_kind = w->kind;
+			m->object = w->object;
+			m->permits = w->kind == TET_WAIT_SEMAPHORE ? w->arg : 0;
+			m->on_task = o[j]->s.task_id;
+			if (w->kind == TET_WAIT_SEMAPHORE) {
+				const struct lk_lock *k = lk_get(a->lk, t->s.pid, w->object);
+
+				m->prim = k->prim;
+				for (uint32_t h = 0; h < k->nholders; h++)
+					if (k->h[h].task_id == o[j]->s.task_id)
+						m->held_since = k->h[h].since;
+			}
+			return o[j];
+		}
+	}
+	return NULL;
+}
+
+/* The finding of a cycle that starts at `head` (dl 3 … marked by the caller), `more` tasks of
+ * its part waiting on it; `known` an earlier finding of one of the part's tasks (0: none). */
+static int32_t dl_finding(struct analyzer *a, struct task *head, uint32_t more, int32_t known,
+			  uint64_t now)
+{
+	struct an_cycle_member m[AN_CYCLE_MAX];
+	struct task *t = head;
+	uint64_t closed = 0;
+	uint32_t n = 0;
+	struct an_finding *f;
+
+	do {
+		struct an_cycle_member x;
+		struct task *next = dl_member(a, t, &x);
+
+		if (x.pending_since > closed)
+			closed = x.pending_since;
+		if (n < AN_CYCLE_MAX)
+			m[n++] = x;
+		else
+			more++;
+		t = next;
+	} while (t && t != head && n + more < 1u << 20);
+	if (known) {
+		f = &a->findings[known - 1];
+	} else {
+		detected(a, head, AN_DEADLOCK, closed, now, now - closed, a->o.stall_ns);
+		if (!(f = finding_get(a, head, AN_DEADLOCK, closed, a->o.stall_ns)))
+			return 0;
+		occur(f, closed);
+		known = head->finding[AN_DEADLOCK];
+	}
+	f->ongoing = true;
+	if (now - f->first_ts > f->value_ns)
+		f->value_ns = now - f->first_ts;
+	f->nmembers = (uint8_t)n; /* as the cycle is now */
+	f->members_more = more;
+	memcpy(f->members, m, n * sizeof(*m));
+	return known;
+}
+
+static void dl_reset(struct analyzer *a)
+{
+	for (size_t i = 0; i < a->tasks.cap; i++)
+		if (a->tasks.e[i].v)
+			((struct task *)a->tasks.e[i].v)->dl = 0;
+}
+
+static void deadlock_check(struct analyzer *a, uint64_t now)
+{
+	struct task *o[DL_EDGES_MAX];
+	size_t n = 0, ne = 0, qh = 0, qt = 0;
+
+	if (!a->o.wait_events || a->o.key_by_header || a->o.no_wakes ||
+	    !(a->o.detect & (1u << AN_DEADLOCK)) || a->starve_listed)
+		return;
+	for (size_t i = 0; i < a->nfindings; i++) /* still there? found again below */
+		if (a->findings[i].kind == AN_DEADLOCK)
+			a->findings[i].ongoing = false;
+	dl_reset(a);
+	if (a->locks_unreliable || lk_stats(a->lk)->locks_untracked)
+		return;
+	/* candidates and their edges: dl_v[0..n) the tasks, dl_e the targets of each (CSR over
+	 * dl_off), then the reverse edges (dl_roff / dl_r) */
+	for (size_t i = 0; i < a->tasks.cap; i++) {
+		struct task *t = a->tasks.e[i].v;
+		int k;
+
+		if (!t || t->s.state != AN_PENDING || now < t->pending_since ||
+		    now - t->pending_since < a->o.stall_ns || (k = dl_all_targets(a, t, o)) < 0)
+			continue;
+		if (grow((void **)&a->dl_v, &a->dl_cap, n + 1, sizeof(*a->dl_v)) ||
+		    grow((void **)&a->dl_off, &a->dl_off_cap, n + 2, sizeof(*a->dl_off)) ||
+		    grow((void **)&a->dl_e, &a->dl_e_cap, ne + (size_t)k, sizeof(*a->dl_e)))
+			goto oom;
+		a->dl_off[n] = (uint32_t)ne;
+		t->dl_idx = (uint32_t)n;
+		a->dl_v[n++] = t;
+		for (int j = 0; j < k; j++)
+			a->dl_e[ne++] = o[j];
+		t->dl = 1;
+	}
+	if (!n)
+		return;
+	a->dl_off[n] = (uint32_t)ne;
+	if (grow((void **)&a->dl_roff, &a->dl_roff_cap, n + 1, sizeof(*a->dl_roff)) ||
+	    grow((void **)&a->dl_r, &a->dl_r_cap, ne + 1, sizeof(*a->dl_r)) ||
+	    grow((void **)&a->dl_q, &a->dl_q_cap, n + 1, sizeof(*a->dl_q)))
+		goto oom;
+	memset(a->dl_roff, 0, (n + 1) * sizeof(*a->dl_roff));
+	for (size_t e = 0; e < ne; e++)
+		if (a->dl_e[e]->dl)
+			a->dl_roff[a->dl_e[e]->dl_idx + 1]++;
+	for (size_t i = 0; i < n; i++)
+		a->dl_roff[i + 1] += a->dl_roff[i];
+	for (size_t i = 0; i < n; i++) { /* fill: dl_q as the per-target cursor for a moment */
+		a->dl_q[i] = a->dl_roff[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t e = a->dl_off[i]; e < a->dl_off[i + 1]; e++)
+			if (a->dl_e[e]->dl)
+				a->dl_r[a->dl_q[a->dl_e[e]->dl_idx]++] = (uint32_t)i;
+	/* elimination: a candidate with a target outside the set leaves, then its waiters are
+	 * looked at again */
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t e = a->dl_off[i]; e < a->dl_off[i + 1]; e++)
+			if (!a->dl_e[e]->dl) {
+				a->dl_v[i]->dl = 4; /* leaving, queued */
+				a->dl_q[qt++] = (uint32_t)i;
+				break;
+			}
+	while (qh < qt) {
+		uint32_t v = a->dl_q[qh++];
+
+		a->dl_v[v]->dl = 0;
+		for (uint32_t r = a->dl_roff[v]; r < a->dl_roff[v + 1]; r++) {
+			struct task *u = a->dl_v[a->dl_r[r]];
+
+			if (u->dl == 1) {
+				u->dl = 4;
+				a->dl_q[qt++] = a->dl_r[r];
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a->dl_v[i]->dl)
+			a->dl_v[i]->dl = 2; /* in a deadlock; dl_part 0: not placed yet */
+	for (size_t i = 0; i < n; i++)
+		a->dl_v[i]->dl_part = 0;
+	/* parts: walk from each unplaced member along its first wait inside the set */
+	for (size_t i = 0; i < n; i++) {
+		struct task *t = a->dl_v[i], *x, *c;
+		int32_t walk = -(int32_t)(i + 2), part = -1, known = 0; /* -1: placed, no finding */
+		uint32_t len = 0, cyc = 0;
+		struct an_cycle_member m;
+
+		if (t->dl != 2 || t->dl_part)
+			continue;
+		for (x = t; x && !x->dl_part && len <= n; len++) {
+			x->dl_part = walk;
+			x = dl_member(a, x, &m);
+		}
+		if (x && x->dl_part == walk) { /* a new cycle, from x back to x */
+			c = x;
+			do {
+				cyc++;
+				if (!known)
+					known = c->finding[AN_DEADLOCK];
+				c = dl_member(a, c, &m);
+			} while (c && c != x && cyc <= n);
+			for (c = t; c != x && c; c = dl_member(a, c, &m))
+				if (!known)
+					known = c->finding[AN_DEADLOCK];
+			part = dl_finding(a, x, len - cyc, known, now);
+			if (!part)
+				part = -1;
+			c = x;
+			do {
+				c->dl_part = part;
+				c = dl_member(a, c, &m);
+			} while (c && c != x);
+		} else if (x) { /* the walk ends on a placed part: its tasks wait on that one */
+			part = x->dl_part;
+			if (part > 0)
+				a->findings[part - 1].members_more += len;
+		}
+		for (c = t; c && c->dl_part == walk; c = dl_member(a, c, &m))
+			c->dl_part = part;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct task *t = a->dl_v[i];
+
+		if (t->dl != 2)
+			continue;
+		if (t->dl_part > 0 && !t->finding[AN_DEADLOCK])
+			t->finding[AN_DEADLOCK] = t->dl_part;
+		if (t->finding[AN_STALLED]) /* the deadlock tells it now */
+			a->findings[t->finding[AN_STALLED] - 1].ongoing = false;
+	}
+	return;
+oom:
+	dl_reset(a);
 }
 
 void an_tick(struct analyzer *a, uint64_t now)
@@ -2067,6 +2444,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 	ur_tick(a->ur, now);
 	sv_tick(a->sv, now, a->o.long_poll_ns);
 	starvation_findings(a, false);
+	deadlock_check(a, now);
 	for (size_t i = 0; i < a->tasks.cap; i++) {
 		struct task *t = a->tasks.e[i].v;
 		struct an_finding *f = NULL;
@@ -2102,7 +2480,7 @@ void an_tick(struct analyzer *a, uint64_t now)
 					occur(f, t->pending_since);
 					f->live_wakers = 0;
 				}
-			} else if (!no_waker && d >= a->o.stall_ns &&
+			} else if (!no_waker && d >= a->o.stall_ns && t->dl != 2 &&
 				   stall_verdict(a, t, now, &st, 0)) {
 				detected(a, t, AN_STALLED, t->pending_since, now, d, a->o.stall_ns);
 				f = finding_get(a, t, AN_STALLED, t->pending_since, a->o.stall_ns);
@@ -2121,8 +2499,42 @@ void an_tick(struct analyzer *a, uint64_t now)
 	}
 }
 
+const struct lk_lock *an_lock(const struct analyzer *a, uint32_t pid, uint64_t object)
+{
+	return lk_get(a->lk, pid, object);
+}
+
+const struct lk_stats *an_lock_stats(const struct analyzer *a)
+{
+	return lk_stats(a->lk);
+}
+
+bool an_task_get(const struct analyzer *a, uint32_t pid, uint64_t task_id,
+		 struct an_task_summary *out)
+{
+	const struct task *t = a->o.key_by_header ? NULL : htab_get(&a->tasks, pid, task_id);
+
+	if (t) {
+		summarize(a, t, out, a->now);
+		return true;
+	}
+	for (size_t i = a->nrecords; i-- > 0;)
+		if (a->records[i].pid == pid && a->records[i].task_id == task_id) {
+			*out = a->records[i];
+			return true;
+		}
+	return false;
+}
+
+void an_note_lock_loss(struct analyzer *a)
+{
+	a->locks_unreliable = true;
+}
+
 void an_note_drops(struct analyzer *a, const __u64 drops[TET_EV_COUNT])
 {
+	if (drops[TET_EV_LOCK] || drops[TET_EV_WAIT])
+		a->locks_unreliable = true;
 	if (drops[TET_EV_SPAWN] || drops[TET_EV_WAKE] || drops[TET_EV_WAKER_CLONE] ||
 	    drops[TET_EV_WAKER_DROP] || drops[TET_EV_POLL_END])
 		a->wakers_unreliable = true;
@@ -2139,7 +2551,8 @@ static void count_sharers(struct analyzer *a)
 	for (size_t i = 0; i < a->nfindings; i++) {
 		struct an_finding *f = &a->findings[i];
 
-		if (f->kind != AN_STALLED || f->why != AN_STALL_SYNC || !f->ongoing)
+		if (f->kind != AN_STALLED || (f->why != AN_STALL_SYNC && f->why != AN_STALL_LOCK_HELD) ||
+		    !f->ongoing)
 			continue;
 		for (size_t j = 0; j < a->tasks.cap; j++) {
 			const struct task *t = a->tasks.e[j].v;
@@ -2325,7 +2738,7 @@ const char *an_finding_name(enum an_finding_kind k)
 		[AN_LONG_POLL] = "long_poll", [AN_STALLED] = "stalled",
 		[AN_LOST_WAKER] = "lost_waker", [AN_NEVER_YIELDS] = "never_yields",
 		[AN_SELF_WAKE] = "self_wake", [AN_LARGE_FUTURE] = "large_future",
-		[AN_STARVATION] = "starvation",
+		[AN_STARVATION] = "starvation", [AN_DEADLOCK] = "deadlock",
 	};
 
 	return (unsigned)k < AN_FINDING_KINDS ? names[k] : "?";
@@ -2365,7 +2778,7 @@ const char *an_stall_why_name(unsigned why)
 	static const char *const names[] = {
 		[AN_STALL_UNKNOWN] = "unknown", [AN_STALL_SYNC] = "sync",
 		[AN_STALL_TIMER_LATE] = "timer_late", [AN_STALL_JOIN_POLL] = "join_long_poll",
-		[AN_STALL_JOIN_STALLED] = "join_stalled",
+		[AN_STALL_JOIN_STALLED] = "join_stalled", [AN_STALL_LOCK_HELD] = "lock_held",
 	};
 
 	return why < AN_STALL_WHYS && names[why] ? names[why] : "?";

@@ -22,6 +22,8 @@ enum an_finding_kind {
 	AN_SELF_WAKE,
 	AN_LARGE_FUTURE,
 	AN_STARVATION,              /* every worker of a runtime inside long polls (an episode) */
+	AN_DEADLOCK,                /* tasks waiting on each other through lock holders and
+				     * JoinHandles, none of them able to go on */
 	AN_FINDING_KINDS,
 };
 #define AN_DETECT_ALL ((1u << AN_FINDING_KINDS) - 1)
@@ -39,6 +41,9 @@ enum an_task_state {
 /* The probes' codes (TET_POLL_PENDING …, TET_WAIT_TIMER …) are bpf/probes.def's, in events.h.
  * A pending task with no task_wait in its last poll waits for: */
 enum { AN_WAIT_UNKNOWN = TET_WAIT_CODES };
+/* A task_wait "kind" the decoder sends into a poll whose waits it could not all keep
+ * (TET_WAIT_CUT, decode.h). */
+#define AN_WAIT_CUT 0xff
 #define AN_WAITS_MAX 4
 struct an_wait {
 	uint64_t object, arg;       /* as task_wait gave them */
@@ -52,6 +57,7 @@ enum an_stall_why {
 	AN_STALL_TIMER_LATE,        /* its timer is past due by stall_ns, and no wake came */
 	AN_STALL_JOIN_POLL,         /* on a JoinHandle whose task is inside a long poll */
 	AN_STALL_JOIN_STALLED,      /* … whose task is itself stalled */
+	AN_STALL_LOCK_HELD,         /* on a Mutex/RwLock/Semaphore a known task holds */
 	AN_STALL_WHYS,
 };
 
@@ -181,6 +187,22 @@ struct an_stack {
 	uint64_t ns;                /* blocked time */
 };
 
+/* deadlock: one task of the cycle and the wait through which it waits for the next one */
+#define AN_CYCLE_MAX 8
+struct an_cycle_member {
+	uint64_t task_id, header_ptr;
+	const struct an_site *site;
+	uint8_t wait_kind;          /* TET_WAIT_SEMAPHORE (a lock) or TET_WAIT_JOIN */
+	uint8_t prim;               /* a lock's primitive (TET_LOCK_MUTEX …), as last acquired */
+	uint64_t object;            /* the lock (batch semaphore address) or the awaited task's id */
+	uint64_t permits;           /* a lock: the permits asked */
+	uint64_t on_task;           /* the member it waits for: the lock's holder, the awaited task */
+	uint64_t held_since;        /* a lock: since when that holder holds it */
+	uint64_t pending_since;     /* this member's wait began */
+	uint16_t name_len;
+	char name[48];              /* the task's name (task_meta), untrusted bytes, cut */
+};
+
 /* starvation: a poll that held a worker thread during the episode */
 #define AN_HOLDERS_MAX 8
 struct an_holder {
@@ -236,6 +258,17 @@ struct an_finding {
 	uint64_t victim_timers, victim_timer_max_ns;
 	uint64_t victim_tasks, victim_sched_max_ns;
 	uint64_t charged_ns;
+	/* stalled, why LOCK_HELD: the holder (other_task; other_ns: held for), its site, the
+	 * lock's primitive and how many other tasks hold permits of it too */
+	const struct an_site *other_site;
+	uint8_t prim;
+	uint32_t other_holders;
+	uint64_t other_object;      /* … the lock (one of waits[]) */
+	/* deadlock (first_ts: when the cycle closed, its last wait began; task_id/site: its first
+	 * member's): every member in cycle order, each waiting for the next (more: counted) */
+	uint8_t nmembers;
+	uint32_t members_more;
+	struct an_cycle_member members[AN_CYCLE_MAX];
 };
 
 struct an_worker {
@@ -313,6 +346,9 @@ void an_tick(struct analyzer *a, uint64_t now);
  * live waker counts depend on were lost, lost_waker stops being reported (stalled instead). */
 void an_note_drops(struct analyzer *a, const __u64 drops[TET_EV_COUNT]);
 bool an_wakers_unreliable(const struct analyzer *a);
+/* Lock or wait records were lost (batched capture: a thread could not keep them all): lock
+ * holders and wait lists may be partial, so no deadlock is judged from now on. */
+void an_note_lock_loss(struct analyzer *a);
 /* Events were lost (a full ring). Before an_finish, say which tasks lost one (an_lost_task:
  * (pid, task id or, with key_by_header, header pointer), the types lost as bits 1 << enum
  * tet_event; from the BPF side's lost_tasks), or
@@ -361,6 +397,15 @@ size_t an_finding_stacks(const struct analyzer *a, size_t i, const struct an_sta
  * tasks' wakes and polls once a ring was seen. Never NULL. */
 struct ur;
 struct ur *an_uring(const struct analyzer *a);
+
+/* A task's summary (live, or kept as a record), or false when it is not known. */
+bool an_task_get(const struct analyzer *a, uint32_t pid, uint64_t task_id,
+		 struct an_task_summary *out);
+/* The known holders of a lock (the object of a semaphore wait), or NULL (locks.h). */
+struct lk_lock;
+struct lk_stats;
+const struct lk_lock *an_lock(const struct analyzer *a, uint32_t pid, uint64_t object);
+const struct lk_stats *an_lock_stats(const struct analyzer *a);
 
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
 const char *an_state_name(enum an_task_state s);

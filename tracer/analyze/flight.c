@@ -485,7 +485,7 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t, char *err, size_t len)
 			return 0;
 		}
 	}
-	seterr(err, len, "--trigger %s: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, starvation, poll>D, sched_delay>D, exit, crash)",
+	seterr(err, len, "--trigger %s: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, starvation, deadlock, poll>D, sched_delay>D, exit, crash)",
 	       s);
 	return -EINVAL;
 }

@@ -132,7 +132,7 @@ static void trace_usage(FILE *out)
 "                           terminate,worker,wait or all (default: what the detectors need;\n"
 "                           waker only with lost_waker); batched capture records every class\n"
 "      --detect LIST        detectors: long_poll,stalled,lost_waker,never_yields,self_wake,\n"
-"                           large_future,starvation, all or none (default all)\n"
+"                           large_future,starvation,deadlock, all or none (default all)\n"
 "Why polls were slow (kernel side, no change to the program):\n"
 "      --profile-hz N       sample the target's CPU stacks N times a second per CPU and charge\n"
 "                           each sample to the task being polled (default %d; 0: off)\n"
@@ -149,7 +149,8 @@ static void trace_usage(FILE *out)
 "                           and write nothing until a trigger fires; then dump the window as\n"
 "                           a JSON report, report.html and a Perfetto trace. Runs until stopped\n"
 "      --trigger T          what dumps, repeatable: long_poll, stalled, lost_waker, never_yields,\n"
-"                           self_wake, starvation (the detectors, with their thresholds); poll>D,\n"
+"                           self_wake, starvation, deadlock (the detectors, with their\n"
+"                           thresholds); poll>D,\n"
 "                           sched_delay>D (a poll, a scheduling delay longer than D); exit (the\n"
 "                           process exits); crash (it dies on a signal). SIGUSR1 and crash\n"
 "                           always dump\n"
@@ -352,7 +353,7 @@ static int parse_detect(const char *s, unsigned *out)
 			if (!strcmp(tok, an_finding_name(k)))
 				break;
 		if (k == AN_FINDING_KINDS) {
-			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, large_future, starvation, all, none)",
+			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, large_future, starvation, deadlock, all, none)",
 			      tok);
 			ret = -EINVAL;
 			break;
@@ -1195,6 +1196,17 @@ static const struct report_fallback *fallback_meta(struct fallback_meta_buf *b,
 }
 
 /* The batched capture's figures for a report (live or final). */
+/* Batched capture: lock records a thread could not keep make lock holders partial (no
+ * deadlock is judged from then on; a poll whose wait records were not all kept says so itself,
+ * TET_WAIT_CUT). */
+static void note_batch_loss(struct analyzer *an, struct tet_session *sess)
+{
+	const struct tb_stats *st = tet_session_batch_stats(sess);
+
+	if (st && st->locks_dropped)
+		an_note_lock_loss(an);
+}
+
 static const struct report_batch *batch_meta(struct report_batch *rb, struct tet_session *sess)
 {
 	const struct tet_bc_info *bi = tet_session_batch_info(sess);
@@ -1897,6 +1909,7 @@ int cmd_trace(int argc, char **argv)
 				an_note_drops(an, meta.counters.drops);
 				loss_track(&lt, an, &meta.counters, now);
 			}
+			note_batch_loss(an, sess);
 			an_tick(an, now);
 			next_tick = now + DETECT_TICK_NS;
 		}
@@ -1988,6 +2001,7 @@ int cmd_trace(int argc, char **argv)
 		an_note_drops(an, meta.counters.drops);
 		loss_track(&lt, an, &meta.counters, now);
 	}
+	note_batch_loss(an, sess);
 	lost_tasks_to(an, sess, meta.counters_valid ? &meta.counters : NULL);
 	meta.batch = batch_meta(&rbatch, sess);
 	an_finish(an, now);

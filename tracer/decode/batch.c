@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "decode.h"
 
 #define HEAD_BYTES sizeof(struct tet_batch_head)
 #define OPEN_MAX TET_BATCH_OPEN_MAX
@@ -66,9 +67,11 @@ struct opened {
 /* A wait record comes before the record of its poll (written at the poll's end): held until
  * then, and sent just before the poll's end. */
 #define WAITS_MAX 16
+#define LOCKS_MAX 32
 struct waitrec {
 	uint64_t id, object, arg;
 	unsigned kind;
+	unsigned type;              /* TET_EV_WAIT or TET_EV_LOCK */
 };
 #define NAME_KEY (1ull << 63)  /* task names in the string table: (pid, NAME_KEY | task id) —
 				* no user-space address has bit 63 set */
@@ -90,8 +93,11 @@ struct thread {
 	int32_t worker;             /* from its latest poll or park record */
 	struct opened opened[OPEN_MAX]; /* polls whose begin went out before their record came */
 	size_t nopened;
-	struct waitrec waits[WAITS_MAX]; /* wait records of polls whose record has not come yet */
+	struct waitrec waits[WAITS_MAX + OPEN_MAX]; /* wait records of polls whose record has not
+				     * come yet; past WAITS_MAX, one TET_WAIT_CUT per task */
 	size_t nwaits;
+	struct waitrec locks[LOCKS_MAX]; /* lock records of such polls */
+	size_t nlocks;
 	uint64_t window[TET_EV_COUNT]; /* counts of the window not flushed yet, as last swept */
 	struct ev *q;               /* sorted, q[qhead, qhead + qlen) */
 	size_t qhead, qlen, qcap;
@@ -569,7 +575,7 @@ static size_t rec_words(const uint64_t *w, size_t i, size_t n)
 	case TET_BREC_STRING:
 		need = id <= STRING_MAX ? 2 + (size_t)(id + 7) / 8 : 0;
 		break;
-	case TET_BREC_WAIT: need = 3; break;
+	case TET_BREC_WAIT: case TET_BREC_LOCK: need = 3; break;
 	case TET_BREC_META:
 		need = i + 2 < n && w[i + 2] <= NAME_MAX_BYTES ? 3 + (size_t)(w[i + 2] + 7) / 8 : 0;
 		break;
@@ -601,21 +607,74 @@ static uint64_t clone_stamp(struct tb *b, const struct thread *t, const uint64_t
 	return begin > t->last_ts ? begin : t->last_ts;
 }
 
+/* A lock record held until its poll's end, like a wait record. A poll that takes and gives
+ * back the same permits many times (a loop over an uncontended Mutex) must not overflow the
+ * list: a release cancels the same task's acquire of the object still held here, so the list
+ * keeps one entry per object at most twice over. What still does not fit is counted: the
+ * analyzer then knows its holders may be wrong (locks_dropped). */
+static void lock_hold(struct tb *b, struct thread *t, uint64_t id, uint64_t object,
+		      uint64_t permits, unsigned op)
+{
+	if (op == TET_LOCK_RELEASE || op == TET_LOCK_FORGET) {
+		for (size_t k = t->nlocks; k-- > 0;) {
+			struct waitrec *x = &t->locks[k];
+
+			if (x->id != id || x->object != object || x->kind >= TET_LOCK_RELEASE)
+				continue;
+			if (x->arg > permits) {
+				x->arg -= permits;
+				b->s.releases_folded++;
+				return;
+			}
+			if (x->arg == permits) {
+				memmove(x, x + 1, (t->nlocks - k - 1) * sizeof(*x));
+				t->nlocks--;
+				b->s.acquires_folded++;
+				b->s.releases_folded++;
+				return;
+			}
+			break;
+		}
+	}
+	if (t->nlocks < LOCKS_MAX)
+		t->locks[t->nlocks++] = (struct waitrec){ id, object, permits, op, TET_EV_LOCK };
+	else
+		b->s.locks_dropped++;
+}
+
+/* A wait record held until its poll's end; beyond WAITS_MAX counted, and the poll gets one
+ * TET_WAIT_CUT so that the analyzer knows its wait list is partial. */
+static void wait_hold(struct tb *b, struct thread *t, uint64_t id, uint64_t object, uint64_t arg,
+		      unsigned kind)
+{
+	if (t->nwaits < WAITS_MAX) {
+		t->waits[t->nwaits++] = (struct waitrec){ id, object, arg, kind, TET_EV_WAIT };
+		return;
+	}
+	b->s.waits_dropped++;
+	for (size_t k = WAITS_MAX; k < t->nwaits; k++)
+		if (t->waits[k].id == id)
+			return;
+	if (t->nwaits < WAITS_MAX + OPEN_MAX)
+		t->waits[t->nwaits++] = (struct waitrec){ id, 0, 0, TET_WAIT_CUT, TET_EV_WAIT };
+}
+
 /* Sends the held wait records of the poll of task id ending now (at ts). Records of other
  * tasks stay (a poll nested inside theirs). */
-static int waits_out(struct tb *b, struct thread *t, uint64_t id, uint64_t ts)
+static int held_out(struct tb *b, struct thread *t, struct waitrec *v, size_t *n, uint64_t id,
+		    uint64_t ts)
 {
 	size_t j = 0;
 
-	for (size_t k = 0; k < t->nwaits; k++) {
-		const struct waitrec *x = &t->waits[k];
+	for (size_t k = 0; k < *n; k++) {
+		const struct waitrec *x = &v[k];
 		struct ev *e;
 
 		if (x->id != id) {
-			t->waits[j++] = *x;
+			v[j++] = *x;
 			continue;
 		}
-		e = push(b, t, TET_EV_WAIT, ts);
+		e = push(b, t, x->type, ts);
 		if (!e)
 			return -ENOMEM;
 		e->w[0] = x->id;
@@ -623,8 +682,14 @@ static int waits_out(struct tb *b, struct thread *t, uint64_t id, uint64_t ts)
 		e->w[2] = x->kind;
 		e->w[3] = x->arg;
 	}
-	t->nwaits = j;
+	*n = j;
 	return 0;
+}
+
+static int waits_out(struct tb *b, struct thread *t, uint64_t id, uint64_t ts)
+{
+	/* kept wait records first, then a cut marker (the regular slots come before it) */
+	return held_out(b, t, t->locks, &t->nlocks, id, ts) ?: held_out(b, t, t->waits, &t->nwaits, id, ts);
 }
 
 /* Decodes records [from, len) of a buffer (words at w, bytes counted from the records' start).
@@ -749,10 +814,10 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 			b->s.strings++;
 			break;
 		case TET_BREC_WAIT:
-			if (t->nwaits < WAITS_MAX)
-				t->waits[t->nwaits++] = (struct waitrec){ id, w[i + 1], w[i + 2], code };
-			else
-				b->s.waits_dropped++;
+			wait_hold(b, t, id, w[i + 1], w[i + 2], code);
+			break;
+		case TET_BREC_LOCK:
+			lock_hold(b, t, id, w[i + 1], w[i + 2], code);
 			break;
 		case TET_BREC_META:
 			/* right after its spawn record: at that stamp, after it */

@@ -54,6 +54,9 @@ struct tb_stats {
 	uint64_t unflushed[TET_EV_COUNT]; /* events of those threads' last windows (counts read) */
 	uint64_t strings, strings_read, string_misses;
 	uint64_t waits_dropped;     /* wait records beyond what a thread holds for its open polls */
+	uint64_t locks_dropped;     /* lock records beyond it (lock holders may be wrong) */
+	uint64_t acquires_folded;   /* lock acquires a release in the same poll cancelled */
+	uint64_t releases_folded;   /* … releases (whole, or part of an acquire's permits) */
 	uint64_t open_polls_seen;   /* polls seen in progress (BEGIN sent before the poll ended) */
 	uint64_t rate;              /* sampling rate of the latest batch (1 = every task) */
 	int64_t clock_error_ns;     /* largest |converted TSC - process CLOCK_MONOTONIC| at flushes */

@@ -13,6 +13,10 @@
 
 #include "events.h"
 
+/* A TET_EV_WAIT "kind" beyond the probes' codes: the decoder could not keep every wait record
+ * of this poll (batched capture), so the task's wait list is partial. */
+#define TET_WAIT_CUT 0xff
+
 /* The smallest size of a record of this type (bpf/events.h), 0 for a type no capture writes:
  * the one size rule every consumer of records applies. */
 static inline size_t tet_decode_min_size(uint32_t type)

@@ -89,6 +89,7 @@ static const char *const kind_title[AN_FINDING_KINDS] = {
 	[AN_SELF_WAKE] = "Wakes itself",
 	[AN_LARGE_FUTURE] = "Large future",
 	[AN_STARVATION] = "Runtime starved",
+	[AN_DEADLOCK] = "Deadlock",
 };
 
 /* ---- HTML text ---- */
@@ -309,8 +310,8 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 /* Findings grouped by kind and spawn site, the worst first: one entry per group, worded
  * by its worst finding, with the other tasks listed after it. */
 static const int kind_rank[AN_FINDING_KINDS] = {
-	[AN_STARVATION] = 0, [AN_LOST_WAKER] = 1, [AN_STALLED] = 2, [AN_NEVER_YIELDS] = 3,
-	[AN_LONG_POLL] = 4, [AN_SELF_WAKE] = 5, [AN_LARGE_FUTURE] = 6,
+	[AN_DEADLOCK] = 0, [AN_STARVATION] = 1, [AN_LOST_WAKER] = 2, [AN_STALLED] = 3,
+	[AN_NEVER_YIELDS] = 4, [AN_LONG_POLL] = 5, [AN_SELF_WAKE] = 6, [AN_LARGE_FUTURE] = 7,
 };
 static const struct an_finding *g_findings;
 
@@ -351,8 +352,9 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 		[AN_SELF_WAKE] = { "task waking itself", "tasks waking themselves" },
 		[AN_LARGE_FUTURE] = { "large future", "large futures" },
 		[AN_STARVATION] = { "starvation episode", "starvation episodes" },
+		[AN_DEADLOCK] = { "deadlock", "deadlocks" },
 	};
-	char detail[2048], v[32], tn[48];
+	char detail[4096], v[32], tn[48];
 	bool first = true;
 
 	if (!n) {

@@ -16,6 +16,9 @@
  *   flight-recorder trigger  a global instant "trigger: SPEC" at the triggering moment (a dump
  *                            only), on the trigger's thread (named like any other); otherData
  *                            holds the dump's window
+ *   deadlocks                a global instant "deadlock: task 5 → task 6 → task 5" where the
+ *                            cycle closed (its last wait began), args: every member, what it
+ *                            waits on and the finding's text
  *   io_uring requests        (a target that used io_uring only, uring.h) "X" slices from the
  *                            submission to the completion, named by opcode, on tracks
  *                            "io_uring ring N" of the target's process (rings numbered in
@@ -350,6 +353,46 @@ static void flight_instant(struct tw *t, const struct report_meta *m, const stru
 						buf, sizeof(buf)));
 	jw_obj_end(t->w);
 	jw_obj_end(t->w);
+}
+
+/* Each deadlock finding: a global instant where its cycle closed. */
+static void deadlock_instants(struct tw *t, const struct analyzer *a)
+{
+	const struct an_finding *f;
+	size_t n = an_findings(a, &f);
+	char name[400], detail[4096];
+
+	for (size_t i = 0; i < n; i++) {
+		size_t l;
+
+		if (f[i].kind != AN_DEADLOCK || !f[i].nmembers)
+			continue;
+		l = (size_t)snprintf(name, sizeof(name), "deadlock:");
+		for (unsigned j = 0; j < f[i].nmembers && j < AN_CYCLE_MAX && l < sizeof(name); j++)
+			l += (size_t)snprintf(name + l, sizeof(name) - l, " task %llu →",
+					      (unsigned long long)f[i].members[j].task_id);
+		if (l < sizeof(name))
+			snprintf(name + l, sizeof(name) - l, " task %llu",
+				 (unsigned long long)f[i].members[0].task_id);
+		ev_begin(t, "i", f[i].first_ts, f[i].pid, f[i].pid);
+		jw_kstr(t->w, "name", name);
+		jw_kstr(t->w, "cat", "finding");
+		jw_kstr(t->w, "s", "g");
+		jw_key(t->w, "args");
+		jw_obj_begin(t->w);
+		jw_kstr(t->w, "kind", "deadlock");
+		jw_key(t->w, "tasks");
+		jw_arr_begin(t->w);
+		for (unsigned j = 0; j < f[i].nmembers && j < AN_CYCLE_MAX; j++)
+			jw_u64(t->w, f[i].members[j].task_id);
+		jw_arr_end(t->w);
+		jw_ku64(t->w, "duration_ns", f[i].value_ns);
+		jw_kbool(t->w, "ongoing", f[i].ongoing);
+		report_finding_detail(&f[i], detail, sizeof(detail));
+		jw_kstr(t->w, "detail", detail);
+		jw_obj_end(t->w);
+		jw_obj_end(t->w);
+	}
 }
 
 static void process_name(struct tw *t, uint32_t pid, const char *exe)
@@ -828,6 +871,7 @@ int report_perfetto(FILE *out, const struct analyzer *a, const struct report_met
 	}
 	if (m->flight)
 		flight_instant(&t, m, &trig_on);
+	deadlock_instants(&t, a);
 	for (size_t i = 0; i < n; i++) {
 		const struct an_tl_rec *r = ev[i].r;
 		uint64_t dur = r->end >= r->ts ? r->end - r->ts : 0;

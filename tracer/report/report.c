@@ -12,6 +12,7 @@
 
 #include "batch.h"
 #include "json.h"
+#include "locks.h"
 #include "report.h"
 #include "vocab.h"
 #include "text.h"
@@ -24,6 +25,7 @@ static const char *const finding_advice[AN_FINDING_KINDS] = {
 	[AN_NEVER_YIELDS] = "it has not returned to the scheduler: a loop without .await, or a blocking call, starves the other tasks of this worker",
 	[AN_SELF_WAKE] = "it wakes itself instead of waiting: a busy loop through the scheduler (wake_by_ref + Pending)",
 	[AN_LARGE_FUTURE] = "a large future is moved whole when spawned and every poll touches its pages: Box::pin what it holds across .await, or the future itself",
+	[AN_DEADLOCK] = "each of these tasks waits for the next one and none can go on by itself: take the locks in one order everywhere, do not hold a lock while awaiting a task that needs it, or bound the waits (timeout, try_lock)",
 	[AN_STARVATION] = "while every worker sat inside these polls nothing else of the runtime ran, not even its timers and I/O driver: the tasks and timers that waited are victims, not stalled — fix the long polls (spawn_blocking, block_in_place, or .await inside the loop)",
 };
 
@@ -78,6 +80,46 @@ static void starvation_text(const struct an_finding *f, char *what, size_t len)
 }
 
 static uint64_t rel(const struct report_meta *m, uint64_t ts);
+
+/* "what task 5 waits on": a lock (its type, address, the holder) or a JoinHandle */
+static size_t member_wait_text(const struct an_cycle_member *x, char *buf, size_t len)
+{
+	if (x->wait_kind == TET_WAIT_JOIN)
+		return (size_t)snprintf(buf, len, "waits on the JoinHandle of task %llu",
+					(unsigned long long)x->object);
+	return (size_t)snprintf(buf, len, "waits on %s 0x%llx%s held by task %llu",
+				lk_prim_type(x->prim), (unsigned long long)x->object,
+				x->prim == TET_LOCK_READ || x->prim == TET_LOCK_WRITE ?
+				(x->permits > 1 ? " (write)" : " (read)") : "",
+				(unsigned long long)x->on_task);
+}
+
+/* "deadlock of 2 tasks of pid 41 for 3.2s: task 5 'db' spawned at src/a.rs:10:5 waits on
+ * tokio::sync::Mutex 0x… held by task 6; task 6 spawned at … waits on … held by task 5" */
+static void deadlock_text(const struct an_finding *f, char *what, size_t len)
+{
+	char v[32], loc[1200], nm[200], w[300];
+	size_t l;
+
+	snprintf(what, len, "deadlock of %u task%s of pid %u for %s%s: ",
+		 f->nmembers + f->members_more, f->nmembers + f->members_more == 1 ? "" : "s",
+		 f->pid, fmt_duration(f->value_ns, v, sizeof(v)), f->ongoing ? " and counting" : "");
+	for (unsigned i = 0; i < f->nmembers && i < AN_CYCLE_MAX; i++) {
+		const struct an_cycle_member *x = &f->members[i];
+
+		report_site_loc(x->site, loc, sizeof(loc));
+		report_task_name(x->name, x->name_len, nm, sizeof(nm));
+		member_wait_text(x, w, sizeof(w));
+		l = strlen(what);
+		snprintf(what + l, len - l, "%stask %llu%s%s%s %s%s %s", i ? "; " : "",
+			 (unsigned long long)x->task_id, *nm ? " '" : "", nm, *nm ? "'" : "",
+			 x->site && !x->site->unknown && !x->site->typed ? "spawned at " : "", loc, w);
+	}
+	l = strlen(what);
+	if (f->members_more)
+		snprintf(what + l, len - l, "; %u more task%s wait%s on them", f->members_more,
+			 f->members_more == 1 ? "" : "s", f->members_more == 1 ? "s" : "");
+}
 
 /* ---- text helpers ---- */
 const char *report_sanitize(const char *s, size_t n, size_t max_chars, char *buf, size_t len)
@@ -155,6 +197,13 @@ void report_finding_detail(const struct an_finding *f, char *buf, size_t len)
 {
 	char loc[1200], v[32], th[32], what[400];
 
+	if (f->kind == AN_DEADLOCK) {
+		char big[3000];
+
+		deadlock_text(f, big, sizeof(big));
+		snprintf(buf, len, "%s: %s", big, finding_advice[AN_DEADLOCK]);
+		return;
+	}
 	if (f->kind == AN_STARVATION) {
 		char big[1800];
 
@@ -299,6 +348,62 @@ const char *report_wait_text(const struct an_wait *w, uint32_t pid, uint64_t now
 	return buf;
 }
 
+/* The semaphore wait of a wait list on `object` (0: the first one); NULL: none. */
+const struct an_wait *report_lock_wait(const struct an_wait *v, unsigned n, uint64_t object)
+{
+	for (unsigned i = 0; i < n && i < AN_WAITS_MAX; i++)
+		if (v[i].kind == TET_WAIT_SEMAPHORE && (!object || v[i].object == object))
+			return &v[i];
+	return NULL;
+}
+
+/* "; waiting on tokio::sync::Mutex 0x… held by task 12, spawned at src/db.rs:40:9, for 5.1s,
+ * itself waiting on …" (w: the semaphore wait; holder as the analyzer last judged it) */
+void report_lock_held_text(const struct analyzer *a, const struct report_meta *m, uint32_t pid,
+			   const struct an_wait *w, unsigned prim, uint64_t holder,
+			   const struct an_site *site, uint64_t held_ns, uint32_t others,
+			   char *buf, size_t len)
+{
+	struct an_task_summary h;
+	char loc[1200], d[32], t[800];
+	size_t l;
+
+	report_site_loc(site, loc, sizeof(loc));
+	snprintf(buf, len, "; waiting on %s 0x%llx%s held by task %llu%s%s, for %s",
+		 lk_prim_type(prim), (unsigned long long)(w ? w->object : 0),
+		 prim == TET_LOCK_WRITE ? " (write)" : prim == TET_LOCK_READ ? " (read)" : "",
+		 (unsigned long long)holder,
+		 site && !site->unknown && !site->typed ? ", spawned at " : site ? " " : "",
+		 site ? loc : "", fmt_duration(held_ns, d, sizeof(d)));
+	l = strlen(buf);
+	if (others)
+		snprintf(buf + l, len - l, " (and %u other holder%s)", others, others == 1 ? "" : "s");
+	l = strlen(buf);
+	if (!an_task_get(a, pid, holder, &h)) {
+		snprintf(buf + l, len - l, ", a task not seen otherwise");
+		return;
+	}
+	switch (h.state) {
+	case AN_PENDING:
+		if (h.nwaits)
+			snprintf(buf + l, len - l, ", itself waiting on %s",
+				 report_wait_text(&h.waits[h.waits[0].kind == TET_WAIT_TIMER && h.nwaits > 1],
+						  pid, an_now(a), m, t, sizeof(t)));
+		else
+			snprintf(buf + l, len - l, ", itself pending on nothing Tokio's probes name");
+		break;
+	case AN_POLLING:
+		snprintf(buf + l, len - l, ", itself running (in a poll)");
+		break;
+	case AN_TERMINATED:
+	case AN_DONE:
+		snprintf(buf + l, len - l, ", a task that has ended (the guard outlived it)");
+		break;
+	default:
+		snprintf(buf + l, len - l, ", itself waiting to be polled");
+	}
+}
+
 void report_wait_finding_text(const struct analyzer *a, const struct report_meta *m,
 			      const struct an_finding *f, char *buf, size_t len)
 {
@@ -325,6 +430,11 @@ void report_wait_finding_text(const struct analyzer *a, const struct report_meta
 	case AN_STALL_TIMER_LATE:
 		snprintf(buf + l, len - l, "; its timer is %s past due and has not woken it",
 			 fmt_duration(f->other_ns, d, sizeof(d)));
+		return;
+	case AN_STALL_LOCK_HELD:
+		report_lock_held_text(a, m, f->pid, report_lock_wait(f->waits, f->nwaits, f->other_object),
+				      f->prim, f->other_task,
+				      f->other_site, f->other_ns, f->other_holders, buf + l, len - l);
 		return;
 	default:
 		break;
@@ -459,6 +569,20 @@ void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct 
 	for (unsigned i = 0; i < t->nwaits && i < AN_WAITS_MAX; i++)
 		report_wait_json(w, &t->waits[i], t->pid, now, m);
 	jw_arr_end(w);
+	jw_key(w, "held_by");
+	{
+		const struct an_wait *lw = report_lock_wait(t->waits, t->nwaits, 0);
+		const struct lk_lock *k = lw ? an_lock(a, t->pid, lw->object) : NULL;
+		struct an_task_summary h;
+
+		if (k && k->nholders)
+			report_lock_holder_json(w, a, t->pid, k->prim, k->h[0].task_id,
+						an_task_get(a, t->pid, k->h[0].task_id, &h) ? h.site : NULL,
+						now > k->h[0].since ? now - k->h[0].since : 0,
+						k->nholders - 1);
+		else
+			jw_null(w);
+	}
 	jw_obj_end(w);
 }
 
@@ -494,8 +618,69 @@ void report_finding_wait_json(struct jw *w, const struct analyzer *a,
 	}
 	if (f->why == AN_STALL_TIMER_LATE)
 		jw_ku64(w, "timer_late_ns", f->other_ns);
-	if (f->why == AN_STALL_SYNC)
+	if (f->why == AN_STALL_SYNC || f->why == AN_STALL_LOCK_HELD)
 		jw_ku64(w, "other_waiters", f->sharers);
+	if (f->why == AN_STALL_LOCK_HELD) {
+		jw_key(w, "held_by");
+		report_lock_holder_json(w, a, f->pid, f->prim, f->other_task, f->other_site,
+					f->other_ns, f->other_holders);
+	}
+}
+
+void report_lock_holder_json(struct jw *w, const struct analyzer *a, uint32_t pid, unsigned prim,
+			     uint64_t holder, const struct an_site *site, uint64_t held_ns,
+			     uint32_t others)
+{
+	struct an_task_summary h;
+
+	jw_obj_begin(w);
+	jw_kstr(w, "primitive", lk_prim_type(prim));
+	jw_kstr(w, "mode", prim == TET_LOCK_WRITE ? "write" : prim == TET_LOCK_READ ? "read" : NULL);
+	jw_ku64(w, "task_id", holder);
+	report_json_site_ref(w, site);
+	jw_ku64(w, "held_ns", held_ns);
+	jw_ku64(w, "other_holders", others);
+	jw_kstr(w, "holder_state", an_task_get(a, pid, holder, &h) ? an_state_name(h.state) : NULL);
+	jw_obj_end(w);
+}
+
+void report_deadlock_json(struct jw *w, const struct report_meta *m, const struct an_finding *f)
+{
+	jw_key(w, "cycle");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < f->nmembers && i < AN_CYCLE_MAX; i++) {
+		const struct an_cycle_member *x = &f->members[i];
+		char hex[24];
+
+		jw_obj_begin(w);
+		jw_ku64(w, "task_id", x->task_id);
+		report_json_site_ref(w, x->site);
+		jw_key(w, "name");
+		if (x->name_len)
+			jw_strn(w, x->name, x->name_len);
+		else
+			jw_null(w);
+		jw_ku64(w, "pending_since_ns", rel(m, x->pending_since));
+		jw_key(w, "waits_on");
+		jw_obj_begin(w);
+		jw_kstr(w, "kind", an_wait_name(x->wait_kind));
+		if (x->wait_kind == TET_WAIT_SEMAPHORE) {
+			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)x->object);
+			jw_kstr(w, "primitive", lk_prim_type(x->prim));
+			jw_kstr(w, "mode", x->prim == TET_LOCK_WRITE || x->prim == TET_LOCK_READ ?
+				(x->permits > 1 ? "write" : "read") : NULL);
+			jw_kstr(w, "address", hex);
+			jw_ku64(w, "permits", x->permits);
+			jw_ku64(w, "held_by", x->on_task);
+			jw_ku64(w, "held_since_ns", rel(m, x->held_since));
+		} else {
+			jw_ku64(w, "task_id", x->object);
+		}
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_ku64(w, "more_tasks", f->members_more);
 }
 
 const char *report_drop_impact(unsigned type)
@@ -513,6 +698,7 @@ const char *report_drop_impact(unsigned type)
 		[TET_EV_UNPARK] = "worker parked time",
 		[TET_EV_WAIT] = "wait reasons: a stalled task's reason may be unknown (judged by time alone)",
 		[TET_EV_META] = "task names and future sizes, large_future",
+		[TET_EV_LOCK] = "lock holders: a waiter's holder may be unnamed or stale, deadlock detection switched off",
 	};
 
 	return type < TET_EV_COUNT ? impact[type] : "?";
@@ -863,7 +1049,7 @@ static void print_findings(FILE *out, const struct analyzer *a, const struct rep
 	const struct an_finding *f;
 	size_t n = an_findings(a, &f), ng = 0;
 	struct finding_group *g;
-	char detail[2048];
+	char detail[4096];
 
 	if (!n) {
 		fprintf(out, "\nFindings: none\n");
@@ -1809,6 +1995,24 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "lost_waker_contradicted", t->lost_waker_contradicted);
 	jw_ku64(w, "starvation_episodes_omitted", t->starvation_omitted);
 	jw_ku64(w, "worker_polls_untracked", t->worker_polls_untracked);
+	{
+		const struct lk_stats *ls = an_lock_stats(a);
+		const struct tb_stats *bs = m->batch ? m->batch->stats : NULL;
+		uint64_t fa = bs ? bs->acquires_folded : 0, fr = bs ? bs->releases_folded : 0;
+
+		jw_key(w, "lock_events");
+		jw_obj_begin(w);
+		jw_ku64(w, "acquires", ls->acquires + fa);
+		jw_ku64(w, "releases", ls->releases + fr);
+		jw_ku64(w, "folded_acquires", fa);
+		jw_ku64(w, "folded_releases", fr);
+		jw_ku64(w, "forgets", ls->forgets);
+		jw_ku64(w, "releases_of_unknown_locks", ls->releases_unknown);
+		jw_ku64(w, "locks_untracked", ls->locks_untracked);
+		jw_ku64(w, "holders_untracked", ls->holders_untracked);
+		jw_ku64(w, "bad_ops", ls->bad);
+		jw_obj_end(w);
+	}
 	jw_obj_end(w);
 
 	jw_key(w, "data_loss");
@@ -1884,6 +2088,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "refused", m->counters.batch_bad + st->bad_batches);
 		jw_ku64(w, "read_errors", m->counters.batch_read_errors);
 		jw_ku64(w, "bad_records", st->bad_records);
+		jw_ku64(w, "wait_records_not_kept", st->waits_dropped);
+		jw_ku64(w, "lock_records_not_kept", st->locks_dropped);
 		jw_ku64(w, "records", st->records);
 		jw_ku64(w, "records_read_in_place", st->sweep_records);
 		jw_ku64(w, "before_capture", st->before_start);
@@ -1978,6 +2184,8 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 			jw_kbool(w, "contradicted", f[i].contradicted);
 		if (f[i].kind == AN_STARVATION)
 			report_starvation_json(w, m, &f[i]);
+		if (f[i].kind == AN_DEADLOCK)
+			report_deadlock_json(w, m, &f[i]);
 		report_uring_finding_json(w, a, m, &f[i]);
 		report_finding_wait_json(w, a, m, &f[i]);
 		if (m->why && i < m->why->nfindings)

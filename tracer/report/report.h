@@ -174,6 +174,18 @@ void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint6
 		      const struct report_meta *m);
 /* A starvation finding's holders and victims (findings[] keys). */
 void report_starvation_json(struct jw *w, const struct report_meta *m, const struct an_finding *f);
+/* deadlock: "cycle": every member (task, site, name, what it waits on, held by whom) */
+void report_deadlock_json(struct jw *w, const struct report_meta *m, const struct an_finding *f);
+/* A lock's holder as an object: primitive, mode, task_id, site, held_ns, other_holders, state */
+void report_lock_holder_json(struct jw *w, const struct analyzer *a, uint32_t pid, unsigned prim,
+			     uint64_t holder, const struct an_site *site, uint64_t held_ns,
+			     uint32_t others);
+/* "; waiting on tokio::sync::Mutex 0x… held by task 12, spawned at …, for 5.1s, itself …" */
+void report_lock_held_text(const struct analyzer *a, const struct report_meta *m, uint32_t pid,
+			   const struct an_wait *w, unsigned prim, uint64_t holder,
+			   const struct an_site *site, uint64_t held_ns, uint32_t others,
+			   char *buf, size_t len);
+const struct an_wait *report_lock_wait(const struct an_wait *v, unsigned n, uint64_t object);
 void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct report_meta *m,
 			   const struct an_task_summary *t, uint64_t now);
 void report_finding_wait_json(struct jw *w, const struct analyzer *a,
