@@ -32,10 +32,15 @@
 #    replayed through the decode stage and the analyzer (build/tests/batch_replay).
 # 4. The clock: ns per rdtsc and per clock_gettime on this machine (batched capture stamps each
 #    poll's begin and end).
+# 5. Locks: `sample-service lock-workload --tasks 8 --locks 50000 --workers 2` (each task takes a
+#    tokio::sync::Mutex of its own 50000 times, a Semaphore permit and an RwLock read guard of
+#    its own every 4th time, and yields every 16th: the task_lock acquire and release hooks on
+#    a lock-heavy, uncontended path), ns per Mutex lock for stock, usdt untraced, batched and
+#    per-event (--probes all).
 #
 # Environment: BENCH_LINE (1.53) BENCH_TASKS (1000) BENCH_YIELDS (1000) BENCH_WORKERS (2)
 #              BENCH_REPS (9) BENCH_HTTP_REPS (5) BENCH_HTTP_SECS (5) BENCH_SKIP (space-separated
-#              parts to skip: yield http replay)
+#              parts to skip: yield http replay locks)
 # Output: the tables on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -194,6 +199,29 @@ if [[ "$SKIP" != *" replay "* ]]; then
     REPLAY_LINE="$REPLAY_LINE $(jq -c '{live_drops: .totals.drops}' "$TMP/d.json")"
 fi
 
+# ---- 5. locks ----
+LW=(lock-workload --tasks 8 --locks 50000 --workers 2)
+lock_one() {  # lock_one REP CONFIG
+    local rep=$1 cfg=$2 bin=$USDT out ns el ev=- dr=- cpu=- hwm=-
+    case "$cfg" in
+    stock) bin=$STOCK ;;
+    per-event) tracer_start --binary "$USDT" --capture per-event --probes all ;;
+    batched) tracer_start --binary "$USDT" ;;
+    esac
+    out=$("$bin" "${LW[@]}") || die "lock workload failed ($cfg)"
+    ns=$(sed -n 's/.*ns_per_lock=\([0-9.]*\).*/\1/p' <<< "$out")
+    el=$(sed -n 's/.*elapsed_ns=\([0-9]*\).*/\1/p' <<< "$out")
+    if [ -n "$TRACER_PID" ]; then sleep 0.5; tracer_stop; fi
+    printf 'locks\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" >> "$RAW"
+}
+if [[ "$SKIP" != *" locks "* ]]; then
+    echo "bench-trace: locks, ${LW[*]}, $REPS rounds…" >&2
+    "$USDT" "${LW[@]}" > /dev/null; "$STOCK" "${LW[@]}" > /dev/null   # warm-up
+    for rep in $(seq "$REPS"); do
+        for cfg in stock usdt batched per-event; do lock_one "$rep" "$cfg"; done
+    done
+fi
+
 # ---- 4. the clock ----
 cat > "$TMP/clk.c" <<'EOF'
 #include <stdio.h>
@@ -298,6 +326,21 @@ if replay:
           f"drops in the live capture: {live.get('live_drops', '?')}")
     print(f"  target ≥ 5 M events/s on one core with 0 drops: "
           f"{verdict(r['events_per_s'] >= 5e6 and live.get('live_drops', 1) == 0)}")
+if mv('locks', 'stock'):
+    print(f"\n5. locks: lock-workload --tasks 8 --locks 50000 --workers 2 (a Mutex of each task's own, a "
+          f"Semaphore permit and an RwLock read every 4th lock: per Mutex lock 1.5 acquires and 1.5 releases, "
+          f"each a task_lock hook), median of {reps} interleaved rounds")
+    print(f"{'configuration':<16} {'ns/lock':>9} {'× stock':>8} {'events/run':>11} {'drops':>7}")
+    for cfg in ['stock', 'usdt', 'batched', 'per-event']:
+        v = runs('locks', cfg)
+        if not v: continue
+        ev = [int(r[4]) for r in v if r[4] != '-']
+        dr = [int(r[5]) for r in v if r[5] != '-']
+        print(f"{({'usdt': 'usdt, untraced'}).get(cfg, cfg):<16} {mv('locks', cfg):>9.1f} {paired('locks', cfg)[0]:>8.2f} "
+              f"{(str(int(med(ev))) if ev else '-'):>11} {(str(sum(dr)) if dr else '-'):>7}")
+    st, u, b = mv('locks', 'stock'), mv('locks', 'usdt'), mv('locks', 'batched')
+    print(f"  the hooks untraced: {u - st:+.1f} ns per lock; batched: {b - st:+.1f} ns per lock "
+          f"({(b - st) / 3:.1f} ns per task_lock event, 3 per lock, polls and wakes included)")
 if clock:
     rdtsc, cg = clock.split()
     print(f"\n4. clock on this machine: rdtsc {rdtsc} ns, clock_gettime {cg} ns. Batched capture stamps "

@@ -30,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "demo: starting the sample service (tokio $LINE, usdt probes) with every pathology and $RPS req/s of load" >&2
-"$BIN" serve --pathology all --pathology starvation --load "$RPS" --workers 2 --duration $((SECS + 10))s \
+"$BIN" serve --pathology all --pathology starvation --pathology deadlock --load "$RPS" --workers 2 --duration $((SECS + 10))s \
     --wait-start "$TMP/start" > "$TMP/svc.out" 2> "$TMP/svc.err" &
 SVC=$!
 # the background job is a shell for a moment before its exec: trace the service, not the shell

@@ -7,8 +7,11 @@
 # to it — blocking_call and cpu_hog → long_poll (and starvation, when they hold both workers at
 # once: held by them alone, with victims), starvation (every worker held at once for 120 ms by
 # its tasks) → starvation (≥ 1 episode held by its tasks alone over the 2 workers, 100–400 ms,
-# late timers as victims; no stalled finding but stalled_task's), lost_waker → lost_waker, stalled_task → stalled
-# (on its oneshot) — and name no healthy site (sample-service/README.md: everything else must
+# late timers as victims; no stalled finding but stalled_task's and the lock waiters'), lost_waker → lost_waker,
+# stalled_task → stalled (on its oneshot), deadlock → two `deadlock` findings (deadlock_a + deadlock_b,
+# the three deadlock_join tasks: their cycles at exactly those sites) and its lock waiters
+# (mutex_waiter, rwlock_waiter, semaphore_waiter) → stalled, `lock_held` by lock_holder, its lock_ordered
+# tasks (contention in one order) → stalled, `lock_held` — and name no healthy site (sample-service/README.md: everything else must
 # produce no finding; slow_dependency, a 1.5 s timer, is a timer wait, not a stall) but for a lone
 # long poll that a machine stall recorded by stallmon explains (tests/stall_excuse.py); report.html is complete (doctype … closing </html>), report.json and
 # trace.json are valid JSON, and the report is the demo's capture (mode usdt, batched, ended by
@@ -19,12 +22,16 @@
 need_root
 need_file "$(sample_bin 1.53 usdt)" "usdt sample service (1.53)"
 
-PATHO=(blocking_call cpu_hog lost_waker stalled_task starvation)
+PATHO=(blocking_call cpu_hog lost_waker stalled_task starvation mutex_waiter rwlock_waiter semaphore_waiter
+       lock_ordered)
 declare -A KIND=([blocking_call]=long_poll [cpu_hog]=long_poll [lost_waker]=lost_waker
-                 [stalled_task]=stalled [starvation]=starvation)
-HEALTHY=(connection load_client work_subtask pathology_driver spawn_storm storm_burst slow_dependency)
+                 [stalled_task]=stalled [starvation]=starvation [mutex_waiter]=stalled
+                 [rwlock_waiter]=stalled [semaphore_waiter]=stalled [lock_ordered]=stalled)
+DEADLOCKED=(deadlock_a deadlock_b deadlock_join_a deadlock_join_b deadlock_join_c)
+HEALTHY=(connection load_client work_subtask pathology_driver spawn_storm storm_burst slow_dependency
+         lock_holder)
 declare -A LOC
-for s in "${PATHO[@]}" "${HEALTHY[@]}"; do
+for s in "${PATHO[@]}" "${HEALTHY[@]}" "${DEADLOCKED[@]}"; do
     LOC[$s]=$(loc_of "$s"); [ -n "${LOC[$s]}" ] || die_test "no SPAWN-SITE marker: $s"
 done
 
@@ -68,6 +75,7 @@ check_eq "every printed finding is a planted pathology (kind at its site) or at 
                [ "$s" = starvation ] && [[ "$kind" =~ ^(long_poll|never_yields)$ ]] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1
            done
            for s in "${HEALTHY[@]}"; do [[ "$loc" == *"${LOC[$s]}" ]] && hit=1; done
+           for s in "${DEADLOCKED[@]}"; do [ "$kind" = deadlock ] && [[ "$loc" == *"${LOC[$s]}" ]] && hit=1; done
            [ -n "$hit" ] || echo "$kind $loc"
        done < "$TMPD/findings")"
 lp=("${LOC[starvation]}"); for s in "${PATHO[@]}"; do [ "${KIND[$s]}" = long_poll ] && lp+=("${LOC[$s]}"); done
@@ -79,8 +87,16 @@ check_eq "starvation episodes (if any) are held by long-poll pathologies (or hea
 STV="[.findings[] | select(.kind == \"starvation\" and ([.held_by[] | .location // \"\" | endswith(\"${LOC[starvation]}\")] | all))]"
 check "starvation pathology: episodes held by its tasks alone, over the 2 workers, ~120 ms, timers late as victims ($(jq -c "$STV | map({w: .worker_threads, ms: (.value_ns / 1e6 | floor), timers: .victims.timers_late})" "$D/report.json"))" \
     test "$(jq "$STV | map(select(.worker_threads == 2 and .value_ns >= 100000000 and .value_ns <= 400000000 and .victims.timers_late >= 1)) | length" "$D/report.json")" -ge 1
-check_eq "starvation pathology: the timers it made late are no stall (no stalled finding but stalled_task's)" "" \
-    "$(jq -r --arg l "${LOC[stalled_task]}" '[.findings[] | select(.kind == "stalled" and ((.location // "") | endswith($l) | not)) | "\(.location) \(.stall_reason)"] | unique | join(", ")' "$D/report.json")"
+check_eq "starvation pathology: the timers it made late are no stall (no stalled finding but stalled_task's and the lock waiters')" "" \
+    "$(jq -r --arg l "${LOC[stalled_task]}" --arg m "${LOC[mutex_waiter]}" --arg r "${LOC[rwlock_waiter]}" --arg s "${LOC[semaphore_waiter]}" --arg o "${LOC[lock_ordered]}" \
+        '[.findings[] | select(.kind == "stalled") | select((.location // "") as $x | [$l, $m, $r, $s, $o] | map(. as $e | $x | endswith($e)) | any | not) | "\(.location) \(.stall_reason)"] | unique | join(", ")' "$D/report.json")"
+cyc() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
+check_eq "deadlock pathology: two deadlocks, their cycles at the deadlock sites" \
+    "$(printf '%s\n' "$(cyc "${LOC[deadlock_a]}" "${LOC[deadlock_b]}")" "$(cyc "${LOC[deadlock_join_a]}" "${LOC[deadlock_join_b]}" "${LOC[deadlock_join_c]}")" | sort | tr '\n' '|')" \
+    "$(jq -r '.findings[] | select(.kind == "deadlock") | [.cycle[].location | sub(".*/src/"; "src/")] | sort | join(" ")' "$D/report.json" | sed 's/$/ /' | sort | tr '\n' '|')"
+check_eq "deadlock pathology: its lock waiters are stalled on the locks lock_holder holds" \
+    "mutex_waiter=lock_held:tokio::sync::Mutex rwlock_waiter=lock_held:tokio::sync::RwLock semaphore_waiter=lock_held:tokio::sync::Semaphore" \
+    "$(for s in mutex_waiter rwlock_waiter semaphore_waiter; do printf '%s=%s ' "$s" "$(jq -r --arg l "${LOC[$s]}" --arg h "${LOC[lock_holder]}" '[.findings[] | select(.kind == "stalled" and ((.location // "") | endswith($l))) | select((.held_by.location // "") | endswith($h)) | "\(.stall_reason):\(.held_by.primitive)"] | unique | join(",")' "$D/report.json")"; done | sed 's/ $//')"
 check "the tracer's summary (printed by the demo) lists findings" grep -qE '^Findings \([0-9]+\)' "$TMPD/demo.out"
 
 # ---- the reports ----

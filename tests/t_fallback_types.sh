@@ -30,7 +30,10 @@ for line in "${LINES[@]}"; do
 import json, re, sys
 truth = dict(l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines())
 def norm(t):
-    t = re.sub(r"\{(async_fn_env|async_block_env|closure_env)#\d+\}", "{{closure}}", t)
+    # DWARF names a closure or async block by its kind and index, and the body of an async fn
+    # or block holding another one ({async_fn#0}, {async_block#2}: a spawn inside an async fn)
+    # too; demangled symbols say {{closure}} for all of them
+    t = re.sub(r"\{(async_fn_env|async_block_env|closure_env|async_fn|async_block)#\d+\}", "{{closure}}", t)
     t = re.sub(r"\{impl#\d+\}::launch", "Launch::launch", t)
     # DWARF spells Box's default allocator (a future over Tokio's boxing threshold: Tokio 1.43+
     # spawns it as Pin<Box<F>>), demangled symbols do not

@@ -1,10 +1,13 @@
 #!/bin/bash
-# Intent: bpftrace, a USDT client nobody here wrote, attached to all twelve per-event probes of
+# Intent: bpftrace, a USDT client nobody here wrote, attached to all thirteen per-event probes of
 # each usdt sample-service build (before the process starts) reads consistent values: every task
 # seen in task_poll_begin was announced by task_spawn; every task_wait fires inside the poll of
 # the task it names (the innermost poll of its thread; 0 only outside any task poll), with a
 # kind 0-7, a JoinHandle's object an announced task; every task_meta follows its task's spawn,
-# with a size > 0 and no name (these builds have no task::Builder); spawn locations (pointer + length) decode to real
+# with a size > 0 and no name (these builds have no task::Builder); every task_lock acquire (op
+# 0-3) fires inside the poll of the task it names, every op is 0-5 with permits > 0, a Mutex is
+# acquired 1 permit at a time and never by two tasks at once (acquires and releases per object,
+# the deadlock pathology's locks among them); spawn locations (pointer + length) decode to real
 # file:line:col of the sample-service sources (the line holds the spawn call); type names decode;
 # poll-result, yield, terminate and spawn-kind codes are in range; worker indices are below the
 # worker count (or -1 off the workers); poll begin/end pair up per thread.
@@ -50,11 +53,12 @@ ${P}:worker_park    { printf("%llu P %d %d %llu\n", nsecs, tid, (int32)arg0, arg
 ${P}:worker_unpark  { printf("%llu U %d %d %llu\n", nsecs, tid, (int32)arg0, arg1); }
 ${P}:task_wait      { printf("%llu A %d %llu %d %llu %llu\n", nsecs, tid, arg0, arg1, arg2, arg3); }
 ${P}:task_meta      { printf("%llu M %d %llu %llu %llu %d\n", nsecs, tid, arg0, arg2, arg3, arg4); }
+${P}:task_lock      { printf("%llu L %d %llu %d %llu %llu\n", nsecs, tid, arg0, arg1, arg2, arg3); }
 BT
     # Pathologies except the spawn storm (a flood that bpftrace's printf channel would lose
     # events of); 2 workers; a little load so the HTTP paths run too.
     BPFTRACE_STRLEN=128 BPFTRACE_PERF_RB_PAGES=4096 timeout 60 bpftrace -q "$TMPD/probes.bt" \
-        -c "$bin --workers 2 --pathology slow_dependency,blocking_call,lost_waker,stalled_task,cpu_hog --load 50 --duration 3s" \
+        -c "$bin --workers 2 --pathology slow_dependency,blocking_call,lost_waker,stalled_task,cpu_hog,deadlock --load 50 --duration 3s" \
         > "$TMPD/events.$line" 2> "$TMPD/bpftrace.$line.err"
     rc=$?
     check_eq "tokio $line: bpftrace ran the service to completion" 0 "$rc"
@@ -70,6 +74,7 @@ events, srcroot, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
 spawned, bad, seen = {}, [], collections.Counter()
 locs = collections.Counter()
 polling = {}
+mutex_held = {}
 for raw in open(events, errors='replace'):
     f = raw.rstrip('\n').split(' ', 6)
     k = f[0]
@@ -77,7 +82,7 @@ for raw in open(events, errors='replace'):
         if len(f) < 3 or not f[2]: bad.append(f'empty type name: {raw.strip()!r}')
         else: seen['N'] += 1
         continue
-    if k not in 'SBEYWCDTPUAM' or len(k) != 1: continue
+    if k not in 'SBEYWCDTPUAML' or len(k) != 1: continue
     seen[k] += 1
     if k == 'S':
         tid, task, hdr, kind, loc = f[1], int(f[2]), int(f[3]), int(f[4]), ' '.join(f[5:])
@@ -116,6 +121,19 @@ for raw in open(events, errors='replace'):
         if task and (not stack or stack[-1] != task):
             bad.append(f'thread {tid}: task_wait of task {task} outside its poll')
         if kind == 6 and obj not in spawned: bad.append(f'join wait on unannounced task {obj}')
+    elif k == 'L':
+        tid, task, op, obj, permits = f[1], int(f[2]), int(f[3]), int(f[4]), int(f[5])
+        if not 0 <= op <= 5: bad.append(f'lock op {op}')
+        if permits == 0 and op != 5: bad.append(f'lock op {op} with 0 permits')
+        stack = polling.get(tid) or []
+        if op <= 3 and task and (not stack or stack[-1] != task):
+            bad.append(f'thread {tid}: task_lock acquire of task {task} outside its poll')
+        if op == 0:
+            if permits != 1: bad.append(f'Mutex acquire of {permits} permits')
+            if mutex_held.get(obj, 0): bad.append(f'Mutex {obj:#x} acquired by {task} while held')
+            mutex_held[obj] = 1
+        elif op == 4 and obj in mutex_held:
+            mutex_held[obj] = 0
     elif k == 'M':
         task, name_len, size, flags = int(f[2]), int(f[3]), int(f[4]), int(f[5])
         if task not in spawned: bad.append(f'task_meta of unannounced task {task}')
@@ -135,7 +153,7 @@ for loc in locs:
 print('counts', dict(seen))
 print('sample-service spawn sites', ours, sorted(l for l in locs if 'src/' in l)[:20])
 for b in sorted(set(bad))[:30]: print('BAD', b)
-print('verdict', 'ok' if not bad and ours > 0 and all(seen[k] for k in 'SBEWTAM') and seen['N'] == seen['S'] else 'bad')
+print('verdict', 'ok' if not bad and ours > 0 and all(seen[k] for k in 'SBEWTAML') and seen['N'] == seen['S'] else 'bad')
 PY
     cat "$TMPD/verdict.$line"
     check_eq "tokio $line: bpftrace events consistent (see counts above)" "verdict ok" "$(tail -1 "$TMPD/verdict.$line")"

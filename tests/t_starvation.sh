@@ -84,13 +84,5 @@ check_run() {
     check "$L: report.html lists the episode" grep -q 'class="k-starvation' "$H"
 }
 
-for line in ${STARVE_LINES:-1.24 1.43 1.53}; do
-    bin=$(sample_bin "$line" usdt)
-    need_file "$bin" "usdt sample service ($line)"
-    caps=batched; [ "$line" = 1.53 ] && caps="batched per-event"
-    for cap in $caps; do
-        run "$line.$cap" "$bin" "$cap"
-        check_run "tokio $line $cap"
-    done
-done
+over_lines "${STARVE_LINES:-1.24 1.43 1.53}" run check_run
 finish

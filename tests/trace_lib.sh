@@ -180,3 +180,18 @@ fake_sysfs() {
     echo 8 > "$K/no-refctr/sys/bus/event_source/devices/uprobe/type"
     touch "$K/no-btf/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset"
 }
+
+# over_lines LINES RUN CHECK: for each Tokio line of LINES, its usdt sample service in batched
+# capture (and per-event too on 1.53): RUN LABEL BIN CAPTURE, then CHECK "tokio LINE CAPTURE"
+over_lines() {
+    local lines=$1 run=$2 chk=$3 line bin caps cap
+    for line in $lines; do
+        bin=$(sample_bin "$line" usdt)
+        need_file "$bin" "usdt sample service ($line)"
+        caps=batched; [ "$line" = 1.53 ] && caps="batched per-event"
+        for cap in $caps; do
+            "$run" "$line.$cap" "$bin" "$cap"
+            "$chk" "tokio $line $cap"
+        done
+    done
+}

@@ -9,6 +9,7 @@ use crate::pathology::Pathology;
 pub const USAGE: &str = "\
 usage: sample-service [serve] [OPTIONS]
        sample-service yield-workload --tasks N --yields M [--workers W] [--current-thread]
+       sample-service lock-workload --tasks N --locks M [--workers W] [--current-thread]
        sample-service checksum [--iterations N] [--workers W] [--current-thread]
        sample-service long-poll --ms N [--workers W] [--current-thread]
        sample-service spin-workload --tasks N --us U [--workers W] [--current-thread]
@@ -16,13 +17,15 @@ usage: sample-service [serve] [OPTIONS]
                                      [--cancel-at-exit] [--wait-start PATH]
        sample-service waits [--duration DUR] [--wait-start PATH]
        sample-service starve [--duration DUR] [--block DUR] [--wait-start PATH]
+       sample-service locks [--duration DUR] [--wait-start PATH]
 
 A Tokio HTTP service with switchable pathologies, and deterministic workloads, for tracing.
 
 serve options:
   --addr ADDR          listen address (default 127.0.0.1:0); prints `listening on ADDR` when ready
   --pathology LIST     run pathologies continuously: comma-separated names, `all` or `none`
-                       (slow_dependency, blocking_call, lost_waker, stalled_task, cpu_hog, spawn_storm)
+                       (slow_dependency, blocking_call, lost_waker, stalled_task, cpu_hog, spawn_storm;
+                       not in `all`: starvation, deadlock)
   --duration DUR       exit 0 after DUR (e.g. 5s, 500ms, 1.5s, 2m)
   --load RPS           run the built-in loopback load generator at RPS requests/s (1..=10000)
   --concurrency N      load generator client tasks (1..=256, default min(8, RPS))
@@ -75,6 +78,16 @@ after `ready`, block_a and block_b block both workers at once in std::thread::sl
   start_ns=S end_ns=E` per blocker (CLOCK_MONOTONIC) and `starve overlap_ms=N`, and at the end
   `starve late_max_ms ticker=T sleeper=S` (the worst lateness each measured)
 
+locks: the deadlock pathology's tasks alone (what `--pathology deadlock` spawns once), on the
+multi-thread runtime with 2 workers: deadlock_a/deadlock_b (two Mutexes taken in opposite
+orders), deadlock_join_a/b/c (a Mutex held while awaiting a JoinHandle chain back to it),
+lock_holder (holds a Mutex, an RwLock for writing and a Semaphore's only permit for 2.5 s)
+with mutex_waiter, rwlock_waiter and semaphore_waiter, and three lock_ordered tasks (two Mutexes
+in one order, under contention)
+  --duration DUR       how long (default 8s); then exit 0 (SIGTERM or SIGINT: at once, exit 0)
+  prints `locks task=ROLE id=ID` per task and `locks lock=NAME addr=0xADDR size=BYTES` per lock
+  (the primitive's own address and size), then `locks pid=PID ready`
+
 common options:
   --workers N          worker threads of the multi-thread runtime (1..=1024, default: Tokio's)
   --current-thread     use the current-thread runtime instead
@@ -115,12 +128,14 @@ pub enum Crash {
 pub enum Command {
     Serve(ServeOpts),
     YieldWorkload { tasks: u64, yields: u64 },
+    LockWorkload { tasks: u64, locks: u64 },
     Checksum { iterations: u64 },
     LongPoll { ms: u64 },
     SpinWorkload { tasks: u64, us: u64 },
     UringWorkload(UringOpts),
     Waits { duration: Duration },
     Starve { duration: Duration, block: Duration },
+    Locks { duration: Duration },
     Help,
 }
 
@@ -176,9 +191,9 @@ impl Args {
 pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut items = argv;
     let mode = match items.first().map(String::as_str) {
-        Some("serve") | Some("yield-workload") | Some("checksum") | Some("long-poll")
+        Some("serve") | Some("yield-workload") | Some("lock-workload") | Some("checksum") | Some("long-poll")
         | Some("spin-workload") | Some("uring-workload") | Some("waits") | Some("starve")
-        | Some("help") => {
+        | Some("locks") | Some("help") => {
             items.remove(0)
         }
         _ => "serve".to_string(),
@@ -198,6 +213,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut crash_after = Duration::from_secs(2);
     let mut tasks: u64 = 1000;
     let mut yields: u64 = 10;
+    let mut locks: u64 = 10_000;
     let mut iterations: u64 = 10_000;
     let mut ms: u64 = 5000;
     let mut us: u64 = 20;
@@ -212,6 +228,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
     let mut waits_duration = Duration::from_secs(20);
     let mut starve_duration = Duration::from_secs(8);
     let mut starve_block = Duration::from_millis(2500);
+    let mut locks_duration = Duration::from_secs(8);
 
     while let Some((flag, inline)) = args.next_flag() {
         let serve_only = matches!(
@@ -220,14 +237,17 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 | "--crash" | "--crash-after"
         );
         let uring_too =
-            flag == "--duration" && (mode == "uring-workload" || mode == "waits" || mode == "starve");
+            flag == "--duration"
+                && (mode == "uring-workload" || mode == "waits" || mode == "starve" || mode == "locks");
         if serve_only && mode != "serve" && !uring_too {
             return Err(format!("{flag}: only for `serve`"));
         }
         if mode == "uring-workload" && matches!(flag.as_str(), "--workers" | "--current-thread") {
             return Err(format!("{flag}: not for `uring-workload` (tokio-uring runs its own current-thread runtime)"));
         }
-        if (mode == "waits" || mode == "starve") && matches!(flag.as_str(), "--workers" | "--current-thread") {
+        if (mode == "waits" || mode == "starve" || mode == "locks")
+            && matches!(flag.as_str(), "--workers" | "--current-thread")
+        {
             return Err(format!("{flag}: not for `{mode}` (it runs on the multi-thread runtime with 2 workers)"));
         }
         match flag.as_str() {
@@ -259,6 +279,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 uring.duration = parse_duration(&v)?;
                 waits_duration = parse_duration(&v)?;
                 starve_duration = parse_duration(&v)?;
+                locks_duration = starve_duration;
             }
             "--block" if mode == "starve" => {
                 let v = args.value(&flag, inline)?;
@@ -311,9 +332,13 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                 let v = args.value(&flag, inline)?;
                 us = parse_num(&flag, &v, 0, 10_000_000)?;
             }
-            "--tasks" if mode == "yield-workload" || mode == "spin-workload" => {
+            "--tasks" if mode == "yield-workload" || mode == "spin-workload" || mode == "lock-workload" => {
                 let v = args.value(&flag, inline)?;
                 tasks = parse_num(&flag, &v, 1, 10_000_000)?;
+            }
+            "--locks" if mode == "lock-workload" => {
+                let v = args.value(&flag, inline)?;
+                locks = parse_num(&flag, &v, 1, 1_000_000_000)?;
             }
             "--yields" if mode == "yield-workload" => {
                 let v = args.value(&flag, inline)?;
@@ -341,6 +366,10 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
                     .ok_or("yield-workload: --tasks × (--yields + 1) overflows")?;
                 Command::YieldWorkload { tasks, yields }
             }
+            "lock-workload" => {
+                tasks.checked_mul(locks).ok_or("lock-workload: --tasks × --locks overflows")?;
+                Command::LockWorkload { tasks, locks }
+            }
             "checksum" => Command::Checksum { iterations },
             "long-poll" => Command::LongPoll { ms },
             "spin-workload" => Command::SpinWorkload { tasks, us },
@@ -355,6 +384,7 @@ pub fn parse(argv: Vec<String>) -> Result<Cli, String> {
             }
             "waits" => Command::Waits { duration: waits_duration },
             "starve" => Command::Starve { duration: starve_duration, block: starve_block },
+            "locks" => Command::Locks { duration: locks_duration },
             _ => Command::Serve(serve),
         }
     };

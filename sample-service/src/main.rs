@@ -62,7 +62,7 @@ fn run(cli: Cli) -> Result<(), String> {
         return uring_workload(opts);
     }
     // waits: the multi-thread runtime with 2 workers (one of them blocked all along)
-    let runtime = if let Command::Waits { .. } | Command::Starve { .. } = cli.command {
+    let runtime = if let Command::Waits { .. } | Command::Starve { .. } | Command::Locks { .. } = cli.command {
         build_runtime(&RuntimeOpts { workers: Some(2), current_thread: false, wait_start: None })?
     } else {
         build_runtime(&cli.runtime)?
@@ -72,6 +72,10 @@ fn run(cli: Cli) -> Result<(), String> {
             Command::Serve(opts) => server::serve(opts).await,
             Command::YieldWorkload { tasks, yields } => {
                 println!("{}", workload::yield_workload(tasks, yields).await);
+                Ok(())
+            }
+            Command::LockWorkload { tasks, locks } => {
+                println!("{}", workload::lock_workload(tasks, locks).await);
                 Ok(())
             }
             Command::Checksum { iterations } => {
@@ -88,6 +92,7 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Command::Waits { duration } => waits::run(duration).await,
             Command::Starve { duration, block } => starve::run(duration, block).await,
+            Command::Locks { duration } => pathology::run_locks(duration).await,
             Command::Help | Command::UringWorkload(_) => Ok(()),
         }
     });

@@ -48,6 +48,8 @@ pub enum Pathology {
     SpawnStorm,
     /// Not in `all` (the tests of the six keep their findings): `--pathology starvation`.
     Starvation,
+    /// Not in `all`: `--pathology deadlock` (once per process: its tasks never end).
+    Deadlock,
 }
 
 /// What a trigger did.
@@ -67,7 +69,7 @@ impl Pathology {
         Pathology::SpawnStorm,
     ];
     /// The pathologies `all` leaves out (named one by one).
-    pub const EXTRA: [Pathology; 1] = [Pathology::Starvation];
+    pub const EXTRA: [Pathology; 2] = [Pathology::Starvation, Pathology::Deadlock];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -78,6 +80,7 @@ impl Pathology {
             Pathology::CpuHog => "cpu_hog",
             Pathology::SpawnStorm => "spawn_storm",
             Pathology::Starvation => "starvation",
+            Pathology::Deadlock => "deadlock",
         }
     }
 
@@ -101,6 +104,7 @@ impl Pathology {
             Pathology::CpuHog => Duration::from_millis(250),
             Pathology::SpawnStorm => Duration::from_secs(1),
             Pathology::Starvation => Duration::from_secs(1),
+            Pathology::Deadlock => Duration::from_secs(1),
         }
     }
 }
@@ -115,6 +119,7 @@ pub fn trigger(p: Pathology) -> Triggered {
         Pathology::CpuHog => trigger_cpu_hog(),
         Pathology::SpawnStorm => trigger_spawn_storm(),
         Pathology::Starvation => trigger_starvation(),
+        Pathology::Deadlock => trigger_deadlock(),
     }
 }
 
@@ -257,6 +262,140 @@ async fn hold_worker(arrived: std::sync::Arc<AtomicUsize>, n: usize) {
     }
     std::thread::sleep(STARVATION_TIME);
     STARVERS.fetch_sub(1, Ordering::AcqRel);
+}
+
+// ---- deadlock: tasks waiting on each other through tokio::sync locks and JoinHandles --------
+
+/// At most one deadlock trigger per process (its tasks never end).
+static DEADLOCKS: AtomicUsize = AtomicUsize::new(0);
+/// How long the lock holders of the healthy half hold their locks (past the stall threshold).
+pub const LOCK_HOLD_TIME: Duration = Duration::from_millis(2500);
+/// How long each lock_ordered task holds both of its Mutexes.
+pub const LOCK_ORDERED_HOLD: Duration = Duration::from_millis(700);
+
+/// What the deadlock trigger spawned and locked, as `locks …` lines (`run_locks` prints them).
+static DEADLOCK_NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn note(line: String) {
+    DEADLOCK_NOTES.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+}
+
+fn note_task<T: std::fmt::Debug>(role: &str, h: &tokio::task::JoinHandle<T>) {
+    note(format!("locks task={role} id={}", crate::starve::id_of(h)));
+}
+
+fn note_lock<T>(name: &str, lock: &T) {
+    note(format!("locks lock={name} addr={:#x} size={}", lock as *const T as usize, std::mem::size_of::<T>()));
+}
+
+/// `sample-service locks`: the deadlock trigger alone; prints its tasks and locks, `ready`, and
+/// runs for `duration` (SIGTERM/SIGINT: at once).
+pub async fn run_locks(duration: Duration) -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+
+    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("SIGTERM handler: {e}"))?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("SIGINT handler: {e}"))?;
+    trigger_deadlock();
+    tokio::time::sleep(Duration::from_millis(300)).await; // the inner spawns are made by then
+    for line in DEADLOCK_NOTES.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        println!("{line}");
+    }
+    println!("locks pid={} ready", std::process::id());
+    tokio::select! {
+        _ = tokio::time::sleep(duration) => {}
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}
+
+fn trigger_deadlock() -> Triggered {
+    use std::sync::Arc;
+    use tokio::sync::{Mutex, RwLock, Semaphore};
+
+    if DEADLOCKS.fetch_add(1, Ordering::AcqRel) != 0 {
+        return Triggered::Capped;
+    }
+    // 1. two tasks over two Mutexes, taken in opposite orders
+    let (m1, m2) = (Arc::new(Mutex::new(0u64)), Arc::new(Mutex::new(0u64)));
+    let (a1, a2) = (m1.clone(), m2.clone());
+    note_lock("m1", &*m1);
+    note_lock("m2", &*m2);
+    let a = tokio::spawn(async move { lock_both(a1, a2).await }); // SPAWN-SITE: deadlock_a
+    let b = tokio::spawn(async move { lock_both(m2, m1).await }); // SPAWN-SITE: deadlock_b
+    note_task("deadlock_a", &a);
+    note_task("deadlock_b", &b);
+    // 2. three tasks over a Mutex and two JoinHandles: the first holds the Mutex and awaits
+    //    the second, which awaits the third, which waits for the Mutex
+    let m = Arc::new(Mutex::new(0u64));
+    let held = m.clone();
+    note_lock("m", &*m);
+    let c = tokio::spawn(async move { // SPAWN-SITE: deadlock_join_a
+        let guard = held.lock().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let third = tokio::spawn(async move { *m.lock().await }); // SPAWN-SITE: deadlock_join_c
+        note_task("deadlock_join_c", &third);
+        let second = tokio::spawn(async move { third.await.unwrap_or(0) }); // SPAWN-SITE: deadlock_join_b
+        note_task("deadlock_join_b", &second);
+        let v = second.await.unwrap_or(0);
+        black_box(*guard + v)
+    });
+    note_task("deadlock_join_a", &c);
+    // 3. healthy: a task holds a Mutex, an RwLock (write) and a Semaphore's only permit while
+    //    it sleeps; one waiter on each is named by the tracer as waiting for it; then all end
+    let (mx, rw, sem) = (Arc::new(Mutex::new(0u64)), Arc::new(RwLock::new(0u64)), Arc::new(Semaphore::new(1)));
+    let (hx, hr, hs) = (mx.clone(), rw.clone(), sem.clone());
+    note_lock("mx", &*mx);
+    note_lock("rw", &*rw);
+    note_lock("sem", &*sem);
+    let h = tokio::spawn(async move { // SPAWN-SITE: lock_holder
+        let g1 = hx.lock().await;
+        let g2 = hr.write().await;
+        let p = hs.acquire().await;
+        tokio::time::sleep(LOCK_HOLD_TIME).await;
+        drop((g1, g2, p));
+    });
+    note_task("lock_holder", &h);
+    let w1 = tokio::spawn(async move { // SPAWN-SITE: mutex_waiter
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        black_box(*mx.lock().await)
+    });
+    let w2 = tokio::spawn(async move { // SPAWN-SITE: rwlock_waiter
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        black_box(*rw.write().await)
+    });
+    let w3 = tokio::spawn(async move { // SPAWN-SITE: semaphore_waiter
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        black_box(sem.acquire().await.is_ok())
+    });
+    note_task("mutex_waiter", &w1);
+    note_task("rwlock_waiter", &w2);
+    note_task("semaphore_waiter", &w3);
+    // 4. three tasks take the same two Mutexes in one order under contention, each holding both
+    //    LOCK_ORDERED_HOLD while it sleeps: the last waits twice that (a `stalled` waiter of a
+    //    held lock past the threshold), and no deadlock
+    let (o1, o2) = (Arc::new(Mutex::new(0u64)), Arc::new(Mutex::new(0u64)));
+    for i in 0..3u64 {
+        let (x, y) = (o1.clone(), o2.clone());
+        let o = tokio::spawn(async move { // SPAWN-SITE: lock_ordered
+            tokio::time::sleep(Duration::from_millis(10 * i)).await;
+            let mut gx = x.lock().await;
+            let mut gy = y.lock().await;
+            tokio::time::sleep(LOCK_ORDERED_HOLD).await;
+            *gx += 1;
+            *gy += 1;
+        });
+        note_task("lock_ordered", &o);
+    }
+    Triggered::Spawned
+}
+
+/// Takes `first`, lets the other task take its first lock, then waits for `second`.
+async fn lock_both(first: std::sync::Arc<tokio::sync::Mutex<u64>>, second: std::sync::Arc<tokio::sync::Mutex<u64>>) -> u64 {
+    let a = first.lock().await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let b = second.lock().await;
+    black_box(*a + *b)
 }
 
 // ---- cpu_hog: a CPU-bound loop that never yields --------------------------------------------

@@ -34,7 +34,7 @@ const NAP: Duration = Duration::from_millis(300);
 /// After `ready`, before the blockers are spawned.
 const BEFORE_BLOCK: Duration = Duration::from_secs(1);
 
-fn id_of<T: std::fmt::Debug>(h: &JoinHandle<T>) -> String {
+pub fn id_of<T: std::fmt::Debug>(h: &JoinHandle<T>) -> String {
     let s = format!("{h:?}");
     s.split("Id(").nth(1).and_then(|r| r.split(')').next()).unwrap_or("?").to_string()
 }

@@ -54,6 +54,45 @@ async fn yield_task(task: u64, yields: u64) -> u64 {
     acc
 }
 
+/// `lock-workload`: `tasks` tasks each take a `tokio::sync::Mutex` of their own `locks` times
+/// (and a `Semaphore` permit and an `RwLock` read guard of their own every 4th time), yielding
+/// every 16th: the acquire and release hooks on a lock-heavy path, uncontended, so that the
+/// figure is what the hooks cost and not how the scheduler hands a contended lock around
+/// (what `task_lock` costs, make bench). Prints `locks_total=N elapsed_ns=E ns_per_lock=X`.
+pub async fn lock_workload(tasks: u64, locks: u64) -> String {
+    use std::sync::Arc;
+    let start = Instant::now();
+    let mut handles = Vec::with_capacity(tasks as usize);
+    for _ in 0..tasks {
+        let m = Arc::new(tokio::sync::Mutex::new(0u64));
+        let rw = Arc::new(tokio::sync::RwLock::new(0u64));
+        let sem = Arc::new(tokio::sync::Semaphore::new(4));
+        handles.push(tokio::spawn(async move { // SPAWN-SITE: lock_workload
+            let mut acc = 0u64;
+            for i in 0..locks {
+                *m.lock().await += 1;
+                if i % 4 == 0 {
+                    let _p = sem.acquire().await;
+                    acc = black_box(acc.wrapping_add(*rw.read().await));
+                }
+                if i % 16 == 15 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            acc.wrapping_add(*m.lock().await)
+        }));
+    }
+    let mut total = 0u64;
+    for handle in handles {
+        total = total.wrapping_add(handle.await.expect("lock task panicked"));
+    }
+    let elapsed_ns = start.elapsed().as_nanos();
+    format!(
+        "locks_total={total} elapsed_ns={elapsed_ns} ns_per_lock={:.1}",
+        elapsed_ns as f64 / (tasks * locks) as f64
+    )
+}
+
 pub async fn spin_workload(tasks: u64, us: u64) -> String {
     let mut handles = Vec::with_capacity(tasks as usize);
     for _ in 0..tasks {
