@@ -833,6 +833,17 @@ static void summarize(const struct analyzer *a, const struct task *t, struct an_
 			    now - t->pending_since : 0;
 }
 
+/* A multi-thread runtime's worker launcher: a blocking task Tokio spawns from its
+ * runtime/scheduler/multi_thread/worker.rs (its one poll is the worker thread's life). */
+static bool site_is_mt_launcher(const struct an_site *s)
+{
+	static const char tail[] = "runtime/scheduler/multi_thread/worker.rs";
+	size_t n = sizeof(tail) - 1;
+
+	return s && s->runtime && s->file && s->file_len >= n &&
+	       !memcmp(s->file + s->file_len - n, tail, n);
+}
+
 static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts, bool final);
 
 static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int reason)
@@ -1322,6 +1333,8 @@ again:
 	if (worker >= 0 && t->s.kind != TET_KIND_BLOCKING)
 		sv_poll_begin(a->sv, r->h.pid, r->h.tid, worker, t->s.polls ? t->poll_tid : t->spawn_tid,
 			      t->s.task_id, t->s.header_ptr, t->site, r->h.ts);
+	else if (t->s.kind == TET_KIND_BLOCKING && site_is_mt_launcher(t->site))
+		sv_mt_thread(a->sv, r->h.pid, r->h.tid);
 	if ((t->s.state == AN_SPAWNED || t->s.state == AN_SCHEDULED) && t->ready_since &&
 	    r->h.ts >= t->ready_since) {
 		uint64_t d = r->h.ts - t->ready_since;

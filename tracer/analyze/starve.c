@@ -15,6 +15,11 @@ struct wthread {
 	int32_t worker;             /* its worker index (the last it polled or parked as) */
 	uint32_t depth;             /* polls open on it (nested: a LocalSet or block_on in a poll) */
 	bool open, has_last;
+	bool mt;                    /* a multi-thread worker's thread (its launcher seen) */
+	bool gone;                  /* another thread of its runtime polls as its worker index now
+				     * (block_in_place handed the worker on): not one of the
+				     * runtime's workers until it polls or parks as one again */
+	bool claimed;               /* it took its worker index from the others (claim) */
 	bool held;                  /* its open poll holds an episode (check) */
 	struct an_holder cur;       /* the outermost open poll (poll_end 0) */
 	struct an_holder last;      /* its last poll of long_ns or more */
@@ -90,11 +95,15 @@ static void unite(struct starve *s, struct wthread *a, struct wthread *b)
 /* Worker thread (pid, tid), made on first sight: worker indexes 1 and up exist only on the
  * multi-thread scheduler, one runtime's (a current-thread runtime is worker 0), so they are
  * one group from the start; worker 0 joins it by a task they share. NULL: beyond the bound. */
+static void mt_join(struct starve *s, struct wthread *w);
+
 static struct wthread *wt_get(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker)
 {
 	struct wthread *w = find(s, pid, tid);
 
 	if (w) {
+		if (w->worker != worker)
+			w->claimed = false; /* a new index: claimed at its first poll or park */
 		w->worker = worker;
 		return w;
 	}
@@ -124,22 +133,49 @@ static struct wthread *wt_get(struct starve *s, uint32_t pid, uint32_t tid, int3
 		}
 		s->v[s->n++] = w;
 	}
-	for (size_t i = 0; worker >= 1 && i + 1 < s->n; i++)
-		if (s->v[i]->pid == pid && s->v[i]->worker >= 1) {
-			unite(s, w, s->v[i]);
-			break;
-		}
+	mt_join(s, w);
 	return w;
 }
 
+/* Threads of worker indexes 1 and up, and those whose multi-thread launcher was seen, are one
+ * runtime's from the start. */
+static void mt_join(struct starve *s, struct wthread *w)
+{
+	if (w->worker < 1 && !w->mt)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] != w && s->v[i]->pid == w->pid && (s->v[i]->worker >= 1 || s->v[i]->mt)) {
+			unite(s, w, s->v[i]);
+			break;
+		}
+}
+
+void sv_mt_thread(struct starve *s, uint32_t pid, uint32_t tid)
+{
+	struct wthread *w = tid ? find(s, pid, tid) : NULL;
+
+	if (!tid)
+		return;
+	if (!w && !(w = wt_get(s, pid, tid, -1)))
+		return;
+	if (w->mt)
+		return;
+	w->mt = true;
+	mt_join(s, w);
+}
+
 static void close_held(struct starve *s, struct wthread *w, uint64_t ts, uint64_t long_ns);
+static void claim(struct starve *s, struct wthread *w);
 
 void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint64_t ts,
 	     uint64_t long_ns)
 {
 	struct wthread *w;
 
-	if (!tid || worker < 0 || !(w = wt_get(s, pid, tid, worker)) || !w->open)
+	if (!tid || worker < 0 || !(w = wt_get(s, pid, tid, worker)))
+		return;
+	claim(s, w);
+	if (!w->open)
 		return;
 	/* a worker parks outside every poll: the end of the open one was lost (a dropped event,
 	 * a task retired without it); it ended by now at the latest */
@@ -147,6 +183,26 @@ void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint6
 	w->depth = 0;
 	if (w->held)
 		close_held(s, w, ts, long_ns);
+}
+
+/* w polls or parks as its worker index: it is the runtime's thread of that index now, any other
+ * thread of its runtime that was is not (a worker index is one thread's at a time) */
+static void claim(struct starve *s, struct wthread *w)
+{
+	uint32_t root;
+
+	if (w->worker < 0 || (w->claimed && !w->gone))
+		return; /* (the common case: one look at two flags) */
+	w->gone = false;
+	w->claimed = true;
+	root = root_of(s, w, true);
+	for (size_t i = 0; i < s->n; i++) {
+		struct wthread *v = s->v[i];
+
+		if (v != w && v->pid == w->pid && v->worker == w->worker && !v->gone &&
+		    root_of(s, v, true) == root)
+			v->gone = true;
+	}
 }
 
 int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint32_t prev_tid,
@@ -161,6 +217,7 @@ int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, 
 		return s->n >= SV_THREADS_MAX ? 0 : -ENOMEM;
 	if (prev_tid && prev_tid != tid && (p = find(s, pid, prev_tid)))
 		unite(s, w, p);
+	claim(s, w);
 	if (w->open) {
 		w->depth++;
 		return 0;
@@ -204,8 +261,8 @@ static void check(struct starve *s, struct wthread *w0, uint64_t now, uint64_t l
 		const struct an_holder *h;
 		uint64_t b, t;
 
-		if (w->pid != w0->pid || root_of(s, w, true) != root)
-			continue;
+		if (w->pid != w0->pid || root_of(s, w, true) != root || w->gone)
+			continue; /* (a thread that handed its worker on runs no worker's polls) */
 		if (w->open && w->cur.poll_begin <= now) {
 			h = &w->cur;
 			t = now;
@@ -338,7 +395,7 @@ void sv_tick(struct starve *s, uint64_t now, uint64_t long_ns)
 	for (size_t i = 0; i < s->n; i++) {
 		struct wthread *w = s->v[i];
 
-		if (w->open && now >= w->cur.poll_begin && now - w->cur.poll_begin >= long_ns)
+		if (w->open && !w->gone && now >= w->cur.poll_begin && now - w->cur.poll_begin >= long_ns)
 			check(s, w, now, long_ns);
 	}
 }
@@ -404,12 +461,14 @@ void sv_charge(struct starve *s, uint32_t pid, uint32_t tid, uint64_t from, uint
 	}
 }
 
+/* The runtime's worker threads at the end: one per worker index (those that handed theirs on
+ * are not counted). */
 static uint32_t group_size(const struct starve *s, uint32_t pid, uint32_t root)
 {
 	uint32_t n = 0;
 
 	for (size_t i = 0; i < s->n; i++)
-		n += s->v[i]->pid == pid && root_of(s, s->v[i], false) == root;
+		n += s->v[i]->pid == pid && !s->v[i]->gone && root_of(s, s->v[i], false) == root;
 	return n;
 }
 

@@ -9,7 +9,9 @@
  * runtime's thread is worker 0 too) and a thread can change runtimes' hands (block_in_place).
  * So the threads of one runtime are found the way the scheduler shows them: threads that
  * polled the same task belong to the same runtime (union-find over task migrations), and the
- * threads of worker indexes 1 and up are one multi-thread runtime's (a second multi-thread
+ * threads of worker indexes 1 and up, and those on which a multi-thread worker's launcher (the
+ * blocking task Tokio spawns from multi_thread/worker.rs) was seen polling, are one multi-thread
+ * runtime's (a second multi-thread
  * runtime in the process is merged with the first: its starvation is then missed, never made
  * up); a group with such workers but no worker 0 yet is not complete. An
  * episode is the intersection, at least long_poll_ns long, of one poll per thread of such a
@@ -79,6 +81,11 @@ size_t sv_episodes(const struct starve *s, struct sv_episode **e);
 uint64_t sv_omitted(const struct starve *s);          /* episodes beyond the bound */
 uint64_t sv_threads_untracked(const struct starve *s); /* threads beyond the bound */
 bool sv_any(const struct starve *s);                  /* an episode was seen */
+/* Thread (pid, tid) runs a multi-thread runtime's worker: the poll of its launcher (a blocking
+ * task Tokio spawns from runtime/scheduler/multi_thread/worker.rs) began on it. It joins the
+ * runtime of the other multi-thread workers at once, worker 0 too (which a task migrating
+ * between them may never show in a short capture). */
+void sv_mt_thread(struct starve *s, uint32_t pid, uint32_t tid);
 /* Thread (pid, tid) is inside a worker's poll: a task it spawns now goes to the same runtime
  * (tokio::spawn uses the current one), so the thread that first polls that task is of its group. */
 bool sv_in_poll(const struct starve *s, uint32_t pid, uint32_t tid);
