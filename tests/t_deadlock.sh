@@ -9,8 +9,8 @@
 #   lock_holder               holds Mutex mx, RwLock rw (write) and Semaphore sem's only permit
 #                             for 2.5 s; mutex_waiter, rwlock_waiter, semaphore_waiter wait on
 #                             one each from 100 ms on
-#   lock_ordered ×3           two Mutexes in one order under contention (each holds both 700 ms
-#                             asleep: the last waits ~1.4 s, past the stall threshold)
+#   lock_ordered ×3           two Mutexes in one order under contention (each holds both 1 s
+#                             asleep: the last waits ~2 s, past the stall threshold)
 # Checked against what the program printed (ids, addresses), not against the tracer:
 #  - exactly two `deadlock` findings: one whose cycle is {deadlock_a, deadlock_b}, each waiting
 #    on a tokio::sync::Mutex held by the other, the addresses inside m1 and m2 as the program

@@ -10,12 +10,17 @@
 # Stops only the processes it started (by PID).
 . "$(dirname "$0")/lib.sh"
 
-PATHOLOGIES=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm starvation)
+PATHOLOGIES=(slow_dependency blocking_call lost_waker stalled_task cpu_hog spawn_storm starvation deadlock)
 WAITS_ROLES=(timer accept idle_conn idle_client notify leaked_rx oneshot_rx blocked joiner named large selfwake)
 SRC="$ROOT/sample-service/src"
 
 # ---- SPAWN-SITE markers (sources only, no binary needed) -------------------------------------
-for site in "${PATHOLOGIES[@]}" storm_burst yield_workload work_subtask connection load_client pathology_driver; do
+# (the deadlock pathology's tasks have sites of their own)
+DEADLOCK_SITES=(deadlock_a deadlock_b deadlock_join_a deadlock_join_b deadlock_join_c lock_holder mutex_waiter
+                rwlock_waiter semaphore_waiter lock_ordered)
+for site in "${PATHOLOGIES[@]/deadlock/}" "${DEADLOCK_SITES[@]}" storm_burst yield_workload lock_workload \
+            work_subtask connection load_client pathology_driver; do
+    [ -n "$site" ] || continue
     hits=$(grep -rnE "// SPAWN-SITE: $site\$" "$SRC" --include='*.rs')
     n=$(grep -c . <<< "$hits")
     if [ -z "$hits" ] || [ "$n" != 1 ]; then
@@ -87,6 +92,8 @@ for line in "${LINES[@]}"; do
     # lost_waker tasks never end: 5 at most per process (1 triggered above)
     for i in 1 2 3 4; do get /pathology/lost_waker > /dev/null; done
     check_eq "tokio $line: the 6th lost_waker is refused" "429" "$(get /pathology/lost_waker | cut -d' ' -f1)"
+    # deadlock's tasks never end either: once per process
+    check_eq "tokio $line: a second deadlock is refused" "429" "$(get /pathology/deadlock | cut -d' ' -f1)"
     check_eq "tokio $line: still serving after the pathologies" "200 ok" "$(get /)"
     kill -TERM "$PID"
     wait_exit "$PID" 10

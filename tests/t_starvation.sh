@@ -50,6 +50,7 @@ check_run() {
     ov=$(prog overlap_ms)
     check "$L: the program's blockers held both workers at once for 2 s or more (${ov} ms)" \
         test "${ov:-0}" -ge 2000
+    echo "# $L: drops $(jqr "$R" '.totals.drops'), findings set aside $(jqr "$R" '.totals.findings_set_aside') ($(jqr "$R" '[.data_loss.findings_set_aside[]? | .kind] | join(",")'))"
     check_eq "$L: one starvation finding" 1 "$(jqr "$R" "[$STARVE] | length")"
     check_eq "$L: … over the runtime's 2 worker threads, held by block_a and block_b" \
         "2 $(printf '%s\n' "$(idof block_a)" "$(idof block_b)" | sort -n | tr '\n' ' ')" \

@@ -271,7 +271,7 @@ static DEADLOCKS: AtomicUsize = AtomicUsize::new(0);
 /// How long the lock holders of the healthy half hold their locks (past the stall threshold).
 pub const LOCK_HOLD_TIME: Duration = Duration::from_millis(2500);
 /// How long each lock_ordered task holds both of its Mutexes.
-pub const LOCK_ORDERED_HOLD: Duration = Duration::from_millis(700);
+pub const LOCK_ORDERED_HOLD: Duration = Duration::from_millis(1000);
 
 /// What the deadlock trigger spawned and locked, as `locks …` lines (`run_locks` prints them).
 static DEADLOCK_NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
