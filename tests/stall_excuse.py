@@ -14,13 +14,100 @@ either; the tracer, which reads the hypervisor's steal clock but cannot see host
 not count or the guest kernel keeping a CPU, takes such time as the poll's own.
 
 Prints one line per finding at a healthy site ("excused: …" or "NOT EXCUSED: …") and, last, "ok"
-when every one is excused, else "unexcused N". Exit 0 either way; 2 on bad input."""
+when every one is excused, else "unexcused N". Exit 0 either way; 2 on bad input.
+
+stall_excuse.py --sleeps [--type] REPORT STALLS SITE: the long polls at SITE (a location suffix;
+with --type, a substring of the type name) that are planted sleeps — the poll does nothing but
+sleep in clock_nanosleep. One that is not plainly that sleep (the why split blocked in
+clock_nanosleep or nanosleep for at least 95 % of its time not preempted) is excused when a
+recorded stall on one CPU overlaps its wall time by at least its on-CPU time less 5 % of its
+time not preempted and 1 ms (stallmon's period; a stall there must be), and its longest block,
+if any, is the sleep: a vCPU the host did not run looks on CPU to the
+guest, and one stalled past the sleep's deadline wakes with the timer already fired, so the
+thread never sleeps at all. Prints one line per such poll ("excused: …" or "NOT EXCUSED: …") and,
+last, the JSON list of the excused polls' first_at_ns."""
 import json
 import sys
 
 
+SLEEP_CALLS = ("clock_nanosleep", "nanosleep")
+
+
+def plain_sleep(w):
+    """The why split of a poll that slept for (nearly) all its time not preempted."""
+    bi = w.get("blocked_in") or {}
+    on, blk = w.get("on_cpu_ns") or 0, w.get("blocked_ns") or 0
+    return bi.get("syscall") in SLEEP_CALLS and blk * 100 >= 95 * (on + blk)
+
+
+def sleeps(args):
+    by_type = False
+    if args and args[0] == "--type":
+        by_type, args = True, args[1:]
+    if len(args) != 3:
+        print("usage: stall_excuse.py --sleeps [--type] REPORT STALLS SITE", file=sys.stderr)
+        return 2
+    try:
+        rep = json.load(open(args[0]))
+        stalls = read_stalls(open(args[1]).read().splitlines())
+    except (OSError, ValueError, KeyError) as e:
+        print(f"stall_excuse.py: {e}", file=sys.stderr)
+        return 2
+    site, start = args[2], rep["capture"].get("monotonic_start_ns")
+    excused = []
+    for x in rep["findings"]:
+        at = (x.get("type_name") or "") if by_type else (x.get("location") or "")
+        if x["kind"] != "long_poll" or not (site in at if by_type else at.endswith(site)):
+            continue
+        w = x.get("why") or {}
+        if plain_sleep(w):
+            continue
+        on, blk = w.get("on_cpu_ns") or 0, w.get("blocked_ns") or 0
+        what = (f"long poll at {at} at {x['first_at_ns'] / 1e6:.1f} ms: {x['value_ns'] / 1e6:.2f} ms"
+                f" (+{(x.get('preempted_ns') or 0) / 1e6:.2f} ms preempted), on CPU {on / 1e6:.2f} ms,"
+                f" blocked {blk / 1e6:.2f} ms in {(w.get('blocked_in') or {}).get('syscall')}")
+        if start is None or not w:
+            print(f"NOT EXCUSED: {what}: " + ("no capture.monotonic_start_ns" if start is None else "no why split"))
+            continue
+        sc = (w.get("blocked_in") or {}).get("syscall")
+        if sc is not None and sc not in SLEEP_CALLS:
+            print(f"NOT EXCUSED: {what}: a stall does not make a sleep block in {sc}")
+            continue
+        p0 = start + x["first_at_ns"]
+        ov = overlap_one_cpu(stalls, p0, p0 + x["value_ns"] + (x.get("preempted_ns") or 0))
+        if ov > 0 and on - ov <= (on + blk) * 5 // 100 + 1000000:
+            print(f"excused: {what}: stalls overlapping it on one CPU {ov / 1e6:.2f} ms")
+            excused.append(x["first_at_ns"])
+        else:
+            print(f"NOT EXCUSED: {what}: stalls overlapping it on one CPU only {ov / 1e6:.2f} ms")
+    print(json.dumps(excused))
+    return 0
+
+
+def read_stalls(lines):
+    """(cpu, from, to) of stallmon's lines, CLOCK_MONOTONIC ns."""
+    out = []
+    for ln in lines:
+        if ln.startswith("stall "):
+            f = dict(kv.split("=", 1) for kv in ln.split()[1:])
+            out.append((int(f["cpu"]), int(f["from"]), int(f["to"])))
+    return out
+
+
+def overlap_one_cpu(stalls, p0, p1):
+    """The most of [p0, p1] that stalls on one CPU cover."""
+    by_cpu = {}
+    for cpu, a, b in stalls:
+        ov = min(b, p1) - max(a, p0)
+        if ov > 0:
+            by_cpu[cpu] = by_cpu.get(cpu, 0) + ov
+    return max(by_cpu.values(), default=0)
+
+
 def main():
     args = sys.argv[1:]
+    if args and args[0] == "--sleeps":
+        return sleeps(args[1:])
     skip_type = None
     if len(args) >= 2 and args[0] == "--except-type":
         skip_type, args = args[1], args[2:]
@@ -35,18 +122,9 @@ def main():
         return 2
     sites = args[2:]
     start = rep["capture"].get("monotonic_start_ns")
-    stalls = []  # (cpu, from, to), CLOCK_MONOTONIC ns
-    for ln in lines:
-        if ln.startswith("stall "):
-            f = dict(kv.split("=", 1) for kv in ln.split()[1:])
-            stalls.append((int(f["cpu"]), int(f["from"]), int(f["to"])))
+    stalls = read_stalls(lines)
     def stall_overlap(p0, p1):
-        by_cpu = {}
-        for cpu, a, b in stalls:
-            ov = min(b, p1) - max(a, p0)
-            if ov > 0:
-                by_cpu[cpu] = by_cpu.get(cpu, 0) + ov
-        return max(by_cpu.values(), default=0)
+        return overlap_one_cpu(stalls, p0, p1)
 
     unexcused = 0
     for x in rep["findings"]:

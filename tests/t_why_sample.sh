@@ -19,6 +19,11 @@
 #    whose counts add up to the samples charged to polls, each line starting with a spawn site and
 #    then (root first) the thread's entry point;
 #  - report.html shows the flame graphs in Chromium with no console error and no request.
+# A machine stall the tracer cannot see (no steal clock here: host work looks on CPU to the guest)
+# can spoil a planted sleep: ms on CPU inside it, or, stalled past the sleep's deadline, a thread
+# that wakes with the timer fired and never sleeps (two fresh-clone CI runs had one such poll in
+# 24). stallmon watches each capture; tests/stall_excuse.py --sleeps excuses a blocking poll only
+# when a recorded stall covers its on-CPU time, and fewer than half may be excused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 . "$(dirname "$0")/report_lib.sh"
@@ -44,17 +49,36 @@ run() {  # run TAG BIN CAPTURE_ARGS...
         --stall-threshold 1.2s -o "$TMPD/$tag.json" -o "$TMPD/$tag.html" --stacks "$TMPD/$tag.folded"
     local tp=$BG_PID
     wait_for_line "$TMPD/tr.$tag.err" attached 20 || { not_ok "$tag: attached"; cat "$TMPD/tr.$tag.err"; return 1; }
+    stallmon_start "$tag"
     T0=$(cpu_ticks "$SP")
     touch "$TMPD/start.$tag"
     wait_exit "$tp" 120
     T1=$(cpu_ticks "$SP")
+    stallmon_stop
     check_eq "$tag: tracer exit 0" 0 "$RC"
     stop_pid "$SP"
     return 0
 }
 
-check_common() {  # check_common TAG FULL_STACKS(1/0) BLOCK_SELECT HOG_SELECT
-    local tag=$1 full=$2 R="$TMPD/$1.json" SB=$3 SH=$4
+# excused_sleeps TAG SITE [--type]: EXC, a jq filter that leaves out the blocking polls of TAG's
+# report a recorded machine stall spoilt, and EXCUSED, their number (tests/stall_excuse.py
+# --sleeps; its judgement is printed)
+excused_sleeps() {
+    local tag=$1 site=$2 out ex
+    EXC='select(false)' EXCUSED=0
+    out=$(python3 "$ROOT/tests/stall_excuse.py" --sleeps ${3:-} "$TMPD/$tag.json" "$STALLS" "$site") ||
+        { not_ok "$tag: stall_excuse.py --sleeps ran"; return; }
+    sed '$d; s/^/# /' <<< "$out"
+    ex=$(tail -n 1 <<< "$out")
+    EXCUSED=$(jq length <<< "$ex")
+    EXC="select(.first_at_ns | IN($ex[]) | not)"
+}
+
+check_common() {  # check_common TAG FULL_STACKS(1/0) BLOCK_SELECT HOG_SELECT (after excused_sleeps)
+    local tag=$1 full=$2 R="$TMPD/$1.json" SB="$3 | $EXC" SH=$4
+    local na; na=$(jqr "$R" "[.findings[] | $3 | select(.kind == \"long_poll\")] | length")
+    check "$tag: fewer than half the blocking long polls excused by a machine stall ($EXCUSED of $na)" \
+        test $(( EXCUSED * 2 )) -lt "$na"
     check_eq "$tag: sched tracked" true "$(jqr "$R" .why.sched)"
     check_eq "$tag: nothing lost (events, off-CPU periods, CPU samples): the split below is whole" "0 0 0" \
         "$(jqr "$R" '"\(.totals.drops) \(.why.offcpu_periods_lost) \(.why.cpu_samples_lost)"')"
@@ -125,7 +149,8 @@ EOF
 
 need_sample 1.53 usdt; bin=$SAMPLE
 for cap in batched per-event; do
-    run "usdt.$cap" "$bin" --capture "$cap" && check_common "usdt.$cap" 1 "$(sel "$BLOCK")" "$(sel "$HOG")"
+    run "usdt.$cap" "$bin" --capture "$cap" && excused_sleeps "usdt.$cap" "$BLOCK" &&
+        check_common "usdt.$cap" 1 "$(sel "$BLOCK")" "$(sel "$HOG")"
 done
 need_chromium
 H="$TMPD/usdt.batched.html"
@@ -137,7 +162,7 @@ check "report.html: flame graph blocks drawn" test "$(echo "$B" | jq .eval)" -gt
 
 # stock Tokio, uprobe fallback: no frame pointers — the report says so, the syscall is still named
 need_sample 1.53 stock; sbin=$SAMPLE
-run stock "$sbin" --mode uprobe && {
+run stock "$sbin" --mode uprobe && excused_sleeps stock blocking_call_in_async --type && {
     check_common stock 0 'select(.type_name // "" | contains("blocking_call_in_async"))' \
         'select(.type_name // "" | contains("cpu_hog_compute"))'
     check "stock: the report says the stacks are cut to the leaf" \
