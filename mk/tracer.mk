@@ -1,6 +1,7 @@
 # tracer/: the tokio-ebpf-trace binary (every tracer/*.c), plus the note-parser tests:
 # fixtures (tests/fixtures/notes → $(BUILD)/fixtures/notes), unit tests and the fuzz target.
 #   make fuzz-notes [FUZZ_TIME=600] [FUZZ_JOBS=1]   long fuzz run of the note parser
+#   make fuzz-batch [FUZZ_TIME=600] [FUZZ_JOBS=1]   … of the batch decoder and the analyzer
 TRACER_OBJS   += $(TRACER_C_OBJS)
 TRACER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) $(TRACER_INC) -Ibpf -MMD -MP
 
@@ -155,6 +156,30 @@ fuzz-notes: $(FUZZ_BIN) $(FUZZ_SEEDS)/.done
 	    -max_len=65536 -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
 	    $(BUILD)/fuzz/corpus $(FUZZ_SEEDS)
 	@echo "crashes (copy each into tests/fixtures/notes/crashers/): $$(ls $(BUILD)/fuzz/artifacts | wc -l)"
+
+# The batch decoder and the analyzer it feeds, fuzzed the same way (tests/fuzz/fuzz_batch.c: the
+# traced process's side of batched capture comes from the input; seeds from batch_seeds.py).
+# The bounded run is tests/t_batch_fuzz.sh; the long one: make fuzz-batch [FUZZ_TIME=600]
+FUZZ_BATCH       := $(BUILD)/fuzz/fuzz_batch
+FUZZ_BATCH_SEEDS := $(BUILD)/fuzz/batch-seeds
+FUZZ_BATCH_SRCS  := $(call tsrc,batch.c analyzer.c starve.c locks.c htab.c uring.c hist.c)
+ALL_TARGETS += $(FUZZ_BATCH) $(FUZZ_BATCH_SEEDS)/.done
+
+$(FUZZ_BATCH): tests/fuzz/fuzz_batch.c $(FUZZ_BATCH_SRCS) $(wildcard tracer/*/*.h) bpf/events.h bpf/probes.def
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) -Ibpf -o $@ tests/fuzz/fuzz_batch.c $(FUZZ_BATCH_SRCS) -lm
+
+$(FUZZ_BATCH_SEEDS)/.done: tests/fuzz/batch_seeds.py bpf/events.h
+	$(call msg,SEEDS,$(@D))
+	$(Q)rm -rf $(@D) && python3 tests/fuzz/batch_seeds.py $(@D) && touch $@
+
+.PHONY: fuzz-batch
+fuzz-batch: $(FUZZ_BATCH) $(FUZZ_BATCH_SEEDS)/.done
+	$(Q)mkdir -p $(BUILD)/fuzz/batch-corpus $(BUILD)/fuzz/artifacts
+	$(FUZZ_BATCH) -max_total_time=$(FUZZ_TIME) -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+	    -max_len=65536 -rss_limit_mb=2048 -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
+	    $(BUILD)/fuzz/batch-corpus $(FUZZ_BATCH_SEEDS) tests/fixtures/batch/crashers
+	@echo "crashes (copy each into tests/fixtures/batch/crashers/): $$(ls $(BUILD)/fuzz/artifacts | wc -l)"
 
 # ---- stack symbolizer unit test (tests/t_why_symbols.sh) -----------------------------------
 # It symbolizes its own code, so -O1 -g -fno-omit-frame-pointer whatever CFLAGS say; the two

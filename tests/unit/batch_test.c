@@ -551,6 +551,49 @@ static void test_sweep(void)
 	tb_free(t);
 }
 
+static void test_torn(void)
+{
+	struct tb *t = fresh(read_mem, alive);
+	struct batch b;
+	uint64_t pending;
+
+	/* intent: a head whose len shrinks below what a sweep already read of the same batch
+	 * (PROBES.md: records below len stay until the next flush) is refused in O(1) and counted:
+	 * no wrapped length, no allocation for it, nothing decoded twice, the next batch decoded */
+	mem_gone = false;
+	tid_alive = true;
+	b_init(&b, 1, 0, 1500, 2000);
+	b.buf = 0x10000;
+	b.h.reason = TET_BATCH_REASON_NEW;
+	feed(t, &b, 2000);
+	b_init(&b, 1, 1, 2000, 0);
+	b.buf = 0x10000;
+	poll_rec(&b, 5, 2500, 2600, 0, 0, 0, 0);
+	poll_rec(&b, 6, 2700, 2800, 0, 0, 0, 0);
+	to_mem(&b);                                         /* 8 words in place */
+	tb_ring_drained(t, 100000000);
+	tb_advance(t, 100000000);
+	CHECK_U64(tb_stats(t)->sweep_records, 8, "torn: 8 words read in place");
+	b.nw = 4;                                           /* the same seq, now 4 words */
+	to_mem(&b);
+	tb_ring_drained(t, 200000000);
+	tb_advance(t, 200000000);                           /* a sweep sees it shrink: refused */
+	CHECK_U64(tb_stats(t)->sweep_failures, 1, "torn: a shrunk head is a failed sweep");
+	b.h.flush_clock = b.h.flush_ns = 200000100;
+	pending = tb_stats(t)->pending_max;
+	CHECK(feed(t, &b, 200000100) == 0, "torn: the shrunk flush itself is taken (seq, counts)");
+	CHECK_U64(tb_stats(t)->torn_batches, 1, "torn: counted");
+	CHECK_U64(tb_stats(t)->pending_max, pending, "torn: nothing staged for it");
+	b_init(&b, 1, 2, 200000100, 300000000);
+	b.buf = 0x10000;
+	poll_rec(&b, 7, 250000000, 250000100, 0, 0, 0, 0);
+	CHECK(feed(t, &b, 300000000) == 0, "torn: the next batch is decoded");
+	tb_finish(t);
+	CHECK(!strcmp(trail(), "1:5@2500 2:5@2600 1:6@2700 2:6@2800 1:7@250000000 2:7@250000100"),
+	      "torn: every poll once (%s)", trail());
+	tb_free(t);
+}
+
 static void test_clock(void)
 {
 	struct tb *t = fresh(NULL, NULL);
@@ -586,6 +629,7 @@ int main(void)
 	test_waits();
 	test_locks();
 	test_sweep();
+	test_torn();
 	test_clock();
 	printf("# %d checks, %d failed\n", run, failed);
 	return failed ? 1 : 0;

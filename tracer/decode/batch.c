@@ -199,7 +199,8 @@ static uint64_t tsc_to_ns(struct tb *b, uint64_t tsc)
 	b->seg_base = p0->tsc;
 convert:
 	d = (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + (double)b->seg.ns0;
-	return d < 0 ? 0 : (uint64_t)d;
+	/* a stamp the process made up converts to anything: clamp (0x1p64 is past UINT64_MAX) */
+	return d < 0 ? 0 : d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
 }
 
 uint64_t tb_tsc_to_ns(const struct tb *b, uint64_t tsc)
@@ -912,6 +913,10 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 		t->consumed = 0;
 	}
 	from = h.seq == t->next_seq ? t->consumed : 0;
+	if (from > h.len) { /* a sweep read more of this batch than it now holds: torn */
+		b->s.torn_batches++;
+		from = h.len;
+	}
 	b->s.rate = h.rate ? h.rate : 1;
 	b->s.clock = h.clock;
 	flush_ns = to_ns(b, t, h.flush_clock);
@@ -1004,6 +1009,10 @@ static int sweep(struct tb *b, struct thread *t, uint64_t now_ns)
 	}
 	if (h.seq != t->next_seq)
 		return 0; /* batches in flight: the ring has them, wait */
+	if (h.len < t->consumed) { /* records read before are gone: torn (its flush counts it) */
+		b->s.sweep_failures++;
+		return 0;
+	}
 	if (h.len > t->consumed) {
 		recs = malloc(h.len);
 		if (!recs)

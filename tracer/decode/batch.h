@@ -43,6 +43,7 @@ struct tb_stats {
 	uint64_t recorded[TET_EV_COUNT];  /* the threads' own counts of their windows */
 	uint64_t lost_batches;      /* sequence gaps: batches that never arrived */
 	uint64_t bad_batches;       /* refused: bad magic, version, sizes */
+	uint64_t torn_batches;      /* flushed shorter than a sweep had read them (PROBES.md forbids) */
 	uint64_t bad_records;       /* undecodable records (the rest of their batch skipped) */
 	uint64_t before_start;      /* records stamped before the capture (an earlier capture's) */
 	uint64_t after_cutoff;      /* records stamped after the capture's end */
