@@ -594,6 +594,32 @@ static void test_torn(void)
 	tb_free(t);
 }
 
+static void test_strings_bound(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+	uint64_t seq = 0, addr = 0x100000;
+	unsigned want = 65536 + 100;
+
+	/* intent: distinct strings past the bound (65536) are refused and counted, one O(1) check
+	 * each (no table grown for them), and a string already held is still updated */
+	for (unsigned done = 0; done < want;) {
+		b_init(&b, 1, seq++, 1500, 2000);
+		while (done < want && b.nw + 3 <= 4096) {
+			put(&b, 3, w0(TET_BREC_STRING, 0, 1), addr++, (uint64_t)'x');
+			done++;
+		}
+		feed(t, &b, 2000);
+	}
+	CHECK_U64(tb_stats(t)->strings, want, "bound: every string record decoded");
+	CHECK_U64(tb_stats(t)->strings_refused, 100, "bound: the 100 past 65536 refused and counted");
+	b_init(&b, 1, seq++, 1500, 2000);
+	put(&b, 3, w0(TET_BREC_STRING, 0, 1), (uint64_t)0x100000, (uint64_t)'y');
+	feed(t, &b, 2000);
+	CHECK_U64(tb_stats(t)->strings_refused, 100, "bound: a held string is updated, not refused");
+	tb_free(t);
+}
+
 static void test_clock(void)
 {
 	struct tb *t = fresh(NULL, NULL);
@@ -630,6 +656,7 @@ int main(void)
 	test_locks();
 	test_sweep();
 	test_torn();
+	test_strings_bound();
 	test_clock();
 	printf("# %d checks, %d failed\n", run, failed);
 	return failed ? 1 : 0;

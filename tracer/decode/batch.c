@@ -47,6 +47,7 @@
 #define HEAD_BYTES sizeof(struct tet_batch_head)
 #define OPEN_MAX TET_BATCH_OPEN_MAX
 #define STRING_MAX 256
+#define STRINGS_MAX 65536u             /* strings kept (spawn sites' files and types, task names): ~18 MiB */
 #define SWEEP_MARGIN_NS 1000000ull     /* a record stamped this close to a sweep may be missing */
 #define RING_MARGIN_NS 1000000ull      /* reservation → timestamp, across CPUs */
 #define PAIRS_MAX 8192
@@ -415,13 +416,17 @@ static void string_put(struct tb *b, uint64_t pid, uint64_t ptr, const void *byt
 {
 	struct string **slot, *s;
 
+	if (b->nstrings >= STRINGS_MAX && !string_get(b, pid, ptr)) {
+		b->s.strings_refused++; /* the bound, checked before any allocation: O(1) */
+		return;
+	}
 	if ((b->nstrings + 1) * 2 > b->strings_cap) {
 		size_t cap = b->strings_cap ? b->strings_cap * 2 : 256;
 		struct string **old = b->strings, **v = calloc(cap, sizeof(*v));
 		size_t oldcap = b->strings_cap;
 
-		if (!v || cap > (1u << 20)) { /* bounded: 512k strings */
-			free(v);
+		if (!v) {
+			b->s.strings_refused++;
 			return;
 		}
 		b->strings = v;

@@ -54,6 +54,7 @@ struct tb_stats {
 	uint64_t threads_vanished;  /* ended without their final batch: their last records lost */
 	uint64_t unflushed[TET_EV_COUNT]; /* events of those threads' last windows (counts read) */
 	uint64_t strings, strings_read, string_misses;
+	uint64_t strings_refused;   /* new strings past the bound (65536): their spawns lack them */
 	uint64_t waits_dropped;     /* wait records beyond what a thread holds for its open polls */
 	uint64_t locks_dropped;     /* lock records beyond it (lock holders may be wrong) */
 	uint64_t acquires_folded;   /* lock acquires a release in the same poll cancelled */
