@@ -43,6 +43,23 @@ finish() {
     exit $?
 }
 
+# fuzz_bounded FUZZER SECONDS CORPUS_DIR…: a bounded libFuzzer run (ASan + UBSan builds in
+# build/fuzz; a crash's input goes to build/fuzz/artifacts/); prints its stats and checks it
+# exits 0 and ran at least 10000 inputs.
+fuzz_bounded() {
+    local fz=$1 secs=$2 rc; shift 2
+    mkdir -p "$BUILD/fuzz/artifacts"
+    "$fz" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$BUILD/fuzz/artifacts/" -print_final_stats=1 "$@" > "$TMPD/fuzz.log" 2>&1
+    rc=$?
+    grep -E '^#[0-9]+ +(INITED|DONE)' "$TMPD/fuzz.log" | tail -2
+    grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$TMPD/fuzz.log"
+    check_eq "fuzzer exits 0 (no crash, leak, UB or timeout)" 0 "$rc"
+    [ $rc = 0 ] || tail -60 "$TMPD/fuzz.log"
+    check "fuzzer ran at least 10000 inputs" \
+        test "$(awk '/^stat::number_of_executed_units/{print $NF}' "$TMPD/fuzz.log")" -ge 10000
+}
+
 need_root() {
     if [ "$(id -u)" != 0 ]; then
         skip_test "needs root for BPF/uprobes (running as uid $(id -u))"

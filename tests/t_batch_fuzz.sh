@@ -25,15 +25,6 @@ for s in "${!WANT[@]}"; do
           sed -E 's/^batches=([0-9]+) records=([0-9]+) events=([0-9]+) .*sweep_records=([0-9]+) vanished=([0-9]+) strings=([0-9]+) after_cutoff=([0-9]+) polls=([0-9]+) .*/\1 \2 \3 \4 \5 \6 \7 \8/')
     check_eq "seed $s decodes what it holds (batches records events sweep_records vanished strings after_cutoff polls)" "${WANT[$s]}" "$got"
 done
-mkdir -p "$TMPD/corpus" "$BUILD/fuzz/artifacts"
-"$FUZZ" -max_total_time="${BATCH_FUZZ_TIME:-45}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$BUILD/fuzz/artifacts/" -print_final_stats=1 "$TMPD/corpus" "$SEEDS" "$CRASHERS" \
-    > "$TMPD/log" 2>&1
-rc=$?
-grep -E '^#[0-9]+ +(INITED|DONE)' "$TMPD/log" | tail -2
-grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$TMPD/log"
-check_eq "fuzzer exits 0 (no crash, leak, UB or timeout)" 0 "$rc"
-[ $rc = 0 ] || tail -60 "$TMPD/log"
-check "fuzzer ran at least 10000 inputs" \
-    test "$(awk '/^stat::number_of_executed_units/{print $NF}' "$TMPD/log")" -ge 10000
+mkdir -p "$TMPD/corpus"
+fuzz_bounded "$FUZZ" "${BATCH_FUZZ_TIME:-45}" "$TMPD/corpus" "$SEEDS" "$CRASHERS"
 finish
