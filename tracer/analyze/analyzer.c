@@ -97,6 +97,7 @@ struct kthread {
 #define KQ_MAX 16384                   /* records kept per thread (older ones: unmatched) */
 #define KQ_MAX_AGE_NS (5ull * 1000000000) /* … and for this long (batches come later) */
 #define STACKS_MAX 65536                /* stack aggregates per kind */
+#define WORKERS_MAX 4096                /* runtime workers followed (all processes) */
 #define FSTACKS_MAX 256                 /* … per finding */
 struct fstacks {
 	struct an_stack *v;
@@ -662,6 +663,10 @@ static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t in
 	w = htab_get(&a->workers, pid, (uint32_t)index);
 	if (w)
 		return w;
+	if (a->nworkers >= WORKERS_MAX) { /* indexes the process makes up: counted, O(1) */
+		a->t.workers_untracked++;
+		return NULL;
+	}
 	if (grow((void **)&a->workerv, &a->workers_cap, a->nworkers + 1, sizeof(*a->workerv)))
 		return NULL;
 	w = calloc(1, sizeof(*w));

@@ -326,6 +326,7 @@ struct an_totals {
 	uint64_t stacks_omitted;           /* stack aggregates beyond the bound (counted only) */
 	uint64_t starvation_omitted;       /* episodes beyond the bound (not charged, not listed) */
 	uint64_t worker_polls_untracked;   /* polls on worker threads beyond the bound (starve.h) */
+	uint64_t workers_untracked;        /* events naming a worker index beyond the 4096 followed */
 };
 
 struct analyzer;
