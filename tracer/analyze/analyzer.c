@@ -799,6 +799,10 @@ static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint
 {
 	struct task *t;
 
+	if (!id && !a->o.key_by_header) { /* PROBES.md: never 0; the process says otherwise */
+		a->t.task_id_zero++;
+		return NULL;
+	}
 	if (a->t.tasks_live >= a->o.max_live_tasks) {
 		a->t.tasks_untracked++;
 		site->tasks_untracked++;

@@ -327,6 +327,7 @@ struct an_totals {
 	uint64_t starvation_omitted;       /* episodes beyond the bound (not charged, not listed) */
 	uint64_t worker_polls_untracked;   /* polls on worker threads beyond the bound (starve.h) */
 	uint64_t workers_untracked;        /* events naming a worker index beyond the 4096 followed */
+	uint64_t task_id_zero;             /* spawns and first polls of task id 0 (never a task's) */
 };
 
 struct analyzer;

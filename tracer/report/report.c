@@ -1996,6 +1996,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "starvation_episodes_omitted", t->starvation_omitted);
 	jw_ku64(w, "worker_polls_untracked", t->worker_polls_untracked);
 	jw_ku64(w, "workers_untracked", t->workers_untracked);
+	jw_ku64(w, "task_id_zero", t->task_id_zero);
 	{
 		const struct lk_stats *ls = an_lock_stats(a);
 		const struct tb_stats *bs = m->batch ? m->batch->stats : NULL;
