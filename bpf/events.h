@@ -127,6 +127,11 @@ struct tet_meta_rec {
 #define TET_BATCH_VERSION    1
 #define TET_BATCH_OPEN_MAX   8
 #define TET_BATCH_DATA_MAX   (32u << 10)  /* the largest records area the BPF side copies */
+/* Plausibility bounds on what a head says (the process writes it): a window's count of one probe
+ * (a window spans ~4 ms of activity: 2^24 events is one every 0.25 ns), and a gap in a thread's
+ * batch sequence numbers. Past them a figure is clamped or refused, and counted. */
+#define TET_BATCH_COUNT_MAX  (1ull << 24)
+#define TET_BATCH_SEQ_GAP_MAX (1ull << 20)
 
 struct tet_batch_open {     /* a poll in progress on the thread */
 	__u64 task_id;

@@ -444,8 +444,13 @@ int tet_batch(struct pt_regs *ctx)
 			__sync_fetch_and_add(&c->batch_read_errors, 1);
 			return 0;
 		}
-		for (int i = 0; i < TET_BATCH_COUNTS; i++)
+		for (int i = 0; i < TET_BATCH_COUNTS; i++) {
+			if (counts[i] > TET_BATCH_COUNT_MAX) { /* the head is the process's: bounded */
+				counts[i] = TET_BATCH_COUNT_MAX;
+				__sync_fetch_and_add(&c->batch_bad, 1);
+			}
 			__sync_fetch_and_add(&c->batch_lost[i], counts[i]);
+		}
 		return 0;
 	}
 	r->buf = buf;

@@ -620,6 +620,29 @@ static void test_strings_bound(void)
 	tb_free(t);
 }
 
+static void test_implausible(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+
+	/* intent: a head's figures are the process's: a window count over 2^24 is clamped and a
+	 * seq jump over 2^20 is not taken as that many lost batches; both counted */
+	b_init(&b, 1, 0, 1500, 2000);
+	b.h.counts[TET_EV_POLL_BEGIN] = 1ull << 62;
+	b.h.counts[TET_EV_WAKE] = 5;
+	feed(t, &b, 2000);
+	CHECK_U64(tb_stats(t)->recorded[TET_EV_POLL_BEGIN], TET_BATCH_COUNT_MAX, "implausible: count clamped");
+	CHECK_U64(tb_stats(t)->recorded[TET_EV_WAKE], 5, "implausible: a plausible count kept");
+	b_init(&b, 1, 1ull << 40, 2000, 3000);
+	feed(t, &b, 3000);
+	CHECK_U64(tb_stats(t)->lost_batches, 0, "implausible: a seq jump of 2^40 is no loss");
+	b_init(&b, 1, (1ull << 40) + 3, 3000, 4000);
+	feed(t, &b, 4000);
+	CHECK_U64(tb_stats(t)->lost_batches, 2, "implausible: a gap of 2 after it is");
+	CHECK_U64(tb_stats(t)->implausible, 2, "implausible: counted");
+	tb_free(t);
+}
+
 static void test_clock(void)
 {
 	struct tb *t = fresh(NULL, NULL);
@@ -657,6 +680,7 @@ int main(void)
 	test_sweep();
 	test_torn();
 	test_strings_bound();
+	test_implausible();
 	test_clock();
 	printf("# %d checks, %d failed\n", run, failed);
 	return failed ? 1 : 0;

@@ -872,12 +872,25 @@ static void add_counts(uint64_t *dst, const uint64_t *src)
 		dst[i] += src[i];
 }
 
+/* A head's window counts, each clamped to TET_BATCH_COUNT_MAX (counted when `count`: a flush,
+ * not the sweeps that read the same window before it). */
+static void head_counts(struct tb *b, uint64_t *dst, const uint64_t *src, bool count)
+{
+	for (int i = 0; i < TET_BATCH_COUNTS; i++) {
+		dst[i] = src[i];
+		if (dst[i] > TET_BATCH_COUNT_MAX) {
+			dst[i] = TET_BATCH_COUNT_MAX;
+			b->s.implausible += count;
+		}
+	}
+}
+
 int tb_feed(struct tb *b, const void *rec, size_t size)
 {
 	const struct tet_batch_rec *r = rec;
 	struct tet_batch_head h;
 	struct thread *t;
-	uint64_t flush_ns, window_ns;
+	uint64_t flush_ns, window_ns, counts[TET_BATCH_COUNTS];
 	uint32_t from;
 	int ret;
 
@@ -914,9 +927,13 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 	if (h.seq < t->next_seq)
 		return 0; /* a duplicate */
 	if (h.seq > t->next_seq) {
-		b->s.lost_batches += h.seq - t->next_seq;
+		if (h.seq - t->next_seq <= TET_BATCH_SEQ_GAP_MAX)
+			b->s.lost_batches += h.seq - t->next_seq;
+		else
+			b->s.implausible++; /* no thread flushes that often: not taken as losses */
 		t->consumed = 0;
 	}
+	head_counts(b, counts, (const uint64_t *)h.counts, true);
 	from = h.seq == t->next_seq ? t->consumed : 0;
 	if (from > h.len) { /* a sweep read more of this batch than it now holds: torn */
 		b->s.torn_batches++;
@@ -949,7 +966,7 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 		return -ENOMEM;
 	/* the window's counts, unless it lies wholly outside the capture */
 	if (flush_ns >= b->o.start_ns && (!b->cutoff || window_ns <= b->cutoff))
-		add_counts(b->s.recorded, (const uint64_t *)h.counts);
+		add_counts(b->s.recorded, counts);
 	memset(t->window, 0, sizeof(t->window));
 	t->next_seq = h.seq + 1;
 	t->consumed = 0;
@@ -1051,7 +1068,7 @@ static int sweep(struct tb *b, struct thread *t, uint64_t now_ns)
 	ret = queue_merge(b, t);
 	if (ret)
 		goto out;
-	memcpy(t->window, h.counts, sizeof(h.counts));
+	head_counts(b, t->window, (const uint64_t *)h.counts, false);
 	if (now_ns - SWEEP_MARGIN_NS > t->complete_ns)
 		t->complete_ns = now_ns - SWEEP_MARGIN_NS;
 	t->last_seen = now_ns;

@@ -44,6 +44,7 @@ struct tb_stats {
 	uint64_t lost_batches;      /* sequence gaps: batches that never arrived */
 	uint64_t bad_batches;       /* refused: bad magic, version, sizes */
 	uint64_t torn_batches;      /* flushed shorter than a sweep had read them (PROBES.md forbids) */
+	uint64_t implausible;       /* head counts clamped (TET_BATCH_COUNT_MAX), seq gaps refused */
 	uint64_t bad_records;       /* undecodable records (the rest of their batch skipped) */
 	uint64_t before_start;      /* records stamped before the capture (an earlier capture's) */
 	uint64_t after_cutoff;      /* records stamped after the capture's end */

@@ -2089,6 +2089,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 			st->lost_batches - m->counters.batch_drops : 0);
 		jw_ku64(w, "refused", m->counters.batch_bad + st->bad_batches);
 		jw_ku64(w, "torn", st->torn_batches);
+		jw_ku64(w, "implausible", st->implausible);
 		jw_ku64(w, "strings_refused", st->strings_refused);
 		jw_ku64(w, "read_errors", m->counters.batch_read_errors);
 		jw_ku64(w, "bad_records", st->bad_records);
