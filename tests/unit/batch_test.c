@@ -662,6 +662,14 @@ static void test_clock(void)
 	feed(t, &b, 3000000);
 	tb_finish(t);
 	CHECK(!strcmp(trail(), "1:1@1500000 2:1@2500000"), "clock: TSC poll converted (%s)", trail());
+	/* intent: a flush_ns the process made up (here 2^63 ns off) is not a clock error */
+	b_init(&b, 1, 1, 3000000, 12000000);
+	b.h.clock = TET_BATCH_CLOCK_TSC;
+	b.h.flush_ns = 1ull << 63;
+	feed(t, &b, 4000000);
+	CHECK(tb_stats(t)->clock_error_ns < 1000000 && tb_stats(t)->implausible == 1,
+	      "clock: a made-up flush_ns is implausible, not an error of %lld ns",
+	      (long long)tb_stats(t)->clock_error_ns);
 	tb_free(t);
 }
 

@@ -51,6 +51,7 @@
 #define SWEEP_MARGIN_NS 1000000ull     /* a record stamped this close to a sweep may be missing */
 #define RING_MARGIN_NS 1000000ull      /* reservation → timestamp, across CPUs */
 #define PAIRS_MAX 8192
+#define CLOCK_ERROR_MAX_NS 1000000000ull /* |TSC converted - the head's flush_ns| beyond: made up */
 #define MASK56 ((1ull << 56) - 1)
 
 struct ev {
@@ -944,12 +945,12 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 	flush_ns = to_ns(b, t, h.flush_clock);
 	window_ns = to_ns(b, t, h.window_clock);
 	if (h.clock == TET_BATCH_CLOCK_TSC && b->npairs >= 2) {
-		int64_t err = (int64_t)(flush_ns - h.flush_ns);
+		uint64_t err = flush_ns > h.flush_ns ? flush_ns - h.flush_ns : h.flush_ns - flush_ns;
 
-		if (err < 0)
-			err = -err;
-		if (err > b->s.clock_error_ns)
-			b->s.clock_error_ns = err;
+		if (err > CLOCK_ERROR_MAX_NS)
+			b->s.implausible++; /* the process's CLOCK_MONOTONIC reading, made up */
+		else if ((int64_t)err > b->s.clock_error_ns)
+			b->s.clock_error_ns = (int64_t)err;
 	}
 	/* the records are from after the previous flush: a clone before any stamp takes that */
 	if (t->last_ts < window_ns)
