@@ -132,6 +132,7 @@ struct tet_meta_rec {
  * batch sequence numbers. Past them a figure is clamped or refused, and counted. */
 #define TET_BATCH_COUNT_MAX  (1ull << 24)
 #define TET_BATCH_SEQ_GAP_MAX (1ull << 20)
+#define TET_BATCH_RATE_MAX   65535u        /* sample_rate: 16 semaphore bits */
 
 struct tet_batch_open {     /* a poll in progress on the thread */
 	__u64 task_id;

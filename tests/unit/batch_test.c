@@ -343,7 +343,8 @@ static void test_malformed(void)
 	struct tb *t = fresh(NULL, NULL);
 	struct batch b;
 
-	/* intent: a batch with a bad magic, version or a length beyond what was copied is refused;
+	/* intent: a batch with a bad magic, version, tid, reason, open_max, data_cap or rate, or a
+	 * length beyond what was copied is refused;
 	 * a record running past the end, or of an unknown kind, stops its batch (counted) */
 	b_init(&b, 1, 0, 2000, 3000);
 	b.h.magic = 0;
@@ -354,7 +355,19 @@ static void test_malformed(void)
 	b_init(&b, 1, 0, 2000, 3000);
 	b.h.tid = 99;
 	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: head of another thread refused");
-	CHECK_U64(tb_stats(t)->bad_batches, 3, "malformed: refusals counted");
+	b_init(&b, 1, 0, 2000, 3000);
+	b.h.reason = TET_BATCH_REASONS;
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: unknown reason refused");
+	b_init(&b, 1, 0, 2000, 3000);
+	b.h.open_max = 200;
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: open_max not 8 refused");
+	b_init(&b, 1, 0, 2000, 3000);
+	b.h.data_cap = 1u << 30;
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: data_cap over 32 KiB refused");
+	b_init(&b, 1, 0, 2000, 3000);
+	b.h.rate = 1ull << 40;
+	CHECK(feed(t, &b, 3000) == -EINVAL, "malformed: rate over 65535 refused");
+	CHECK_U64(tb_stats(t)->bad_batches, 7, "malformed: refusals counted");
 	b_init(&b, 1, 0, 2000, 3000);
 	poll_rec(&b, 1, 2100, 2200, 0, 0, 0, 0);
 	put(&b, 1, w0(15, 0, 1));

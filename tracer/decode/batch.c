@@ -862,7 +862,9 @@ static bool head_ok(const struct tet_batch_head *h, uint32_t tid, size_t avail)
 {
 	return h->magic == TET_BATCH_MAGIC && h->version == TET_BATCH_VERSION &&
 	       h->head_bytes == HEAD_BYTES && h->tid == tid && h->len % 8 == 0 &&
-	       h->len <= TET_BATCH_DATA_MAX && h->len <= h->data_cap && HEAD_BYTES + h->len <= avail &&
+	       h->data_cap <= TET_BATCH_DATA_MAX && h->len <= h->data_cap &&
+	       HEAD_BYTES + h->len <= avail && h->open_max == OPEN_MAX &&
+	       h->reason < TET_BATCH_REASONS && h->rate <= TET_BATCH_RATE_MAX &&
 	       (h->clock == TET_BATCH_CLOCK_TSC || h->clock == TET_BATCH_CLOCK_MONO);
 }
 
