@@ -9,5 +9,5 @@
 # sweep's records are not decoded twice, a thread found gone is declared so only once the ring
 # has been read past that moment, TSC stamps convert through clock pairs.
 . "$(dirname "$0")/lib.sh"
-unit_test batch_test
+unit_test batch_test valgrind
 finish

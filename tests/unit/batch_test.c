@@ -656,6 +656,48 @@ static void test_implausible(void)
 	tb_free(t);
 }
 
+static void test_threads_bound(void)
+{
+	struct tb *t = fresh(NULL, NULL);
+	struct batch b;
+	int refused = 0;
+
+	/* intent: threads are the process's to make: past the 16384 followed, a new thread's batch
+	 * is refused and counted (not fatal), one O(1) check; known threads still decode, also
+	 * after others exited and were pruned (the index rebuilt) */
+	for (uint32_t tid = 1; tid <= 16384 + 10; tid++) {
+		b_init(&b, tid, 0, 1500, 2000);
+		b.buf = 0x10000ull * tid;
+		refused += feed(t, &b, 2000) == -EINVAL;
+	}
+	CHECK(refused == 10 && tb_stats(t)->threads_refused == 10,
+	      "threads: 10 past the bound refused and counted (%d)", refused);
+	b_init(&b, 16384, 1, 2000, 3000);
+	b.buf = 0x10000ull * 16384;
+	poll_rec(&b, 9, 2500, 2600, 0, 0, 0, 0);
+	CHECK(feed(t, &b, 3000) == 0, "threads: a followed thread still decodes");
+	for (uint32_t tid = 1; tid <= 100; tid++) { /* 100 exit: pruned at the next advance */
+		b_init(&b, tid, 1, 2000, 3000);
+		b.buf = 0x10000ull * tid;
+		b.h.reason = TET_BATCH_REASON_EXIT;
+		feed(t, &b, 3000);
+	}
+	tb_ring_drained(t, 4000);
+	tb_advance(t, 4000);
+	b_init(&b, 20000, 0, 3000, 4000);
+	b.buf = 0x10000ull * 20000;
+	CHECK(feed(t, &b, 4000) == 0, "threads: room again once exited threads are pruned");
+	for (uint32_t tid = 101; tid <= 16384; tid++) {
+		b_init(&b, tid, tid == 16384 ? 2 : 1, 2000, 5000);
+		b.buf = 0x10000ull * tid;
+		feed(t, &b, 5000);
+	}
+	CHECK(tb_stats(t)->lost_batches == 0 && tb_stats(t)->threads == 16384 + 1,
+	      "threads: the index finds every thread after the prune (%llu seq gaps, %llu threads)",
+	      (unsigned long long)tb_stats(t)->lost_batches, (unsigned long long)tb_stats(t)->threads);
+	tb_free(t);
+}
+
 static void test_clock(void)
 {
 	struct tb *t = fresh(NULL, NULL);
@@ -702,6 +744,7 @@ int main(void)
 	test_torn();
 	test_strings_bound();
 	test_implausible();
+	test_threads_bound();
 	test_clock();
 	printf("# %d checks, %d failed\n", run, failed);
 	return failed ? 1 : 0;

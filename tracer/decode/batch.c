@@ -47,6 +47,7 @@
 #define HEAD_BYTES sizeof(struct tet_batch_head)
 #define OPEN_MAX TET_BATCH_OPEN_MAX
 #define STRING_MAX 256
+#define THREADS_MAX 16384u             /* threads followed (~2.5 KiB each, and their queues) */
 #define STRINGS_MAX 65536u             /* strings kept (spawn sites' files and types, task names): ~18 MiB */
 #define SWEEP_MARGIN_NS 1000000ull     /* a record stamped this close to a sweep may be missing */
 #define RING_MARGIN_NS 1000000ull      /* reservation → timestamp, across CPUs */
@@ -126,6 +127,8 @@ struct tb {
 	uint64_t released;          /* largest timestamp delivered */
 	struct thread **threads;
 	size_t nthreads, threads_cap;
+	struct thread **tix;        /* threads by (pid, tid) */
+	size_t tix_cap;
 	struct string **strings;    /* open addressing on (pid, ptr) */
 	size_t strings_cap, nstrings;
 	struct pair pairs[PAIRS_MAX];
@@ -215,13 +218,40 @@ static uint64_t to_ns(struct tb *b, const struct thread *t, uint64_t stamp)
 	return t->clock == TET_BATCH_CLOCK_TSC ? tsc_to_ns(b, stamp) : stamp;
 }
 
-/* ---- threads ---- */
+/* ---- threads ----
+ * b->threads lists them; b->tix indexes them by (pid, tid), open addressing at most half full,
+ * rebuilt when threads are pruned. A retired thread (tid 0: its tid went to a new thread) stays
+ * in the index as a slot that matches nothing until then. */
+static uint64_t mix(uint64_t a, uint64_t b);
+
+static struct thread **thread_slot(struct tb *b, uint32_t pid, uint32_t tid)
+{
+	size_t m = b->tix_cap - 1;
+
+	for (size_t i = mix(pid, tid) & m;; i = (i + 1) & m)
+		if (!b->tix[i] || (b->tix[i]->pid == pid && b->tix[i]->tid == tid))
+			return &b->tix[i];
+}
+
 static struct thread *thread_find(struct tb *b, uint32_t pid, uint32_t tid)
 {
+	return b->tix_cap ? *thread_slot(b, pid, tid) : NULL;
+}
+
+/* The index, larger: cap slots (a power of two). */
+static int threads_index(struct tb *b, size_t cap)
+{
+	struct thread **v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	free(b->tix);
+	b->tix = v;
+	b->tix_cap = cap;
 	for (size_t i = 0; i < b->nthreads; i++)
-		if (b->threads[i]->pid == pid && b->threads[i]->tid == tid)
-			return b->threads[i];
-	return NULL;
+		if (b->threads[i]->tid)
+			*thread_slot(b, b->threads[i]->pid, b->threads[i]->tid) = b->threads[i];
+	return 0;
 }
 
 static void thread_free(struct thread *t)
@@ -236,6 +266,8 @@ static struct thread *thread_new(struct tb *b, uint32_t pid, uint32_t tid)
 {
 	struct thread *t;
 
+	if ((b->nthreads + 1) * 2 > b->tix_cap && threads_index(b, b->tix_cap ? b->tix_cap * 2 : 64))
+		return NULL;
 	if (b->nthreads == b->threads_cap) {
 		size_t cap = b->threads_cap ? b->threads_cap * 2 : 16;
 		struct thread **v = realloc(b->threads, cap * sizeof(*v));
@@ -252,6 +284,7 @@ static struct thread *thread_new(struct tb *b, uint32_t pid, uint32_t tid)
 	t->tid = tid;
 	t->worker = -1;
 	b->threads[b->nthreads++] = t;
+	*thread_slot(b, pid, tid) = t;
 	b->s.threads++;
 	return t;
 }
@@ -269,7 +302,13 @@ static void threads_prune(struct tb *b)
 		else
 			b->threads[j++] = t;
 	}
-	b->nthreads = j;
+	if (j < b->nthreads) { /* the index anew, in place */
+		b->nthreads = j;
+		memset(b->tix, 0, b->tix_cap * sizeof(*b->tix));
+		for (size_t i = 0; i < b->nthreads; i++)
+			if (b->threads[i]->tid)
+				*thread_slot(b, b->threads[i]->pid, b->threads[i]->tid) = b->threads[i];
+	}
 }
 
 static int queue_reserve(struct thread *t, size_t more)
@@ -918,6 +957,10 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 		t = NULL;
 	}
 	if (!t) {
+		if (b->nthreads >= THREADS_MAX) { /* threads the process made: refused, O(1) */
+			b->s.threads_refused++;
+			return -EINVAL;
+		}
 		t = thread_new(b, r->h.pid, r->h.tid);
 		if (!t)
 			return -ENOMEM;
@@ -1318,6 +1361,7 @@ void tb_free(struct tb *b)
 		free(b->strings[i]);
 	free(b->strings);
 	free(b->threads);
+	free(b->tix);
 	free(b->scratch);
 	free(b->heap);
 	free(b);

@@ -52,6 +52,7 @@ struct tb_stats {
 	uint64_t forced;            /* delivered before their threads were complete (hold limit) */
 	uint64_t sweeps, sweep_records, sweep_failures;
 	uint64_t threads, threads_exited;
+	uint64_t threads_refused;   /* batches of new threads past the 16384 followed (not decoded) */
 	uint64_t threads_vanished;  /* ended without their final batch: their last records lost */
 	uint64_t unflushed[TET_EV_COUNT]; /* events of those threads' last windows (counts read) */
 	uint64_t strings, strings_read, string_misses;

@@ -2091,6 +2091,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "torn", st->torn_batches);
 		jw_ku64(w, "implausible", st->implausible);
 		jw_ku64(w, "strings_refused", st->strings_refused);
+		jw_ku64(w, "threads_refused", st->threads_refused);
 		jw_ku64(w, "read_errors", m->counters.batch_read_errors);
 		jw_ku64(w, "bad_records", st->bad_records);
 		jw_ku64(w, "wait_records_not_kept", st->waits_dropped);
