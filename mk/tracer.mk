@@ -2,6 +2,7 @@
 # fixtures (tests/fixtures/notes → $(BUILD)/fixtures/notes), unit tests and the fuzz target.
 #   make fuzz-notes [FUZZ_TIME=600] [FUZZ_JOBS=1]   long fuzz run of the note parser
 #   make fuzz-batch [FUZZ_TIME=600] [FUZZ_JOBS=1]   … of the batch decoder and the analyzer
+#   make fuzz-analyzer [FUZZ_TIME=600] [FUZZ_JOBS=1] … of the analyzer fed per-event records
 TRACER_OBJS   += $(TRACER_C_OBJS)
 TRACER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) $(TRACER_INC) -Ibpf -MMD -MP
 
@@ -180,6 +181,23 @@ fuzz-batch: $(FUZZ_BATCH) $(FUZZ_BATCH_SEEDS)/.done
 	    -max_len=65536 -rss_limit_mb=2048 -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
 	    $(BUILD)/fuzz/batch-corpus $(FUZZ_BATCH_SEEDS) tests/fixtures/batch/crashers
 	@echo "crashes (copy each into tests/fixtures/batch/crashers/): $$(ls $(BUILD)/fuzz/artifacts | wc -l)"
+
+# The analyzer fed per-event records of every type (tests/fuzz/fuzz_analyzer.c); no seeds needed
+# (every input is a script of records); tests/t_batch_fuzz.sh runs it too; make fuzz-analyzer
+FUZZ_AN      := $(BUILD)/fuzz/fuzz_analyzer
+FUZZ_AN_SRCS := $(call tsrc,analyzer.c starve.c locks.c htab.c uring.c hist.c)
+ALL_TARGETS += $(FUZZ_AN)
+
+$(FUZZ_AN): tests/fuzz/fuzz_analyzer.c $(FUZZ_AN_SRCS) $(wildcard tracer/*/*.h) bpf/events.h bpf/probes.def
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) -Ibpf -o $@ tests/fuzz/fuzz_analyzer.c $(FUZZ_AN_SRCS) -lm
+
+.PHONY: fuzz-analyzer
+fuzz-analyzer: $(FUZZ_AN)
+	$(Q)mkdir -p $(BUILD)/fuzz/analyzer-corpus $(BUILD)/fuzz/artifacts
+	$(FUZZ_AN) -max_total_time=$(FUZZ_TIME) -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+	    -max_len=65536 -rss_limit_mb=2048 -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
+	    $(BUILD)/fuzz/analyzer-corpus tests/fixtures/analyzer/crashers
 
 # ---- stack symbolizer unit test (tests/t_why_symbols.sh) -----------------------------------
 # It symbolizes its own code, so -O1 -g -fno-omit-frame-pointer whatever CFLAGS say; the two
