@@ -32,7 +32,7 @@ stop_pid() {  # stop_pid PID [SIGNAL]: signal, wait up to 5 s, then SIGKILL
 _cleanup() {
     local p
     for p in "${_TRACKED_PIDS[@]:-}"; do [ -n "$p" ] && stop_pid "$p"; done
-    rm -rf "$TMPD"
+    if [ -n "${KEEP_TMPD:-}" ]; then echo "# KEEP_TMPD: kept $TMPD" >&2; else rm -rf "$TMPD"; fi
 }
 trap _cleanup EXIT
 

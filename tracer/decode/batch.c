@@ -51,6 +51,11 @@
 #define STRINGS_MAX 65536u             /* strings kept (spawn sites' files and types, task names): ~18 MiB */
 #define SWEEP_MARGIN_NS 1000000ull     /* a record stamped this close to a sweep may be missing */
 #define RING_MARGIN_NS 1000000ull      /* reservation → timestamp, across CPUs */
+/* A thread found gone is judged to have vanished without its final batch only once the ring
+ * has been read this far past that moment: a record reserved before the final batch and not
+ * committed yet (its CPU preempted inside the BPF program, a host stall) stops the reader
+ * before it, and a drain then says nothing of what follows. */
+#define VANISH_GRACE_NS 100000000ull
 #define PAIRS_MAX 8192
 #define CLOCK_ERROR_MAX_NS 1000000000ull /* |TSC converted - the head's flush_ns| beyond: made up */
 #define MASK56 ((1ull << 56) - 1)
@@ -102,6 +107,7 @@ struct thread {
 	struct waitrec locks[LOCKS_MAX]; /* lock records of such polls */
 	size_t nlocks;
 	uint64_t window[TET_EV_COUNT]; /* counts of the window not flushed yet, as last swept */
+	uint64_t unflushed[TET_EV_COUNT]; /* what its vanishing added to the stats' unflushed */
 	struct ev *q;               /* sorted, q[qhead, qhead + qlen) */
 	size_t qhead, qlen, qcap;
 };
@@ -223,6 +229,7 @@ static uint64_t to_ns(struct tb *b, const struct thread *t, uint64_t stamp)
  * rebuilt when threads are pruned. A retired thread (tid 0: its tid went to a new thread) stays
  * in the index as a slot that matches nothing until then. */
 static uint64_t mix(uint64_t a, uint64_t b);
+static void thread_revive(struct tb *b, struct thread *t);
 
 static struct thread **thread_slot(struct tb *b, uint32_t pid, uint32_t tid)
 {
@@ -297,7 +304,7 @@ static void threads_prune(struct tb *b)
 	for (size_t i = 0; i < b->nthreads; i++) {
 		struct thread *t = b->threads[i];
 
-		if ((t->exited || t->dead) && !t->qlen)
+		if (!t->qlen && (t->exited || (t->dead && b->ring_ns >= t->gone_ns + b->o.max_delay_ns)))
 			thread_free(t);
 		else
 			b->threads[j++] = t;
@@ -951,6 +958,8 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 	if (r->h.ts > RING_MARGIN_NS && r->h.ts - RING_MARGIN_NS > b->ring_ns)
 		b->ring_ns = r->h.ts - RING_MARGIN_NS;
 	t = thread_find(b, r->h.pid, r->h.tid);
+	if (t && t->dead && t->buf == r->buf) /* its final batch after all, later than the grace */
+		thread_revive(b, t);
 	if (t && t->buf && t->buf != r->buf) { /* a new buffer: the tid was reused by a new thread */
 		t->exited = true;
 		t->tid = 0;
@@ -1050,9 +1059,25 @@ static void thread_vanished(struct tb *b, struct thread *t)
 {
 	t->dead = true;
 	b->s.threads_vanished++;
-	if (!t->consumed)
+	memset(t->unflushed, 0, sizeof(t->unflushed));
+	if (!t->consumed) {
 		add_counts(b->s.unflushed, t->window);
+		memcpy(t->unflushed, t->window, sizeof(t->unflushed));
+	}
 	memset(t->window, 0, sizeof(t->window));
+}
+
+/* A batch of a thread judged vanished came after all (kept dead for max_delay for this): the
+ * verdict is taken back and the batch decoded as it would have been (its events late). */
+static void thread_revive(struct tb *b, struct thread *t)
+{
+	t->dead = false;
+	t->gone_ns = 0;
+	b->s.threads_vanished--;
+	b->s.threads_revived++;
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		b->s.unflushed[i] -= t->unflushed[i];
+	memset(t->unflushed, 0, sizeof(t->unflushed));
 }
 
 static int sweep(struct tb *b, struct thread *t, uint64_t now_ns)
@@ -1278,7 +1303,7 @@ void tb_advance(struct tb *b, uint64_t now_ns)
 		/* a sweep is safe whenever no batch of the thread is in flight (it checks), so
 		 * quiet threads are read on the tracer's clock, even while the ring has a backlog;
 		 * the verdict on a thread found gone waits until the ring is read past that */
-		if (t->gone_ns && !t->dead && !t->exited && b->ring_ns >= t->gone_ns)
+		if (t->gone_ns && !t->dead && !t->exited && b->ring_ns >= t->gone_ns + VANISH_GRACE_NS)
 			thread_vanished(b, t);
 		else if (!t->gone_ns && t->last_try + b->o.sweep_after_ns <= now_ns)
 			sweep(b, t, now_ns);

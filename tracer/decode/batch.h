@@ -54,6 +54,7 @@ struct tb_stats {
 	uint64_t threads, threads_exited;
 	uint64_t threads_refused;   /* batches of new threads past the 16384 followed (not decoded) */
 	uint64_t threads_vanished;  /* ended without their final batch: their last records lost */
+	uint64_t threads_revived;   /* judged vanished, then their final batch came (not counted above) */
 	uint64_t unflushed[TET_EV_COUNT]; /* events of those threads' last windows (counts read) */
 	uint64_t strings, strings_read, string_misses;
 	uint64_t strings_refused;   /* new strings past the bound (65536): their spawns lack them */

@@ -1987,6 +1987,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "findings", an_findings(a, &f));
 	jw_ku64(w, "findings_omitted", t->findings_omitted);
 	jw_ku64(w, "findings_set_aside", t->findings_set_aside);
+	jw_ku64(w, "stalled_in_deadlock", t->stalled_in_deadlock);
 	jw_ku64(w, "unmatched_poll_ends", t->unmatched_poll_ends);
 	jw_ku64(w, "waits_outside_tasks", t->waits_outside_polls);
 	jw_ku64(w, "waits_not_kept", t->waits_dropped);
@@ -2103,6 +2104,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 		jw_ku64(w, "late", st->late);
 		jw_ku64(w, "forced", st->forced);
 		jw_ku64(w, "threads_vanished", st->threads_vanished);
+		jw_ku64(w, "threads_final_batch_late", st->threads_revived);
 		jw_ku64(w, "sweeps", st->sweeps);
 		jw_ku64(w, "sweep_failures", st->sweep_failures);
 		jw_ku64(w, "held_max", st->pending_max);
