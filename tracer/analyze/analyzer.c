@@ -393,13 +393,14 @@ static bool finding_lossy(const struct analyzer *a, const struct an_finding *f)
 }
 
 /* Moves the findings lost events could explain out of the list (an_findings), into the aside
- * list (an_findings_aside), keeping every index (tasks', per-finding stacks) right. */
+ * list (an_findings_aside), and drops the superseded ones, keeping every index (tasks',
+ * per-finding stacks) right. */
 static void set_aside(struct analyzer *a)
 {
 	int32_t *map;
 	size_t n = 0, na = 0;
 
-	if ((!a->lost_by_task && !a->nloss) || !a->nfindings)
+	if ((!a->lost_by_task && !a->nloss && !a->t.stalled_in_deadlock) || !a->nfindings)
 		return;
 	map = calloc(a->nfindings, sizeof(*map));
 	a->aside = realloc(a->aside, (a->naside + a->nfindings) * sizeof(*a->aside));
@@ -410,8 +411,9 @@ static void set_aside(struct analyzer *a)
 	for (size_t i = 0; i < a->nfindings; i++) {
 		struct an_finding *f = &a->findings[i];
 
-		if (finding_lossy(a, f)) {
-			a->aside[a->naside + na++] = *f;
+		if (f->superseded || finding_lossy(a, f)) {
+			if (!f->superseded)
+				a->aside[a->naside + na++] = *f;
 			if (f->site && f->site->findings[f->kind])
 				((struct an_site *)f->site)->findings[f->kind]--;
 			if (i < a->fst_cap) {
@@ -2457,6 +2459,27 @@ oom:
 	dl_reset(a);
 }
 
+/* A task found in a deadlock may have been judged stalled at an earlier tick of the same wait,
+ * before every member was known to wait (their waits reach the analyzer one by one; batched
+ * capture delivers them behind the clock). The deadlock tells that wait: the stalled finding
+ * goes, unless it holds other, earlier stalls of the task too. */
+static void stalled_superseded(struct analyzer *a)
+{
+	for (size_t i = 0; i < a->tasks.cap; i++) {
+		struct task *t = a->tasks.e[i].v;
+		struct an_finding *f;
+
+		if (!t || t->dl != 2 || !t->finding[AN_DEADLOCK] || !t->finding[AN_STALLED] ||
+		    t->s.state != AN_PENDING)
+			continue;
+		f = &a->findings[t->finding[AN_STALLED] - 1];
+		if (f->occurrences == 1 && f->first_ts == t->pending_since && !f->superseded) {
+			f->superseded = true;
+			a->t.stalled_in_deadlock++;
+		}
+	}
+}
+
 void an_tick(struct analyzer *a, uint64_t now)
 {
 	if (now > a->now)
@@ -2609,6 +2632,7 @@ void an_finish(struct analyzer *a, uint64_t now)
 		}
 	}
 	starvation_findings(a, true);
+	stalled_superseded(a);
 	a->starve_listed = true; /* set_aside renumbers the findings: no more updates */
 	count_sharers(a);
 	/* what no poll claimed: in a poll still open (its own), or unmatched */

@@ -249,6 +249,7 @@ struct an_finding {
 	char name[TET_NAME_MAX];
 	bool ongoing;               /* still true at the end (pending / in the poll) */
 	bool contradicted;          /* lost_waker: a wake came after all (missed clone?) */
+	bool superseded;            /* stalled: its task turned out to be in a deadlock (dropped) */
 	/* starvation (first_ts .. first_ts + value_ns; task_id/site: the first holder's): the
 	 * polls that held every worker thread of the runtime, and what waited meanwhile — timers
 	 * that fell due in it and fired late, woken tasks that waited to be polled, and how much
@@ -310,6 +311,7 @@ struct an_totals {
 	uint64_t tasks_seen, tasks_live, tasks_untracked, task_records_omitted;
 	uint64_t findings_omitted;
 	uint64_t findings_set_aside;       /* lost events could explain them (an_findings_aside) */
+	uint64_t stalled_in_deadlock;      /* stalled findings a deadlock found later took over */
 	uint64_t unmatched_poll_ends;      /* poll_end with no poll_begin (lost, or pre-attach) */
 	uint64_t waits_outside_polls;      /* task_wait of a task not in a poll (or block_on) */
 	uint64_t waits_dropped;            /* beyond AN_WAITS_MAX in one poll */
