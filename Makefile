@@ -4,7 +4,7 @@
 #   make test    run every test (tests/run.sh); make test T=pattern runs a subset
 #   make demo    build, run the sample service with its pathologies, trace it, write a report
 #   make bench-probes / make bench   benchmarks (not tests)
-#   make kit-matrix   the kit on all 70 Tokio releases (make test: each minor line's newest + hooks.py cover)
+#   make kit-matrix   the kit on all 70 Tokio releases (make test: the hooks.py cover)
 # V=1 shows full commands.
 
 .DELETE_ON_ERROR:
