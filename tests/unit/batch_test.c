@@ -520,6 +520,20 @@ static void test_locks(void)
 	tb_free(t);
 }
 
+/* thread 1 registered (seq 0), its batch 1 in progress holding poll 5 (not in memory yet) */
+static void registered(struct tb *t, struct batch *b)
+{
+	mem_gone = false;
+	tid_alive = true;
+	b_init(b, 1, 0, 1500, 2000);
+	b->buf = 0x10000;
+	b->h.reason = TET_BATCH_REASON_NEW;
+	feed(t, b, 2000);                                   /* registration: seq 0, nothing */
+	b_init(b, 1, 1, 2000, 0);
+	b->buf = 0x10000;
+	poll_rec(b, 5, 2500, 2600, 0, 0, 0, 0);
+}
+
 static void test_sweep(void)
 {
 	struct tb *t = fresh(read_mem, alive);
@@ -527,15 +541,7 @@ static void test_sweep(void)
 
 	/* intent: a quiet thread's buffer is read in place: its records go out without waiting
 	 * for its flush, and the flush then adds only what came after */
-	mem_gone = false;
-	tid_alive = true;
-	b_init(&b, 1, 0, 1500, 2000);
-	b.buf = 0x10000;
-	b.h.reason = TET_BATCH_REASON_NEW;
-	feed(t, &b, 2000);                                  /* registration: seq 0, nothing */
-	b_init(&b, 1, 1, 2000, 0);
-	b.buf = 0x10000;
-	poll_rec(&b, 5, 2500, 2600, 0, 0, 0, 0);
+	registered(t, &b);
 	to_mem(&b);                                         /* seq 1 in progress, one poll */
 	tb_ring_drained(t, 100000000);
 	tb_advance(t, 100000000);                           /* quiet for long: swept */
@@ -571,15 +577,7 @@ static void test_sweep(void)
 	 * unflushed counts withdrawn, what a sweep read of it not decoded twice (the CI once had
 	 * every task of a worker polled twice too often after such a verdict) */
 	t = fresh(read_mem, alive);
-	nev = 0;
-	tid_alive = true;
-	b_init(&b, 1, 0, 1500, 2000);
-	b.buf = 0x10000;
-	b.h.reason = TET_BATCH_REASON_NEW;
-	feed(t, &b, 2000);
-	b_init(&b, 1, 1, 2000, 0);
-	b.buf = 0x10000;
-	poll_rec(&b, 5, 2500, 2600, 0, 0, 0, 0);
+	registered(t, &b);
 	to_mem(&b);
 	tb_ring_drained(t, 100000000);
 	tb_advance(t, 100000000);                           /* swept: poll 5 out */
@@ -613,15 +611,7 @@ static void test_torn(void)
 	/* intent: a head whose len shrinks below what a sweep already read of the same batch
 	 * (PROBES.md: records below len stay until the next flush) is refused in O(1) and counted:
 	 * no wrapped length, no allocation for it, nothing decoded twice, the next batch decoded */
-	mem_gone = false;
-	tid_alive = true;
-	b_init(&b, 1, 0, 1500, 2000);
-	b.buf = 0x10000;
-	b.h.reason = TET_BATCH_REASON_NEW;
-	feed(t, &b, 2000);
-	b_init(&b, 1, 1, 2000, 0);
-	b.buf = 0x10000;
-	poll_rec(&b, 5, 2500, 2600, 0, 0, 0, 0);
+	registered(t, &b);
 	poll_rec(&b, 6, 2700, 2800, 0, 0, 0, 0);
 	to_mem(&b);                                         /* 8 words in place */
 	tb_ring_drained(t, 100000000);
