@@ -8,7 +8,8 @@
 #    (batch_replay);
 #  - a per-event capture of the lock pathologies and a CPU-bound workload, with CPU profiling,
 #    folded stacks and the metrics endpoint scraped (two deadlocks found, as t_deadlock checks on
-#    the plain build; the workload's stacks folded).
+#    the plain build; the workload's stacks folded), --live-tasks 4 (the live tasks listed: those
+#    with a finding, then the oldest up to 4; the others counted).
 # No sanitizer report in any output, exit 0 everywhere.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -66,7 +67,7 @@ check "batch_replay: decoded the capture's events" \
 # ---- per-event capture of the lock pathologies and a CPU-bound workload, profiled, metrics ----
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 start_bg tr.l "$SAN/tokio-ebpf-trace" --binary "$bin" --capture per-event --ringbuf-size 64M --profile-hz 199 \
-    --stacks "$TMPD/l.folded" --duration 8s --metrics-addr "127.0.0.1:$port" \
+    --stacks "$TMPD/l.folded" --duration 8s --metrics-addr "127.0.0.1:$port" --live-tasks 4 \
     -o "$TMPD/l.json" -o "$TMPD/l.html" --trace "$TMPD/l.trace.json"
 trp=$BG_PID
 wait_for_line "$TMPD/tr.l.err" attached 60 || not_ok "per-event: the sanitized tracer attached"
@@ -88,6 +89,14 @@ check "per-event: the metrics endpoint answered ($scraped of 40 scrapes)" test "
 check_eq "per-event: capture is per-event" per-event "$(jqr "$TMPD/l.json" .capture.capture)"
 check_eq "per-event: nothing lost (a lost wait or lock event turns deadlock detection off)" 0 "$(jqr "$TMPD/l.json" .totals.drops)"
 check_eq "per-event: both deadlocks found" 2 "$(jqr "$TMPD/l.json" '[.findings[] | select(.kind == "deadlock")] | length')"
+# --live-tasks 4: every live task with a finding listed, the oldest others up to 4, the rest counted
+live=$(jqr "$TMPD/l.json" .totals.tasks_live)
+fin=$(jqr "$TMPD/l.json" '[.findings[] | .task_id, (.cycle[]?.task_id)] as $f | [.tasks[] | select(.state != "terminated" and (.task_id as $i | $f | index($i)))] | length')
+listed=$(jqr "$TMPD/l.json" '[.tasks[] | select(.state != "terminated")] | length')
+want=$(( live < 4 ? live : 4 )); [ "$fin" -gt "$want" ] && want=$fin
+check_eq "per-event: --live-tasks 4: listed live tasks ($live live, $fin with a finding)" "$want" "$listed"
+check_eq "per-event: --live-tasks 4: the others counted" "$((live - listed))" "$(jqr "$TMPD/l.json" .totals.live_tasks_omitted)"
+check "per-event: --live-tasks 4: some left out" test "$((live - listed))" -gt 0
 check "per-event: folded stacks of the CPU-bound workload written" grep -q 'workload.rs' "$TMPD/l.folded"
 check "per-event: the HTML report written" grep -q '</html>' "$TMPD/l.html"
 finish

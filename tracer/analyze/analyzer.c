@@ -195,6 +195,7 @@ void an_opts_default(struct an_opts *o)
 	o->waker_events = true;
 	o->max_live_tasks = 1000000;
 	o->max_task_records = 10000;
+	o->max_live_listed = 10000;
 	o->max_findings = 10000;
 	o->max_sites = 65536;
 	o->timeline_cap = 0;
@@ -2738,10 +2739,42 @@ static int cmp_seq(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx)
+static bool task_has_finding(const struct task *t)
+{
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		if (t->finding[k])
+			return true;
+	return false;
+}
+
+/* Of the live tasks without a finding, how many are listed: what max_live_listed leaves after
+ * those with one. */
+static size_t live_quota(const struct analyzer *a, size_t *without)
+{
+	size_t with = 0;
+
+	*without = 0;
+	for (size_t i = 0; i < a->tasks.cap; i++)
+		if (a->tasks.e[i].v) {
+			if (task_has_finding(a->tasks.e[i].v))
+				with++;
+			else
+				(*without)++;
+		}
+	return a->o.max_live_listed > with ? a->o.max_live_listed - with : 0;
+}
+
+uint64_t an_live_tasks_omitted(const struct analyzer *a)
+{
+	size_t without, quota = live_quota(a, &without);
+
+	return without > quota ? without - quota : 0;
+}
+
+static void for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx, bool capped)
 {
 	struct task **live;
-	size_t n = 0;
+	size_t n = 0, without, quota = capped ? live_quota(a, &without) : SIZE_MAX;
 
 	for (size_t i = 0; i < a->nrecords; i++)
 		cb(&a->records[i], ctx);
@@ -2755,10 +2788,25 @@ void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx)
 	for (size_t i = 0; i < n; i++) {
 		struct an_task_summary s;
 
+		if (!task_has_finding(live[i])) {
+			if (!quota)
+				continue; /* counted: an_live_tasks_omitted */
+			quota--;
+		}
 		summarize(a, live[i], &s, a->now);
 		cb(&s, ctx);
 	}
 	free(live);
+}
+
+void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx)
+{
+	for_each_task(a, cb, ctx, false);
+}
+
+void an_for_each_listed_task(const struct analyzer *a, an_task_cb cb, void *ctx)
+{
+	for_each_task(a, cb, ctx, true);
 }
 
 size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, size_t *nfirst,

@@ -91,6 +91,8 @@ struct an_opts {
 	bool key_by_header;         /* uprobe fallback: task identity is header_ptr */
 	size_t max_live_tasks;      /* tasks tracked in full at once (more: site figures only) */
 	size_t max_task_records;    /* terminated tasks kept for the report */
+	size_t max_live_listed;     /* live tasks listed (an_for_each_listed_task): those with a
+				     * finding always, then the oldest up to this many in all */
 	size_t max_findings;
 	size_t max_sites;
 	size_t timeline_cap;        /* bounded event log for timeline reporters, 0 = off */
@@ -385,6 +387,10 @@ size_t an_top_sched(const struct analyzer *a, const struct an_top **t);
 /* Calls cb for every task (terminated ones kept, then live ones, in first-seen order). */
 typedef void (*an_task_cb)(const struct an_task_summary *t, void *ctx);
 void an_for_each_task(const struct analyzer *a, an_task_cb cb, void *ctx);
+/* The same, but of the live tasks only those a report lists (opts.max_live_listed: every one
+ * with a finding, then the oldest); an_live_tasks_omitted: how many it leaves out. */
+void an_for_each_listed_task(const struct analyzer *a, an_task_cb cb, void *ctx);
+uint64_t an_live_tasks_omitted(const struct analyzer *a);
 /* Timeline records, oldest first: two spans (ring buffer). */
 size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, size_t *nfirst,
 		   const struct an_tl_rec **second, size_t *nsecond);

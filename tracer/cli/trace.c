@@ -179,6 +179,8 @@ static void trace_usage(FILE *out)
 "      --top N              rows per table in the summary (default 10)\n"
 "      --task-records N     terminated tasks listed in the JSON (default 10000; tasks with a\n"
 "                           finding are always listed; every task counts at its site)\n"
+"      --live-tasks N       live tasks listed in the JSON and HTML (default 10000; the oldest,\n"
+"                           and every one with a finding; the others are counted as omitted)\n"
 "  -q, --quiet              no terminal summary (JSON only)\n"
 "  -v, --verbose            libbpf debug output, BPF program ids\n"
 "  -h, --help\n"
@@ -367,7 +369,7 @@ static int parse_detect(const char *s, unsigned *out)
 
 enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
-	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_LARGE_FUTURE, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS,
+	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_LARGE_FUTURE, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
 	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
 	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
@@ -400,6 +402,7 @@ static const struct option long_opts[] = {
 	{ "drain-interval", required_argument, NULL, OPT_DRAIN },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "task-records", required_argument, NULL, OPT_TASK_RECORDS },
+	{ "live-tasks", required_argument, NULL, OPT_LIVE_TASKS },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "timeline-events", required_argument, NULL, OPT_TIMELINE },
 	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
@@ -667,6 +670,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_TASK_RECORDS:
 			ret = parse_count("--task-records", optarg, 0, 10000000, &v);
 			o->an.max_task_records = (size_t)v;
+			break;
+		case OPT_LIVE_TASKS:
+			ret = parse_count("--live-tasks", optarg, 0, 10000000, &v);
+			o->an.max_live_listed = (size_t)v;
 			break;
 		case 'q':
 			o->quiet = true;

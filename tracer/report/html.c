@@ -750,7 +750,7 @@ static int tasks_collect(struct tasks_ctx *c, const struct analyzer *a, const st
 	memset(c, 0, sizeof(*c));
 	c->fx = fx;
 	c->now = an_now(a);
-	an_for_each_task(a, collect_task, c);
+	an_for_each_listed_task(a, collect_task, c);
 	if (c->oom) {
 		free(c->v);
 		c->v = NULL;

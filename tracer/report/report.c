@@ -1984,6 +1984,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "tasks_live", t->tasks_live);
 	jw_ku64(w, "tasks_untracked", t->tasks_untracked);
 	jw_ku64(w, "task_records_omitted", t->task_records_omitted);
+	jw_ku64(w, "live_tasks_omitted", an_live_tasks_omitted(a));
 	jw_ku64(w, "findings", an_findings(a, &f));
 	jw_ku64(w, "findings_omitted", t->findings_omitted);
 	jw_ku64(w, "findings_set_aside", t->findings_set_aside);
@@ -2130,7 +2131,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 
 	jw_key(w, "tasks");
 	jw_arr_begin(w);
-	an_for_each_task(a, j_task, &tc);
+	an_for_each_listed_task(a, j_task, &tc);
 	jw_arr_end(w);
 
 	workers = report_sorted_workers(a, &n);
