@@ -3,6 +3,7 @@
 #   make fuzz-notes [FUZZ_TIME=600] [FUZZ_JOBS=1]   long fuzz run of the note parser
 #   make fuzz-batch [FUZZ_TIME=600] [FUZZ_JOBS=1]   … of the batch decoder and the analyzer
 #   make fuzz-analyzer [FUZZ_TIME=600] [FUZZ_JOBS=1] … of the analyzer fed per-event records
+#   make fuzz-fdwhat [FUZZ_TIME=600] [FUZZ_JOBS=1]  … of the /proc fd, fdinfo and socket-table readers
 TRACER_OBJS   += $(TRACER_C_OBJS)
 TRACER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) $(TRACER_INC) -Ibpf -MMD -MP
 
@@ -191,6 +192,28 @@ ALL_TARGETS += $(FUZZ_AN)
 $(FUZZ_AN): tests/fuzz/fuzz_analyzer.c $(FUZZ_AN_SRCS) $(wildcard tracer/*/*.h) bpf/events.h bpf/probes.def
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) -Ibpf -o $@ tests/fuzz/fuzz_analyzer.c $(FUZZ_AN_SRCS) -lm
+
+# What the tracer reads of the process's /proc to name an epoll token's fd (fdinfo, fd links,
+# socket tables), laid out from the input (tests/fuzz/fuzz_fdwhat.c; seeds: this machine's own
+# /proc, tests/fuzz/fdwhat_seeds.py); tests/t_fdwhat_fuzz.sh, make fuzz-fdwhat
+FUZZ_FDW       := $(BUILD)/fuzz/fuzz_fdwhat
+FUZZ_FDW_SEEDS := $(BUILD)/fuzz/fdwhat-seeds
+ALL_TARGETS += $(FUZZ_FDW) $(FUZZ_FDW_SEEDS)/.done
+
+$(FUZZ_FDW): tests/fuzz/fuzz_fdwhat.c $(call tsrc,fdwhat.c fdwhat.h)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_fdwhat.c $(call tsrc,fdwhat.c)
+
+$(FUZZ_FDW_SEEDS)/.done: tests/fuzz/fdwhat_seeds.py
+	$(call msg,SEEDS,$(FUZZ_FDW_SEEDS))
+	$(Q)rm -rf $(FUZZ_FDW_SEEDS) && python3 $< $(FUZZ_FDW_SEEDS) && touch $@
+
+.PHONY: fuzz-fdwhat
+fuzz-fdwhat: $(FUZZ_FDW) $(FUZZ_FDW_SEEDS)/.done
+	$(Q)mkdir -p $(BUILD)/fuzz/fdwhat-corpus $(BUILD)/fuzz/artifacts
+	$(FUZZ_FDW) -max_total_time=$(FUZZ_TIME) -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+	    -max_len=65536 -rss_limit_mb=2048 -artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
+	    $(BUILD)/fuzz/fdwhat-corpus $(FUZZ_FDW_SEEDS)
 
 .PHONY: fuzz-analyzer
 fuzz-analyzer: $(FUZZ_AN)

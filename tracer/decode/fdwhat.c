@@ -251,6 +251,13 @@ static int open_in(const struct fdw *w, const char *path)
 int fdw_new(uint32_t pid, struct fdw **wp)
 {
 	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return fdw_new_dir(path, pid, wp);
+}
+
+int fdw_new_dir(const char *path, uint32_t pid, struct fdw **wp)
+{
 	struct fdw *w;
 	int err;
 
@@ -264,7 +271,6 @@ int fdw_new(uint32_t pid, struct fdw **wp)
 		return -ENOMEM;
 	}
 	w->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%u", pid);
 	w->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->procfd < 0) {
 		err = errno == ENOENT ? -ESRCH : -errno;

@@ -55,6 +55,9 @@ enum fdw_kind {
 /* A cache for process `pid`: opens /proc/PID (-ESRCH: no such process; -EACCES…), reads
  * nothing else yet. *wp is NULL on error. */
 int fdw_new(uint32_t pid, struct fdw **wp);
+/* The same from a directory laid out as /proc/PID is (stat, fd/, fdinfo/, net/): the fuzz
+ * target's made-up processes (tests/fuzz/fuzz_fdwhat.c). */
+int fdw_new_dir(const char *dir, uint32_t pid, struct fdw **wp);
 void fdw_free(struct fdw *w);
 
 /* Reads the epoll registrations again (every epoll fd of the process) and forgets the socket
