@@ -2181,8 +2181,11 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
  * and any of them may end the wait) is on a Mutex or RwLock whose holders are known tasks or
  * on the JoinHandle of a live task; any other wait — a timer, I/O, a channel, a Semaphore
  * (add_permits from anyone can end it), a lock held by nobody known — can end without them. A
- * deadlock is a set of such tasks, each pending for stall_ns, whose every wait is on members of
- * the set: none of them can go on before another does. deadlock_check finds the largest such
+ * deadlock is a set of such tasks whose every wait is on members of the set: none of them can
+ * go on before another does. It is a finding once its cycle's last member has waited stall_ns;
+ * until then its tasks are in it all the same (none is judged stalled: the waits reach the
+ * analyzer one by one, and a member judged before its partner was seen waiting would be told
+ * twice). deadlock_check finds the largest such
  * set by elimination over a reverse-edge worklist (a candidate with a wait on a task outside
  * the set leaves it, and so may the candidates waiting on it: O(tasks + edges) per tick), then
  * splits it into parts by following each member's first wait inside the set: a walk ends on a
@@ -2301,6 +2304,8 @@ static int32_t dl_finding(struct analyzer *a, struct task *head, uint32_t more, 
 	} while (t && t != head && n + more < 1u << 20);
 	if (known) {
 		f = &a->findings[known - 1];
+	} else if (now - closed < a->o.stall_ns) {
+		return 0; /* not a finding yet: its last member has not waited stall_ns */
 	} else {
 		detected(a, head, AN_DEADLOCK, closed, now, now - closed, a->o.stall_ns);
 		if (!(f = finding_get(a, head, AN_DEADLOCK, closed, a->o.stall_ns)))
@@ -2345,7 +2350,7 @@ static void deadlock_check(struct analyzer *a, uint64_t now)
 		int k;
 
 		if (!t || t->s.state != AN_PENDING || now < t->pending_since ||
-		    now - t->pending_since < a->o.stall_ns || (k = dl_all_targets(a, t, o)) < 0)
+		    (k = dl_all_targets(a, t, o)) < 0)
 			continue;
 		if (grow((void **)&a->dl_v, &a->dl_cap, n + 1, sizeof(*a->dl_v)) ||
 		    grow((void **)&a->dl_off, &a->dl_off_cap, n + 2, sizeof(*a->dl_off)) ||
