@@ -83,6 +83,8 @@ expect_fail "ring size too big" 3 "power of two between 64K and 1G" "$TRACER" --
 expect_fail "self-wake ratio above 1" 3 "expected a number in \(0, 1\]" "$TRACER" --pid $FP --self-wake-ratio 2
 expect_fail "top 0" 3 "must be between 1 and 1000" "$TRACER" --pid $FP --top 0
 expect_fail "min self-wakes negative" 3 "expected a whole number" "$TRACER" --pid $FP --self-wake-min -3
+expect_fail "--live-tasks not a number" 3 "--live-tasks '1x': expected a whole number" "$TRACER" --pid $FP --live-tasks 1x
+expect_fail "--live-tasks too large" 3 "--live-tasks '10000001': must be between 0 and 10000000" "$TRACER" --pid $FP --live-tasks 10000001
 expect_fail "large-future size not a size" 3 "large-future-size" "$TRACER" --pid $FP --large-future-size 12Q
 
 # ---- batched capture and sampling ----

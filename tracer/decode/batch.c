@@ -1059,11 +1059,11 @@ static void thread_vanished(struct tb *b, struct thread *t)
 {
 	t->dead = true;
 	b->s.threads_vanished++;
-	memset(t->unflushed, 0, sizeof(t->unflushed));
-	if (!t->consumed) {
-		add_counts(b->s.unflushed, t->window);
+	if (t->consumed)
+		memset(t->unflushed, 0, sizeof(t->unflushed));
+	else
 		memcpy(t->unflushed, t->window, sizeof(t->unflushed));
-	}
+	add_counts(b->s.unflushed, t->unflushed);
 	memset(t->window, 0, sizeof(t->window));
 }
 
@@ -1075,7 +1075,7 @@ static void thread_revive(struct tb *b, struct thread *t)
 	t->gone_ns = 0;
 	b->s.threads_vanished--;
 	b->s.threads_revived++;
-	for (int i = 0; i < TET_EV_COUNT; i++)
+	for (int i = 0; i < TET_BATCH_COUNTS; i++) /* what add_counts added */
 		b->s.unflushed[i] -= t->unflushed[i];
 	memset(t->unflushed, 0, sizeof(t->unflushed));
 }
