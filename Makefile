@@ -60,7 +60,11 @@ deps:
 	$(Q)scripts/deps.sh
 	$(Q)mkdir -p $(BUILD) && touch $(BUILD)/.deps-ok
 
-test: all
+# The build runs as many jobs as the machine has CPUs (cargo's own parallelism leaves cores idle
+# while a crate links or a build script runs); the tests run one at a time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test:
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all
 	$(Q)tests/run.sh $(T)
 
 clean:

@@ -244,11 +244,13 @@ int tet_dialect(struct pt_regs *ctx)
 }
 
 /* Copies min(len, max) bytes of a user string; returns the count copied, 0 on failure.
- * `sleepable` is a constant per program: bpf_copy_from_user() (sleepable programs only) faults
- * the page in; bpf_probe_read_user() fails on a page the process never touched — and a
- * Location's file name usually sits on such a page (nothing reads it until a panic). */
+ * bpf_probe_read_user() fails on a page the process never touched — a Location's file name
+ * usually sits on such a page (nothing reads it until a panic) — and user space reads those
+ * from the process later. No program here sleeps on the process's memory: a sleepable one
+ * (bpf_copy_from_user) waits inside the process's thread for as long as a userfaultfd or FUSE
+ * page keeps it, and every uprobe detach on the host waits for it (synchronize_rcu_tasks_trace). */
 static __always_inline __u16 read_bounded(char *dst, __u64 src, __u64 len, __u32 max,
-					  struct tet_counters *c, bool sleepable)
+					  struct tet_counters *c)
 {
 	__u32 n = len > max ? max : (__u32)len;
 	long err;
@@ -258,10 +260,7 @@ static __always_inline __u16 read_bounded(char *dst, __u64 src, __u64 len, __u32
 	n &= 0x1ff; /* n ≤ max ≤ 256 < 512: the verifier sees the bound */
 	if (n > max)
 		return 0;
-	if (sleepable)
-		err = bpf_copy_from_user(dst, n, (const void *)src);
-	else
-		err = bpf_probe_read_user(dst, n, (const void *)src);
+	err = bpf_probe_read_user(dst, n, (const void *)src);
 	if (err < 0) {
 		__sync_fetch_and_add(&c->read_errors, 1);
 		return 0;
@@ -269,7 +268,10 @@ static __always_inline __u16 read_bounded(char *dst, __u64 src, __u64 len, __u32
 	return n;
 }
 
-static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
+/* task_spawn; a string that cannot be read here is read by user space from the process
+ * at file_ptr/type_ptr (bounded in time: tracer/lib/pmem.h). */
+SEC("usdt")
+int tet_spawn(struct pt_regs *ctx)
 {
 	struct tet_counters *c;
 	struct tet_spawn_rec *r;
@@ -287,9 +289,9 @@ static __always_inline int do_spawn(struct pt_regs *ctx, bool sleepable)
 	r->col = (__u32)arg(ctx, 6, c);
 	r->type_ptr = arg(ctx, 7, c);
 	r->type_len = arg(ctx, 8, c);
-	r->file_copied = read_bounded(r->data, r->file_ptr, r->file_len, TET_FILE_MAX, c, sleepable);
+	r->file_copied = read_bounded(r->data, r->file_ptr, r->file_len, TET_FILE_MAX, c);
 	r->type_copied = read_bounded(r->data + TET_FILE_MAX, r->type_ptr, r->type_len,
-				      TET_TYPE_MAX, c, sleepable);
+				      TET_TYPE_MAX, c);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -328,21 +330,7 @@ int tet_dialect_spawn(struct pt_regs *ctx)
 	return 0;
 }
 
-/* task_spawn, where the kernel has sleepable uprobe programs (Linux 6.0, "bpf: Add sleepable
- * uprobe programs"): user space loads it with BPF_F_SLEEPABLE. */
-SEC("usdt")
-int tet_spawn_s(struct pt_regs *ctx)
-{
-	return do_spawn(ctx, true);
-}
 
-/* task_spawn elsewhere; a string that cannot be read is read by user space from
- * /proc/PID/mem at file_ptr/type_ptr. */
-SEC("usdt")
-int tet_spawn(struct pt_regs *ctx)
-{
-	return do_spawn(ctx, false);
-}
 
 /* task_meta: the name is not static data, readable only now (the emitter touched its pages) */
 SEC("usdt")
@@ -360,7 +348,7 @@ int tet_meta(struct pt_regs *ctx)
 	r->size = arg(ctx, 3, c);
 	r->flags = (__u32)arg(ctx, 4, c);
 	r->pad = 0;
-	r->name_copied = read_bounded(r->name, arg(ctx, 1, c), r->name_len, TET_NAME_MAX, c, false);
+	r->name_copied = read_bounded(r->name, arg(ctx, 1, c), r->name_len, TET_NAME_MAX, c);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -4,6 +4,7 @@
 #   fake_tokio_nop5  the scenario with 5-byte nop sites (as the Rust patch emits them)
 #   stock_like     Tokio symbols, no probes (what a stock Tokio binary looks like)
 #   batch_badrate  tokio:event_batch, but 3 tokio:sample_rate sites instead of 16
+#   hostile        the probes used against the tracer, one scenario per run (t_hostile)
 #   unit_trace     unit tests of the analyzer, histograms, durations, report (no BPF)
 #   stallmon       a witness of machine stalls (a SCHED_FIFO thread per CPU), for the tests that
 #                  excuse a healthy site's lone long poll with one (tests/stall_excuse.py)
@@ -13,7 +14,7 @@ FIXTURE_SRC := tests/fixtures/trace
 
 ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so \
                $(FIXTURES)/stock_like $(FIXTURES)/unit_trace $(FIXTURES)/fake_tokio_nop5 \
-               $(FIXTURES)/batch_badrate $(FIXTURES)/stallmon
+               $(FIXTURES)/batch_badrate $(FIXTURES)/stallmon $(FIXTURES)/hostile
 
 $(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
 	$(call msg,CC,$@)
@@ -44,6 +45,11 @@ $(FIXTURES)/stock_like: $(FIXTURE_SRC)/stock_like.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
+
+$(FIXTURES)/hostile: $(FIXTURE_SRC)/hostile.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/hostile.c $(FIXTURE_SRC)/fake_rt.c
 
 $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 	$(call msg,CC,$@)
@@ -109,3 +115,12 @@ $(FDWHAT_TEST): tests/unit/fdwhat_test.c tests/unit/check.h $(call tsrc,fdwhat.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -o $@ $< $(call tsrc,fdwhat.c)
+
+# pmem_test: reads of a process's memory that a userfaultfd page holds (tracer/lib/pmem.c) are
+# given up, bounded and counted (tests/t_pmem_unit.sh)
+PMEM_TEST := $(BUILD)/tests/pmem_test
+ALL_TARGETS += $(PMEM_TEST)
+$(PMEM_TEST): tests/unit/pmem_test.c tests/unit/check.h $(call tsrc,pmem.c) $(call tsrc,pmem.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -pthread -o $@ $< $(call tsrc,pmem.c)

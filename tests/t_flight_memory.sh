@@ -5,10 +5,10 @@
 #    a dump directory that is missing, a file, or on a read-only file system: one line naming
 #    it, exit 4 — and nothing attached (the service's semaphores stay 0);
 #  - memory: with --flight-recorder 16M and the sample service under load (all pathologies,
-#    1000 requests/s) for 60 s (FLIGHT_MEMORY_SECS), the tracer's anonymous RSS
+#    1000 requests/s) for 36 s (FLIGHT_MEMORY_SECS), the tracer's anonymous RSS
 #    (/proc/PID/status RssAnon, sampled every 2 s) never grows more than the window plus 32 MiB
 #    over its value right after attach, while the recorder evicts (the window was filled many
-#    times over: RssAnon levels off within 10 s, and 60 s evict ~3 M records). Hours of it are
+#    times over: RssAnon levels off within 10 s, and 36 s evict ~1.8 M records). Hours of it are
 #    `make soak-flight`, not a test;
 #  - --dump-max-bytes (5M; dumps of ~1.2 MB: the service at 100 requests/s, blocking_call):
 #    after every one of six SIGUSR1 dumps the dump directory holds at most the budget (or only
@@ -81,7 +81,7 @@ sleep 1
 base=$(rss_anon "$FRP")
 max=$base
 series=""
-MEM_SECS=${FLIGHT_MEMORY_SECS:-60}
+MEM_SECS=${FLIGHT_MEMORY_SECS:-36}
 for i in $(seq $(( MEM_SECS / 2 ))); do
     sleep 2
     r=$(rss_anon "$FRP")

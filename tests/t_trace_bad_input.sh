@@ -85,6 +85,9 @@ expect_fail "top 0" 3 "must be between 1 and 1000" "$TRACER" --pid $FP --top 0
 expect_fail "min self-wakes negative" 3 "expected a whole number" "$TRACER" --pid $FP --self-wake-min -3
 expect_fail "--live-tasks not a number" 3 "--live-tasks '1x': expected a whole number" "$TRACER" --pid $FP --live-tasks 1x
 expect_fail "--live-tasks too large" 3 "--live-tasks '10000001': must be between 0 and 10000000" "$TRACER" --pid $FP --live-tasks 10000001
+expect_fail "--max-tasks 0" 3 "--max-tasks '0': must be between 1 and 10000000" "$TRACER" --pid $FP --max-tasks 0
+expect_fail "--max-tasks not a number" 3 "--max-tasks 'lots': expected a whole number" "$TRACER" --pid $FP --max-tasks lots
+expect_fail "--sites too large" 3 "--sites '10000001': must be between 0 and 10000000" "$TRACER" --pid $FP --sites 10000001
 expect_fail "large-future size not a size" 3 "large-future-size" "$TRACER" --pid $FP --large-future-size 12Q
 
 # ---- batched capture and sampling ----

@@ -193,11 +193,12 @@ void an_opts_default(struct an_opts *o)
 	o->large_future_bytes = 1024;
 	o->detect = AN_DETECT_ALL;
 	o->waker_events = true;
-	o->max_live_tasks = 1000000;
+	o->max_live_tasks = AN_MAX_LIVE_TASKS;
 	o->max_task_records = 10000;
 	o->max_live_listed = 10000;
 	o->max_findings = 10000;
 	o->max_sites = 65536;
+	o->max_sites_listed = 10000;
 	o->timeline_cap = 0;
 	o->top_n = 10;
 }
@@ -214,6 +215,8 @@ struct analyzer *an_new(const struct an_opts *o)
 	a->o = *o;
 	if (!a->o.top_n)
 		a->o.top_n = 1;
+	/* histogram blocks: two per task followed, 64 Ki more for sites and workers (≥ 64 MiB) */
+	hist_set_block_budget(65536 + 2 * a->o.max_live_tasks);
 	a->top_polls = calloc(a->o.top_n, sizeof(*a->top_polls));
 	a->top_sched = calloc(a->o.top_n, sizeof(*a->top_sched));
 	if (a->o.timeline_cap)
@@ -797,8 +800,10 @@ static uint64_t task_key(const struct analyzer *a, uint64_t task_id, uint64_t he
 	return a->o.key_by_header ? header_ptr : task_id;
 }
 
+/* spawn: at its spawn (else at a poll of a task not seen before: spawned before the capture, or
+ * not followed, so at every one of its polls while the live-task bound holds) */
 static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr,
-			     struct an_site *site, uint64_t ts)
+			     struct an_site *site, uint64_t ts, bool spawn)
 {
 	struct task *t;
 
@@ -807,8 +812,12 @@ static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint
 		return NULL;
 	}
 	if (a->t.tasks_live >= a->o.max_live_tasks) {
-		a->t.tasks_untracked++;
-		site->tasks_untracked++;
+		if (spawn) {
+			a->t.tasks_untracked++;
+			site->tasks_untracked++;
+		} else {
+			a->t.polls_untracked++;
+		}
 		return NULL;
 	}
 	t = calloc(1, sizeof(*t));
@@ -923,7 +932,7 @@ static int on_spawn(struct analyzer *a, const struct tet_spawn_rec *r)
 	site = site_get(a, r);
 	if (!site)
 		return -ENOMEM;
-	t = task_new(a, r->h.pid, r->task_id, r->header_ptr, site, r->h.ts);
+	t = task_new(a, r->h.pid, r->task_id, r->header_ptr, site, r->h.ts, true);
 	if (!t)
 		return 0;
 	t->s.kind = (uint8_t)r->kind;
@@ -1326,7 +1335,7 @@ again:
 
 		if (!u)
 			u = site_unknown(a);
-		t = u ? task_new(a, r->h.pid, r->task_id, r->header_ptr, u, r->h.ts) : NULL;
+		t = u ? task_new(a, r->h.pid, r->task_id, r->header_ptr, u, r->h.ts, false) : NULL;
 		if (!t) {
 			if (u)
 				u->polls++;
@@ -2488,6 +2497,7 @@ static void stalled_superseded(struct analyzer *a)
 
 void an_tick(struct analyzer *a, uint64_t now)
 {
+	a->t.hist_unbucketed = hist_unbucketed();
 	if (now > a->now)
 		a->now = now;
 	now = a->now;
@@ -2650,6 +2660,7 @@ void an_finish(struct analyzer *a, uint64_t now)
 	}
 	ur_finish(a->ur, a->now);
 	set_aside(a);
+	a->t.hist_unbucketed = hist_unbucketed();
 }
 
 /* The spawn site of a task, live or kept as a record (io_uring requests are charged to it). */

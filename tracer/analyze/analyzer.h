@@ -90,11 +90,14 @@ struct an_opts {
 				     * pending task is never judged stalled or lost */
 	bool key_by_header;         /* uprobe fallback: task identity is header_ptr */
 	size_t max_live_tasks;      /* tasks tracked in full at once (more: site figures only) */
+#define AN_MAX_LIVE_TASKS 100000    /* … by default (~1.4 KiB each and their histograms) */
 	size_t max_task_records;    /* terminated tasks kept for the report */
 	size_t max_live_listed;     /* live tasks listed (an_for_each_listed_task): those with a
 				     * finding always, then the oldest up to this many in all */
 	size_t max_findings;
 	size_t max_sites;
+	size_t max_sites_listed;    /* spawn sites a JSON report lists: with a finding first, then
+				     * the busiest (report_listed_sites) */
 	size_t timeline_cap;        /* bounded event log for timeline reporters, 0 = off */
 	size_t top_n;               /* slowest polls / worst scheduling delays kept */
 	bool sched;                 /* off-CPU periods and CPU samples come in (TET_REC_OFFCPU,
@@ -311,6 +314,7 @@ struct an_totals {
 	uint64_t polls, wakes, spawns, terminates, yields, waker_clones, waker_drops, parks, unparks;
 	uint64_t outside_wakes, self_wakes;
 	uint64_t tasks_seen, tasks_live, tasks_untracked, task_records_omitted;
+	uint64_t polls_untracked;          /* polls of tasks not followed (the live-task bound) */
 	uint64_t findings_omitted;
 	uint64_t findings_set_aside;       /* lost events could explain them (an_findings_aside) */
 	uint64_t stalled_in_deadlock;      /* stalled findings a deadlock found later took over */
@@ -332,6 +336,7 @@ struct an_totals {
 	uint64_t worker_polls_untracked;   /* polls on worker threads beyond the bound (starve.h) */
 	uint64_t workers_untracked;        /* events naming a worker index beyond the 4096 followed */
 	uint64_t task_id_zero;             /* spawns and first polls of task id 0 (never a task's) */
+	uint64_t hist_unbucketed;          /* values past the histograms' block budget (hist.h) */
 };
 
 struct analyzer;

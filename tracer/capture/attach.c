@@ -78,7 +78,6 @@ struct tet_session {
 	struct bpf_link **links;
 	size_t nlinks;
 	unsigned probes;
-	bool sleepable_spawn;        /* task_spawn through tet_spawn_s (bpf_copy_from_user) */
 	struct tet_session_opts o;
 	uint64_t cutoff_ns;          /* set at detach: later events are not analyzed */
 	struct tet_sched *sched;
@@ -89,41 +88,12 @@ struct tet_session {
 };
 
 
-/* Can a sleepable kprobe-type program (for uprobes) call bpf_copy_from_user()? Linux 6.0
- * ("bpf: Add sleepable uprobe programs", 2022). Probed by loading a 7-instruction program. */
-static bool sleepable_uprobes(void)
-{
-	static int cached = -1;
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_copy_from_user },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_SLEEPABLE);
-	int fd;
-
-	if (cached < 0 && getenv("TET_TEST_NO_SLEEPABLE")) /* tests: the user-space rescue path */
-		cached = 0;
-	if (cached < 0) {
-		fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
-				   sizeof(insns) / sizeof(insns[0]), &opts);
-		cached = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	return cached;
-}
-
 static struct bpf_program *prog_of(const struct tet_session *s, int ev)
 {
 	const struct tokio_usdt *skel = s->skel;
 
 	switch (ev) {
-	case TET_EV_SPAWN: return s->sleepable_spawn ? skel->progs.tet_spawn_s : skel->progs.tet_spawn;
+	case TET_EV_SPAWN: return skel->progs.tet_spawn;
 	case TET_EV_POLL_BEGIN: return skel->progs.tet_poll_begin;
 	case TET_EV_POLL_END: return skel->progs.tet_poll_end;
 	case TET_EV_YIELD: return skel->progs.tet_yielded;
@@ -236,11 +206,6 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	ret = tet_usdt_open(&s->skel, o->pid, err, len);
 	if (ret)
 		goto fail;
-	s->sleepable_spawn = sleepable_uprobes();
-	bpf_program__set_autoload(s->skel->progs.tet_spawn, false);
-	bpf_program__set_autoload(s->skel->progs.tet_spawn_s, false);
-	if (s->sleepable_spawn)
-		bpf_program__set_flags(s->skel->progs.tet_spawn_s, BPF_F_SLEEPABLE);
 	{
 		unsigned native = 0, other = 0;
 

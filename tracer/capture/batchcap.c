@@ -46,6 +46,7 @@
 #include "batchcap.h"
 #include "decode.h"
 #include "bpfutil.h"
+#include "pmem.h"
 #include "seterr.h"
 #include "tokio_usdt.skel.h"
 
@@ -172,14 +173,13 @@ static int mem_allowed(uint32_t pid)
 
 static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
 	struct tet_bc *s = ctx;
 	ssize_t n;
 
-	n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+	n = pmem_read(pid, addr, buf, len); /* bounded in time: the target cannot hold it */
 	if (n > 0)
 		return n;
-	if (n < 0 && (errno == EPERM || errno == EACCES)) {
+	if (n == -EPERM || n == -EACCES) {
 		/* --binary: a process of the binary the tracer may not read (another user's) */
 		if (s->info.sweeps) {
 			s->info.sweeps = false;
@@ -187,7 +187,7 @@ static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_
 		}
 		return -EPERM;
 	}
-	return n < 0 ? -errno : -EIO;
+	return n < 0 ? n : -EIO;
 }
 
 static bool thread_alive(void *ctx, uint32_t pid, uint32_t tid)

@@ -181,6 +181,10 @@ static void trace_usage(FILE *out)
 "                           finding are always listed; every task counts at its site)\n"
 "      --live-tasks N       live tasks listed in the JSON and HTML (default 10000; the oldest,\n"
 "                           and every one with a finding; the others are counted as omitted)\n"
+"      --sites N            spawn sites listed in the JSON (default 10000; the shared ones,\n"
+"                           every one with a finding, then the busiest; the others counted)\n"
+"      --max-tasks N        live tasks followed at once (default 100000, ~2 KiB each; the\n"
+"                           others count at their spawn site only, as tasks_untracked)\n"
 "  -q, --quiet              no terminal summary (JSON only)\n"
 "  -v, --verbose            libbpf debug output, BPF program ids\n"
 "  -h, --help\n"
@@ -369,7 +373,7 @@ static int parse_detect(const char *s, unsigned *out)
 
 enum {
 	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
-	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_LARGE_FUTURE, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS,
+	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_LARGE_FUTURE, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS, OPT_MAX_TASKS, OPT_SITES,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
 	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
 	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
@@ -403,6 +407,8 @@ static const struct option long_opts[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "task-records", required_argument, NULL, OPT_TASK_RECORDS },
 	{ "live-tasks", required_argument, NULL, OPT_LIVE_TASKS },
+	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },
+	{ "sites", required_argument, NULL, OPT_SITES },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "timeline-events", required_argument, NULL, OPT_TIMELINE },
 	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
@@ -674,6 +680,14 @@ static int parse_args(int argc, char **argv, struct trace_opts *o)
 		case OPT_LIVE_TASKS:
 			ret = parse_count("--live-tasks", optarg, 0, 10000000, &v);
 			o->an.max_live_listed = (size_t)v;
+			break;
+		case OPT_SITES:
+			ret = parse_count("--sites", optarg, 0, 10000000, &v);
+			o->an.max_sites_listed = (size_t)v;
+			break;
+		case OPT_MAX_TASKS:
+			ret = parse_count("--max-tasks", optarg, 1, 10000000, &v);
+			o->an.max_live_tasks = (size_t)v;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -1398,6 +1412,7 @@ static int fr_dump_write(struct flight_rt *fl, const struct fr_pending *p,
 	/* the drops of the window: the counters now, less those of its start; with batched
 	 * capture, the exact totals of a sampled capture likewise */
 	meta.counters_valid = !tet_session_counters(env->sess, &now_c);
+	pmem_get_stats(&meta.pmem);
 	if (meta.counters_valid) {
 		const struct fr_snap *base = NULL;
 		__u64 *a = (__u64 *)&now_c;
@@ -1944,6 +1959,7 @@ int cmd_trace(int argc, char **argv)
 			/* rendered here, served by the metrics thread: the drain never waits for it */
 			meta.end_ns = now;
 			meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+			pmem_get_stats(&meta.pmem);
 			meta.batch = batch_meta(&rbatch, sess);
 			prom_update(metrics, an, &meta);
 			next_metrics = now + NSEC_PER_SEC;
@@ -1952,6 +1968,7 @@ int cmd_trace(int argc, char **argv)
 			meta.end_ns = now;
 			meta.ended_by = "running";
 			meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+			pmem_get_stats(&meta.pmem);
 			meta.batch = batch_meta(&rbatch, sess);
 			if (!o.quiet)
 				report_terminal(summary, an, &meta, false);
@@ -2004,6 +2021,7 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	meta.counters_valid = !tet_session_counters(sess, &meta.counters);
+	pmem_get_stats(&meta.pmem);
 	if (meta.counters_valid) {
 		an_note_drops(an, meta.counters.drops);
 		loss_track(&lt, an, &meta.counters, now);

@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 
 #include "decode.h"
+#include "pmem.h"
 
 bool tet_decode_late(uint64_t cutoff_ns, const void *data, size_t size,
 		     uint64_t late[TET_EV_COUNT])
@@ -22,11 +23,10 @@ bool tet_decode_late(uint64_t cutoff_ns, const void *data, size_t size,
 
 /* Reads len bytes of process pid at addr (faulting pages in, unlike bpf_probe_read_user()),
  * with process_vm_readv: ptrace permission only (root, CAP_SYS_PTRACE), where opening another
- * user's /proc/PID/mem needs CAP_DAC_READ_SEARCH too. */
+ * user's /proc/PID/mem needs CAP_DAC_READ_SEARCH too; bounded in time (pmem.h). */
 static size_t read_process(uint32_t pid, uint64_t addr, char *buf, size_t len)
 {
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+	ssize_t n = pmem_read(pid, addr, buf, len);
 
 	return n > 0 ? (size_t)n : 0;
 }

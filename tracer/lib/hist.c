@@ -6,16 +6,55 @@
 
 #include "hist.h"
 
+static size_t g_blocks, g_budget = SIZE_MAX;
+static uint64_t g_unbucketed;
+
+void hist_set_block_budget(size_t blocks)
+{
+	g_budget = blocks;
+}
+
+uint64_t hist_unbucketed(void)
+{
+	return g_unbucketed;
+}
+
+size_t hist_blocks_held(void)
+{
+	return g_blocks;
+}
+
 void hist_init(struct hist *h)
 {
 	memset(h, 0, sizeof(*h));
 }
 
+void hist_init_outside(struct hist *h)
+{
+	hist_init(h);
+	h->outside = true;
+}
+
 void hist_free(struct hist *h)
 {
-	for (int b = 0; b < HIST_BLOCKS; b++)
-		free(h->blocks[b]);
+	bool outside = h->outside;
+
+	for (unsigned i = 0; i < h->n; i++)
+		if (h->blk[i]) {
+			free(h->blk[i]);
+			g_blocks -= !outside;
+		}
+	free(h->blk);
 	hist_init(h);
+	h->outside = outside;
+}
+
+/* The counters of block b, NULL while it is empty. */
+static uint64_t *block_at(const struct hist *h, unsigned b)
+{
+	unsigned i = b - h->lo;
+
+	return i < h->n ? h->blk[i] : NULL;
 }
 
 static void locate(uint64_t v, unsigned *block, unsigned *sub)
@@ -56,11 +95,31 @@ static void add_stats(struct hist *h, uint64_t n, uint64_t sum, uint64_t min, ui
 	h->sum = h->sum + sum < h->sum ? UINT64_MAX : h->sum + sum;
 }
 
+/* The counters of block b, made (with its slot) if need be; NULL: out of memory. */
 static uint64_t *block_get(struct hist *h, unsigned b)
 {
-	if (!h->blocks[b])
-		h->blocks[b] = calloc(HIST_SUB, sizeof(uint64_t));
-	return h->blocks[b];
+	unsigned lo = h->n ? h->lo : b, hi = h->n ? h->lo + h->n - 1u : b;
+
+	if (b < lo)
+		lo = b;
+	if (b > hi)
+		hi = b;
+	if (!h->n || lo != h->lo || hi - lo + 1 != h->n) { /* widen the slots to lo .. hi */
+		uint64_t **v = calloc(hi - lo + 1, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		if (h->n)
+			memcpy(v + (h->lo - lo), h->blk, h->n * sizeof(*v));
+		free(h->blk);
+		h->blk = v;
+		h->lo = (uint8_t)lo;
+		h->n = (uint8_t)(hi - lo + 1);
+	}
+	if (!h->blk[b - lo] && (h->outside || g_blocks < g_budget) &&
+	    (h->blk[b - lo] = calloc(HIST_SUB, sizeof(uint64_t))))
+		g_blocks += !h->outside;
+	return h->blk[b - lo];
 }
 
 int hist_add_slow(struct hist *h, uint64_t v)
@@ -71,8 +130,10 @@ int hist_add_slow(struct hist *h, uint64_t v)
 	add_stats(h, 1, v, v, v);
 	locate(v, &b, &s);
 	blk = block_get(h, b);
-	if (!blk)
+	if (!blk) {
+		g_unbucketed++;
 		return -ENOMEM;
+	}
 	blk[s]++;
 	return 0;
 }
@@ -84,18 +145,21 @@ int hist_merge(struct hist *dst, const struct hist *src)
 	if (!src->count)
 		return 0;
 	add_stats(dst, src->count, src->sum, src->min, src->max);
-	for (unsigned b = 0; b < HIST_BLOCKS; b++) {
+	for (unsigned i = 0; i < src->n; i++) {
+		const uint64_t *from = src->blk[i];
 		uint64_t *blk;
 
-		if (!src->blocks[b])
+		if (!from)
 			continue;
-		blk = block_get(dst, b);
+		blk = block_get(dst, src->lo + i);
 		if (!blk) {
+			for (unsigned s = 0; s < HIST_SUB; s++)
+				g_unbucketed += from[s];
 			err = -ENOMEM;
 			continue;
 		}
 		for (unsigned s = 0; s < HIST_SUB; s++)
-			blk[s] += src->blocks[b][s];
+			blk[s] += from[s];
 	}
 	return err;
 }
@@ -116,13 +180,15 @@ uint64_t hist_quantile(const struct hist *h, double q)
 		target++;
 	if (target == 0)
 		target = 1;
-	for (unsigned b = 0; b < HIST_BLOCKS; b++) {
-		if (!h->blocks[b])
+	for (unsigned b = h->lo; b < (unsigned)h->lo + h->n; b++) {
+		const uint64_t *blk = block_at(h, b);
+
+		if (!blk)
 			continue;
 		for (unsigned s = 0; s < HIST_SUB; s++) {
 			uint64_t lo, hi;
 
-			seen += h->blocks[b][s];
+			seen += blk[s];
 			if (seen < target)
 				continue;
 			bucket_range(b, s, &lo, &hi);
@@ -150,16 +216,18 @@ void hist_summarize(const struct hist *h, struct hist_summary *s)
 
 void hist_for_each_bucket(const struct hist *h, hist_bucket_cb cb, void *ctx)
 {
-	for (unsigned b = 0; b < HIST_BLOCKS; b++) {
-		if (!h->blocks[b])
+	for (unsigned b = h->lo; b < (unsigned)h->lo + h->n; b++) {
+		const uint64_t *blk = block_at(h, b);
+
+		if (!blk)
 			continue;
 		for (unsigned s = 0; s < HIST_SUB; s++) {
 			uint64_t lo, hi;
 
-			if (!h->blocks[b][s])
+			if (!blk[s])
 				continue;
 			bucket_range(b, s, &lo, &hi);
-			cb(lo, hi, h->blocks[b][s], ctx);
+			cb(lo, hi, blk[s], ctx);
 		}
 	}
 }

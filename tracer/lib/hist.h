@@ -7,9 +7,10 @@
  * bound: every percentile is reported within HIST_REL_ERR relative error (and never above the
  * recorded maximum). Count, sum, min and max are exact.
  *
- * Storage is sparse — one block of 2^HIST_SUB_BITS counters per power of two actually used —
- * so a per-task histogram of polls between 1 µs and 1 ms costs ~11 blocks, not the full range.
- * Values up to 2^63 are accepted.
+ * Storage is sparse — one block of 2^HIST_SUB_BITS counters per power of two actually used,
+ * found through an array of pointers that spans only the powers between the lowest and the
+ * highest used — so an empty histogram costs 48 bytes, one of polls between 1 µs and 1 ms ~11
+ * blocks (a tracer keeps three per live task). Values up to 2^63 are accepted.
  */
 #ifndef TET_HIST_H
 #define TET_HIST_H
@@ -25,7 +26,9 @@ struct hist {
 	uint64_t count;
 	uint64_t sum;     /* saturates at UINT64_MAX */
 	uint64_t min, max;
-	uint64_t *blocks[HIST_BLOCKS];
+	uint64_t **blk;   /* blk[i]: the counters of block lo + i, NULL while empty */
+	uint8_t lo, n;    /* blocks lo .. lo + n - 1 have a slot in blk (n = 0: blk NULL) */
+	bool outside;     /* a report's temporary aggregate: outside the block budget (below) */
 };
 
 struct hist_summary {
@@ -34,6 +37,9 @@ struct hist_summary {
 };
 
 void hist_init(struct hist *h);
+/* A temporary aggregate of histograms the budget already holds (a report's "all sites"): its
+ * blocks are not counted against the budget (at most HIST_BLOCKS, freed by hist_free). */
+void hist_init_outside(struct hist *h);
 void hist_free(struct hist *h);
 /* Returns 0, or -ENOMEM (the value still counts in count/sum/min/max). */
 int hist_add_slow(struct hist *h, uint64_t v);
@@ -49,7 +55,8 @@ static inline int hist_add(struct hist *h, uint64_t v)
 		b = m - HIST_SUB_BITS + 1;
 		s = (unsigned)(v >> (m - HIST_SUB_BITS)) - HIST_SUB;
 	}
-	if (!h->count || !h->blocks[b] || h->sum + v < h->sum)
+	b -= h->lo; /* wraps below lo: past n */
+	if (!h->count || b >= h->n || !h->blk[b] || h->sum + v < h->sum)
 		return hist_add_slow(h, v);
 	if (v < h->min)
 		h->min = v;
@@ -57,10 +64,17 @@ static inline int hist_add(struct hist *h, uint64_t v)
 		h->max = v;
 	h->count++;
 	h->sum += v;
-	h->blocks[b][s]++;
+	h->blk[b][s]++;
 	return 0;
 }
 int hist_merge(struct hist *dst, const struct hist *src);
+/* Every histogram of the process shares one budget of blocks (256 bytes each; what a traced
+ * process makes the tracer keep must be bounded, and a hostile one can spread its values over
+ * every power of two): past it a value counts in count/sum/min/max but in no bucket (counted
+ * in hist_unbucketed(); quantiles lean to the maximum). */
+void hist_set_block_budget(size_t blocks);
+uint64_t hist_unbucketed(void);
+size_t hist_blocks_held(void);
 /* q in [0, 1]: the smallest bucket upper bound at or below which a fraction q of the values
  * lie, clamped to [min, max]; 0 for an empty histogram. */
 uint64_t hist_quantile(const struct hist *h, double q);

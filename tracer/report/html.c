@@ -568,9 +568,9 @@ static int j_sites(struct jw *w, const struct analyzer *a, const uint64_t *pend_
 		return -ENOMEM;
 	memcpy(v, sites, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_site_busy);
-	hist_init(&all_poll);
-	hist_init(&all_sched);
-	hist_init(&all_pend);
+	hist_init_outside(&all_poll);
+	hist_init_outside(&all_sched);
+	hist_init_outside(&all_pend);
 	for (size_t i = 0; i < n; i++) {
 		hist_merge(&all_poll, &v[i]->poll_ns);
 		hist_merge(&all_sched, &v[i]->sched_ns);

@@ -1563,6 +1563,43 @@ static void j_why(struct jw *w, const struct why_report *r)
 	jw_obj_end(w);
 }
 
+static bool site_has_finding(const struct an_site *s)
+{
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		if (s->findings[k])
+			return true;
+	return false;
+}
+
+/* Sites a JSON report lists when there are too many: the shared ones (spawned before the
+ * capture, past the site bound), those with a finding, then by busy time, polls */
+static int cmp_site_listed(const void *x, const void *y)
+{
+	const struct an_site *a = *(const struct an_site *const *)x;
+	const struct an_site *b = *(const struct an_site *const *)y;
+	bool fa = site_has_finding(a), fb = site_has_finding(b);
+	bool sa = a->unknown || a->other, sb = b->unknown || b->other;
+
+	if (sa != sb)
+		return sa ? -1 : 1;
+	if (fa != fb)
+		return fa ? -1 : 1;
+	if (a->busy_ns != b->busy_ns)
+		return a->busy_ns < b->busy_ns ? 1 : -1;
+	if (a->polls != b->polls)
+		return a->polls < b->polls ? 1 : -1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* … and those listed in the analyzer's order, as when every site is listed */
+static int cmp_site_index(const void *x, const void *y)
+{
+	const struct an_site *a = *(const struct an_site *const *)x;
+	const struct an_site *b = *(const struct an_site *const *)y;
+
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
 static void j_site(struct jw *w, const struct an_site *s, uint32_t sample_rate, bool waits)
 {
 	jw_obj_begin(w);
@@ -1983,6 +2020,13 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "tasks_seen", t->tasks_seen);
 	jw_ku64(w, "tasks_live", t->tasks_live);
 	jw_ku64(w, "tasks_untracked", t->tasks_untracked);
+	jw_ku64(w, "polls_untracked", t->polls_untracked);
+	{
+		const struct an_site *const *sv;
+		size_t ns = an_sites(a, &sv), cap = an_get_opts(a)->max_sites_listed;
+
+		jw_ku64(w, "spawn_sites_omitted", ns > cap ? ns - cap : 0);
+	}
 	jw_ku64(w, "task_records_omitted", t->task_records_omitted);
 	jw_ku64(w, "live_tasks_omitted", an_live_tasks_omitted(a));
 	jw_ku64(w, "findings", an_findings(a, &f));
@@ -1999,6 +2043,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "worker_polls_untracked", t->worker_polls_untracked);
 	jw_ku64(w, "workers_untracked", t->workers_untracked);
 	jw_ku64(w, "task_id_zero", t->task_id_zero);
+	jw_ku64(w, "histogram_values_unbucketed", t->hist_unbucketed);
 	{
 		const struct lk_stats *ls = an_lock_stats(a);
 		const struct tb_stats *bs = m->batch ? m->batch->stats : NULL;
@@ -2078,6 +2123,13 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 			jw_null(w);
 	}
 	jw_ku64(w, "string_read_errors", m->counters.read_errors);
+	jw_key(w, "process_memory");
+	jw_obj_begin(w);
+	jw_ku64(w, "reads", m->pmem.reads);
+	jw_ku64(w, "timed_out", m->pmem.timed_out);
+	jw_ku64(w, "refused", m->pmem.refused);
+	jw_ku64(w, "failed", m->pmem.failed);
+	jw_obj_end(w);
 	jw_ku64(w, "argument_errors", m->counters.arg_errors);
 	jw_key(w, "batches");
 	if (m->batch) {
@@ -2125,8 +2177,19 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	n = an_sites(a, &sites);
 	jw_key(w, "spawn_sites");
 	jw_arr_begin(w);
-	for (size_t i = 0; i < n; i++)
-		j_site(w, sites[i], m->sample_rate, an_get_opts(a)->wait_events);
+	{
+		size_t cap = an_get_opts(a)->max_sites_listed;
+		const struct an_site **v = n > cap ? malloc(n * sizeof(*v)) : NULL;
+
+		if (v) { /* too many to list: those with a finding first, then the busiest */
+			memcpy(v, sites, n * sizeof(*v));
+			qsort(v, n, sizeof(*v), cmp_site_listed);
+			qsort(v, cap, sizeof(*v), cmp_site_index);
+		}
+		for (size_t i = 0; i < n && i < cap; i++)
+			j_site(w, v ? v[i] : sites[i], m->sample_rate, an_get_opts(a)->wait_events);
+		free(v);
+	}
 	jw_arr_end(w);
 
 	jw_key(w, "tasks");

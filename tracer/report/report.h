@@ -13,6 +13,7 @@
 #include "events.h"
 #include "why.h"
 #include "kuring.h"
+#include "pmem.h"
 
 #define REPORT_SCHEMA_VERSION 1
 
@@ -105,6 +106,7 @@ struct report_meta {
 	int exit_status;          /* process_exit: its status, -1 unknown */
 	struct tet_counters counters;
 	bool counters_valid;
+	struct pmem_stats pmem;   /* the tracer's reads of the process's memory (pmem.h) */
 	size_t top;               /* rows per terminal table */
 	size_t ringbuf;           /* the BPF ring's size (bytes) */
 	const struct report_fallback *fallback; /* NULL in usdt mode */
