@@ -4,7 +4,8 @@
 #   fake_tokio_nop5  the scenario with 5-byte nop sites (as the Rust patch emits them)
 #   stock_like     Tokio symbols, no probes (what a stock Tokio binary looks like)
 #   batch_badrate  tokio:event_batch, but 3 tokio:sample_rate sites instead of 16
-#   hostile        the probes used against the tracer, one scenario per run (t_hostile)
+#   hostile        the probes used against the tracer, one scenario per run (t_hostile);
+#                  hostile_batch the same with tokio:event_batch (batched capture)
 #   unit_trace     unit tests of the analyzer, histograms, durations, report (no BPF)
 #   stallmon       a witness of machine stalls (a SCHED_FIFO thread per CPU), for the tests that
 #                  excuse a healthy site's lone long poll with one (tests/stall_excuse.py)
@@ -14,7 +15,7 @@ FIXTURE_SRC := tests/fixtures/trace
 
 ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libfake_rt.so \
                $(FIXTURES)/stock_like $(FIXTURES)/unit_trace $(FIXTURES)/fake_tokio_nop5 \
-               $(FIXTURES)/batch_badrate $(FIXTURES)/stallmon $(FIXTURES)/hostile
+               $(FIXTURES)/batch_badrate $(FIXTURES)/stallmon $(FIXTURES)/hostile $(FIXTURES)/hostile_batch
 
 $(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
 	$(call msg,CC,$@)
@@ -50,6 +51,11 @@ $(FIXTURES)/hostile: $(FIXTURE_SRC)/hostile.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/hostile.c $(FIXTURE_SRC)/fake_rt.c
+
+$(FIXTURES)/hostile_batch: $(FIXTURE_SRC)/hostile.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h bpf/events.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -Ibpf -DHOSTILE_BATCH -o $@ $(FIXTURE_SRC)/hostile.c $(FIXTURE_SRC)/fake_rt.c
 
 $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 	$(call msg,CC,$@)

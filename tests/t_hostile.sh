@@ -8,7 +8,9 @@
 #    tracer's own reads give up after 200 ms each, at most 4 readers held, the rest refused
 #    (data_loss.process_memory); the process's threads never wait inside a BPF program, so
 #    another tracer's uprobe attach and detach on the host (bpftrace) is not held;
-#  - tasks: 1 000 000 live tasks (the bound on live tasks followed, the rest counted untracked);
+#  - batch (hostile_batch, batched capture): a thread's buffer, once the tracer knows it, goes
+#    behind such a page: the tracer's in-place reads of it (sweeps) give up the same way;
+#  - tasks: 400 000 live tasks (the bound on live tasks followed, the rest counted untracked);
 #  - sites: 200 000 distinct spawn sites (the site bound, then one overflow site);
 #  - strings: 100 000 distinct 256-byte type names at one site;
 #  - workers: 10 000 worker indexes (4096 followed, the polls on the others counted);
@@ -20,6 +22,7 @@ need_root
 need_tracer
 H=$BUILD/fixtures/hostile
 need_file "$H" "fixture hostile"
+need_file "$BUILD/fixtures/hostile_batch" "fixture hostile_batch"
 command -v bpftrace > /dev/null || die_test "bpftrace missing (make deps)"
 RSS_MAX_KIB=$(( 512 * 1024 ))
 
@@ -29,7 +32,7 @@ RSS_MAX_KIB=$(( 512 * 1024 ))
 h_start() {
     local label=$1 dur=$2; shift 3
     R=$TMPD/$label.json LABEL=$label T0=$SECONDS DUR=$dur
-    start_bg "h.$label" "$H" "$@"
+    start_bg "h.$label" "${HBIN:-$H}" "$@"
     HP=$BG_PID
     wait_for_line "$TMPD/h.$label.out" "waiting for a tracer" 10 || die_test "$label: fixture started ($(cat "$TMPD/h.$label.err"))"
     local targs=(--pid "$HP" -q -o "$R")
@@ -80,6 +83,13 @@ for how in 6s sigint; do
     check_eq "$LABEL: the tracer's reads: 1–4 abandoned, the others refused, none failed ($(jq -c .data_loss.process_memory "$R"))" \
         "true true 0" "$(dl '.data_loss.process_memory | "\(.timed_out >= 1 and .timed_out <= 4) \(.refused >= 1) \(.failed)"')"
 done
+HBIN=$BUILD/fixtures/hostile_batch h_start batch 5s -- batch
+played batch 10
+h_end
+check_eq "batch: batched capture, its first batch received" "batched 1" "$(dl '"\(.capture.capture) \(.data_loss.batches.received)"')"
+check_eq "batch: the sweeps of the held buffer: 1–4 abandoned, the others refused ($(jq -c .data_loss.process_memory "$R"))" \
+    "true true" "$(dl '.data_loss.process_memory | "\(.timed_out >= 1 and .timed_out <= 4) \(.refused >= 1)"')"
+
 # ---- what the process makes the tracer keep ----
 h_start tasks 8s -- tasks 400000
 h_end
@@ -93,6 +103,8 @@ played sites 8
 h_end
 check_eq "sites: 65 536 sites, then one overflow site; 10 000 listed (--sites), the others omitted" \
     "true 10000 1" "$(dl '"\((.spawn_sites | length) + .totals.spawn_sites_omitted >= 65537) \(.spawn_sites | length) \([.spawn_sites[] | select(.overflow_site)] | length)"')"
+check "sites: the histograms' block budget reached, the values past it counted ($(dl .totals.histogram_values_unbucketed))" \
+    test "$(dl .totals.histogram_values_unbucketed)" -ge 1
 
 h_start strings 6s -- strings 100000
 played strings 6

@@ -96,6 +96,8 @@ struct kthread {
 };
 #define KQ_MAX 16384                   /* records kept per thread (older ones: unmatched) */
 #define KQ_MAX_AGE_NS (5ull * 1000000000) /* … and for this long (batches come later) */
+#define KQ_TOTAL_MAX 262144            /* … over all threads (~15 MiB) */
+#define KTHREADS_MAX 16384             /* threads with kernel records or polls followed */
 #define STACKS_MAX 65536                /* stack aggregates per kind */
 #define WORKERS_MAX 4096                /* runtime workers followed (all processes) */
 #define FSTACKS_MAX 256                 /* … per finding */
@@ -166,6 +168,7 @@ struct analyzer {
 	/* why a poll was slow (opts.sched): per thread, the kernel side's records not yet
 	 * charged to a poll; stacks charged, per site and per finding */
 	struct htab kthreads, cpu_idx, blk_idx;
+	size_t nkq;                /* kernel records held over all threads (KQ_TOTAL_MAX) */
 	struct an_stack *cpu_stacks, *blk_stacks;
 	size_t ncpu, cpu_cap, nblk, blk_cap;
 	struct fstacks *fst;
@@ -963,6 +966,8 @@ static struct kthread *kthread_get(struct analyzer *a, uint32_t pid, uint32_t ti
 
 	if (kt || !create)
 		return kt;
+	if (a->kthreads.len >= KTHREADS_MAX) /* the process made them: idle ones go at a tick */
+		return NULL;
 	kt = calloc(1, sizeof(*kt));
 	if (kt && htab_put(&a->kthreads, pid, tid, kt)) {
 		free(kt);
@@ -1042,8 +1047,15 @@ static void kq_pop(struct analyzer *a, struct kthread *kt, bool charged)
 			a->t.kernel_unmatched++;
 	}
 	kt->head++;
-	if (--kt->len == 0)
+	a->nkq--;
+	if (--kt->len == 0) {
 		kt->head = 0;
+		if (kt->cap > 256) { /* a burst's room goes back: the budget counts records held */
+			free(kt->v);
+			kt->v = NULL;
+			kt->cap = 0;
+		}
+	}
 }
 
 /* A poll begins on the thread (opts.sched / .profile). */
@@ -1065,10 +1077,16 @@ static int kq_push(struct analyzer *a, uint32_t pid, uint32_t tid, const struct 
 {
 	struct kthread *kt = kthread_get(a, pid, tid, true);
 
-	if (!kt)
-		return -ENOMEM;
-	if (kt->len == KQ_MAX)
+	if (!kt) { /* KTHREADS_MAX threads followed */
+		a->t.kernel_refused++;
+		return 0;
+	}
+	if (kt->len == KQ_MAX || (a->nkq >= KQ_TOTAL_MAX && kt->len)) {
 		kq_pop(a, kt, false);
+	} else if (a->nkq >= KQ_TOTAL_MAX) { /* other threads hold the budget until they expire */
+		a->t.kernel_refused++;
+		return 0;
+	}
 	if (kt->head + kt->len == kt->cap) {
 		if (kt->head) { /* compact */
 			memmove(kt->v, kt->v + kt->head, kt->len * sizeof(*kt->v));
@@ -1078,6 +1096,7 @@ static int kq_push(struct analyzer *a, uint32_t pid, uint32_t tid, const struct 
 		}
 	}
 	kt->v[kt->head + kt->len++] = *e;
+	a->nkq++;
 	return 0;
 }
 
@@ -1184,14 +1203,40 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 			c->longest = &a->ents[i];
 }
 
-/* Drops entries no poll will claim: older than KQ_MAX_AGE_NS. */
+/* Drops entries no poll will claim: older than KQ_MAX_AGE_NS; with half of KTHREADS_MAX
+ * threads followed, forgets the idle ones (nothing held, no poll open). */
 static void kq_expire(struct analyzer *a, uint64_t now)
 {
+	size_t nidle = 0;
+
 	for (size_t i = 0; i < a->kthreads.cap; i++) {
 		struct kthread *kt = a->kthreads.e[i].v;
 
 		while (kt && kt->len && kt->v[kt->head].until + KQ_MAX_AGE_NS < now)
 			kq_pop(a, kt, false);
+		if (kt && !kt->len && !kt->nopen)
+			nidle++;
+	}
+	if (a->kthreads.len < KTHREADS_MAX / 2 || !nidle)
+		return;
+	{
+		struct hent *idle = malloc(nidle * sizeof(*idle));
+		size_t n = 0;
+
+		if (!idle)
+			return;
+		for (size_t i = 0; i < a->kthreads.cap && n < nidle; i++) {
+			struct kthread *kt = a->kthreads.e[i].v;
+
+			if (kt && !kt->len && !kt->nopen)
+				idle[n++] = a->kthreads.e[i];
+		}
+		for (size_t i = 0; i < n; i++) {
+			htab_del(&a->kthreads, idle[i].k1, idle[i].k2);
+			free(((struct kthread *)idle[i].v)->v);
+			free(idle[i].v);
+		}
+		free(idle);
 	}
 }
 

@@ -331,6 +331,7 @@ struct an_totals {
 	uint64_t stolen, stolen_ns;        /* … of offcpu, time the hypervisor took (TET_OFFCPU_STOLEN) */
 	uint64_t offcpu_in_polls, samples_in_polls; /* … charged to a poll */
 	uint64_t kernel_unmatched;         /* … that fell in no poll seen (or came too late) */
+	uint64_t kernel_refused;           /* … not held: 16 384 threads or 262 144 records held */
 	uint64_t stacks_omitted;           /* stack aggregates beyond the bound (counted only) */
 	uint64_t starvation_omitted;       /* episodes beyond the bound (not charged, not listed) */
 	uint64_t worker_polls_untracked;   /* polls on worker threads beyond the bound (starve.h) */

@@ -2044,6 +2044,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	jw_ku64(w, "workers_untracked", t->workers_untracked);
 	jw_ku64(w, "task_id_zero", t->task_id_zero);
 	jw_ku64(w, "histogram_values_unbucketed", t->hist_unbucketed);
+	jw_ku64(w, "kernel_records_refused", t->kernel_refused);
 	{
 		const struct lk_stats *ls = an_lock_stats(a);
 		const struct tb_stats *bs = m->batch ? m->batch->stats : NULL;
