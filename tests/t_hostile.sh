@@ -14,7 +14,9 @@
 #  - sites: 200 000 distinct spawn sites (the site bound, then one overflow site);
 #  - strings: 100 000 distinct 256-byte type names at one site;
 #  - workers: 10 000 worker indexes (4096 followed, the polls on the others counted);
-#  - idzero: task id 0 (never a Tokio task's: refused, counted).
+#  - idzero: task id 0 (never a Tokio task's: refused, counted);
+#  - flood: 1.5 M events of every per-event probe in a random mix (random ids, codes, worker
+#    indexes, string pointers and lengths up to 2^64 - 1): bounded like the rest.
 # The peak RSS and the time to exit of each scenario are printed (the note's table).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -116,6 +118,11 @@ played workers 4
 h_end
 check_eq "workers: 4096 followed, the polls naming the others counted" "4096 $(( 10000 - 4096 ))" \
     "$(dl '"\(.workers | length) \(.totals.workers_untracked)"')"
+
+h_start flood 8s -- flood 1500000
+h_end
+check_eq "flood: live tasks within the bound, bad string pointers refused by the kernel, not fatal" "true true" \
+    "$(dl '"\(.totals.tasks_live <= 100000) \(.data_loss.process_memory.failed >= 1)"')"
 
 h_start idzero 4s -- idzero 1000
 played idzero 4

@@ -9,7 +9,8 @@
 #     terminated tasks listed): 10000 listed, `task_records_omitted` = 100;
 #   - spawn sites past the site limit (65536): 65600 tasks at 65600 distinct spawn lines: the
 #     first 65536 locations keep their own sites, the 64 beyond share one site flagged
-#     `overflow_site`, location null; every task is counted at some site; --task-records 0
+#     `overflow_site`, location null (all listed: --sites 70000; the default 10000 and what it
+#     omits are t_hostile's); every task is counted at some site; --task-records 0
 #     lists no terminated task but those with a finding, which docs/cli.md says are always
 #     kept (`task_records_omitted` = 65600 − those; each task polls once for microseconds, but
 #     without the sched programs a poll the machine stalled (steal, preemption) past 10 ms is
@@ -65,7 +66,7 @@ check_eq "findings: task_records_omitted = $N − 10000" "$((N - 10000))" "$recs
 
 # ==== spawn sites past the site limit
 M=65600
-capture_doc sites "--sites $M" --task-records 0 --ringbuf-size 256M --probes spawn,poll,terminate --no-sched
+capture_doc sites "--sites $M" --task-records 0 --sites 70000 --ringbuf-size 256M --probes spawn,poll,terminate --no-sched
 check_eq "sites: fixture emitted $M spawns" "$M" "$(expect_of "$E" spawns)"
 check_eq "sites: the report's sites: 65536 own + 1 overflow_site (location null) holding the 64 tasks beyond, every task counted; --task-records 0: terminated tasks listed are those with a finding, and only they (task_records_omitted = $M − them)" \
     "sites=65537 overflow=1 own_one_task=65536 overflow_site=location:None,tasks:64,polls:64 sum_tasks=$M listed_without_finding=0 finding_tasks_unlisted=0 omitted+listed=$M" \
