@@ -1048,14 +1048,8 @@ static void kq_pop(struct analyzer *a, struct kthread *kt, bool charged)
 	}
 	kt->head++;
 	a->nkq--;
-	if (--kt->len == 0) {
+	if (--kt->len == 0)
 		kt->head = 0;
-		if (kt->cap > 256) { /* a burst's room goes back: the budget counts records held */
-			free(kt->v);
-			kt->v = NULL;
-			kt->cap = 0;
-		}
-	}
 }
 
 /* A poll begins on the thread (opts.sched / .profile). */
@@ -1203,8 +1197,9 @@ static void charge_poll(struct analyzer *a, uint32_t pid, uint32_t tid, uint64_t
 			c->longest = &a->ents[i];
 }
 
-/* Drops entries no poll will claim: older than KQ_MAX_AGE_NS; with half of KTHREADS_MAX
- * threads followed, forgets the idle ones (nothing held, no poll open). */
+/* Drops entries no poll will claim: older than KQ_MAX_AGE_NS; gives back the room of a burst a
+ * thread no longer holds (at a tick, not at every poll that empties its FIFO); with half of
+ * KTHREADS_MAX threads followed, forgets the idle ones (nothing held, no poll open). */
 static void kq_expire(struct analyzer *a, uint64_t now)
 {
 	size_t nidle = 0;
@@ -1212,9 +1207,16 @@ static void kq_expire(struct analyzer *a, uint64_t now)
 	for (size_t i = 0; i < a->kthreads.cap; i++) {
 		struct kthread *kt = a->kthreads.e[i].v;
 
-		while (kt && kt->len && kt->v[kt->head].until + KQ_MAX_AGE_NS < now)
+		if (!kt)
+			continue;
+		while (kt->len && kt->v[kt->head].until + KQ_MAX_AGE_NS < now)
 			kq_pop(a, kt, false);
-		if (kt && !kt->len && !kt->nopen)
+		if (!kt->len && kt->cap > 256) { /* the budget counts records held, not room */
+			free(kt->v);
+			kt->v = NULL;
+			kt->cap = 0;
+		}
+		if (!kt->len && !kt->nopen)
 			nidle++;
 	}
 	if (a->kthreads.len < KTHREADS_MAX / 2 || !nidle)
