@@ -24,8 +24,11 @@
 #include "pmem.h"
 
 enum { RD_IDLE, RD_REQ, RD_DONE };
-#define SPIN_NS 50000 /* both sides poll this long before they sleep: a sweep's reads come in
-		       * bursts, and waking a sleeping thread costs ~10 µs on each side */
+#define SPIN_NS 50000 /* the caller polls this long for the reply before it sleeps (waking a
+		       * sleeping thread costs ~10 µs on each side) */
+#define READER_SPIN_NS 5000 /* the reader, for the next request: a sweep's reads come back to
+			     * back, and a reader spinning longer would take CPU a saturated
+			     * machine's consumer needs */
 
 struct reader {
 	pthread_mutex_t mu;
@@ -55,9 +58,9 @@ static uint64_t mono_ns(void)
 }
 
 /* Polls *state for want up to SPIN_NS; true when it came. */
-static bool spin_for(_Atomic int *state, int want)
+static bool spin_for(_Atomic int *state, int want, uint64_t ns)
 {
-	uint64_t until = mono_ns() + SPIN_NS;
+	uint64_t until = mono_ns() + ns;
 
 	for (unsigned i = 0;; i++) {
 		if (atomic_load(state) == want)
@@ -75,7 +78,7 @@ static void *reader_main(void *arg)
 	struct reader *r = arg;
 
 	for (;;) {
-		if (!spin_for(&r->state, RD_REQ)) {
+		if (!spin_for(&r->state, RD_REQ, READER_SPIN_NS)) {
 			pthread_mutex_lock(&r->mu);
 			atomic_store(&r->reader_waits, true);
 			while (atomic_load(&r->state) != RD_REQ)
@@ -174,7 +177,7 @@ static ssize_t read_chunk(uint32_t pid, uint64_t addr, void *buf, size_t len)
 		pthread_cond_signal(&r->cv_req);
 		pthread_mutex_unlock(&r->mu);
 	}
-	if (!spin_for(&r->state, RD_DONE)) {
+	if (!spin_for(&r->state, RD_DONE, SPIN_NS)) {
 		pthread_mutex_lock(&r->mu);
 		atomic_store(&r->caller_waits, true);
 		while (atomic_load(&r->state) != RD_DONE)
