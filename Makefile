@@ -32,7 +32,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wformat-signedness -Wmissing-field-initializers -Wno-unused-parameter
 # The tracer's sources, by stage of the data path (tracer/README.md): every folder is on the
 # include path, and $(call tsrc,x.c y.h) finds files by name in them.
-TRACER_DIRS := $(addprefix tracer/,cli discover capture decode analyze report lib)
+TRACER_DIRS := $(addprefix tracer/,cli run discover capture decode analyze report lib)
 TRACER_INC  := $(addprefix -I,$(TRACER_DIRS))
 tsrc = $(foreach f,$(1),$(firstword $(wildcard $(addsuffix /$(f),$(TRACER_DIRS)))))
 TRACER_SRCS   := $(sort $(wildcard $(addsuffix /*.c,$(TRACER_DIRS))))

@@ -1,0 +1,931 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run.c — one trace run (see run.h): the capture's records routed to the analyzer and the
+ * flight recorder's store, exits and losses tracked, the live outputs kept up, the report's
+ * metadata built. Nothing stays attached on any exit path: run_close destroys the links.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "fdwhat.h"
+#include "pmem.h"
+#include "run_int.h"
+#include "seterr.h"
+#include "units.h"
+#include "uring.h"
+
+uint64_t run_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- /proc: what the reports ask of the traced processes ---- */
+#define IOFD_REFRESH_NS (100 * NSEC_PER_MSEC)
+
+static int io_fd(void *ctx, uint32_t pid, uint64_t token, char *what, size_t len,
+		 const char **kind)
+{
+	struct iofd *c = ctx;
+	uint64_t now = run_mono_ns();
+	size_t i;
+	int fd, k;
+
+	for (i = 0; i < c->n && c->v[i].pid != pid; i++)
+		;
+	if (i == c->n) {
+		if (c->n == IOFD_PIDS)
+			return -1;
+		c->v[i].pid = pid;
+		c->v[i].refreshed = 0;
+		fdw_new(pid, &c->v[i].w);
+		c->n++;
+	}
+	if (!c->v[i].w)
+		return -1;
+	if (now - c->v[i].refreshed >= IOFD_REFRESH_NS) {
+		fdw_refresh(c->v[i].w);
+		c->v[i].refreshed = now;
+	}
+	if (fdw_token(c->v[i].w, token, &fd, NULL))
+		return -1;
+	k = fdw_describe(c->v[i].w, fd, what, len);
+	*kind = fdw_kind_name(k > 0 ? (enum fdw_kind)k : FDW_UNKNOWN);
+	return fd;
+}
+
+static void iofd_free(struct iofd *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		fdw_free(c->v[i].w);
+	c->n = 0;
+}
+
+/* What fd `fd` of process `pid` is, as its fd table says (io_uring requests in flight). */
+int run_fd_target(void *ctx, uint32_t pid, int32_t fd, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	(void)ctx;
+	if (fd < 0 || len < 2)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
+	n = readlink(path, buf, len - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The traced process is gone (or a zombie nobody reaped yet). */
+static bool process_gone(int pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* ---- the records ---- */
+static void fire(struct run *r, const struct report_trigger *t, uint32_t pid_filter,
+		 uint32_t name_pid, bool throttled, bool exit)
+{
+	uint64_t now = run_mono_ns();
+	char post[32];
+
+	if (fr_rt_fire(&r->fl, t, now, pid_filter, name_pid, throttled, exit) != FR_QUEUED)
+		return;
+	tet_say(r->msgs, TET_MSG_INFO, "flight recorder: trigger %s: %s; dumping in %s", t->spec,
+		t->detail, fmt_duration(r->fl.q[r->fl.nq - 1].due - now, post, sizeof(post)));
+}
+
+/* The live analyzer saw a detection (an_opts.on_detect). */
+static void on_detect(void *ctx, const struct an_detect *d)
+{
+	struct run *r = ctx;
+	struct report_trigger t;
+	char loc[160];
+
+	if (d->site && d->site->location)
+		report_sanitize(d->site->location, d->site->location_len, 120, loc, sizeof(loc));
+	else if (d->site && d->site->type_name)
+		report_sanitize(d->site->type_name, d->site->type_len, 120, loc, sizeof(loc));
+	else
+		snprintf(loc, sizeof(loc), "spawned before the trace");
+	if (fr_rt_match_detect(&r->fl, d, loc, &t))
+		fire(r, &t, d->pid, d->pid, true, false);
+}
+
+/* TET_REC_EXIT: a traced process ended. */
+static void note_exit(struct run *r, const struct tet_exit_rec *rec)
+{
+	struct proc_exit *x = NULL;
+	struct report_trigger t;
+	char sn[32];
+
+	for (size_t i = 0; i < r->nexits; i++)
+		if (r->exits[i].pid == rec->h.pid)
+			x = &r->exits[i];
+	if (!x) {
+		if (r->nexits == RUN_PIDS_MAX) { /* the oldest goes */
+			memmove(r->exits, r->exits + 1, sizeof(r->exits) - sizeof(r->exits[0]));
+			r->nexits--;
+		}
+		x = &r->exits[r->nexits++];
+	}
+	x->pid = rec->h.pid;
+	x->code = rec->code;
+	x->group = rec->group_exit;
+	x->ts = rec->h.ts;
+	if (r->fl_on && fr_rt_exit_trigger(&r->fl, rec,
+					   report_signal_name((int)(rec->code & 0x7f), sn, sizeof(sn)), &t))
+		fire(r, &t, rec->h.pid, rec->h.pid, false, true);
+}
+
+static const struct proc_exit *exit_of(const struct run *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nexits; i++)
+		if (r->exits[i].pid == pid)
+			return &r->exits[i];
+	return NULL;
+}
+
+/* A process's first kernel-side record: the symbolizer learns its mappings while it runs. */
+static void learn_pid(struct run *r, uint32_t pid)
+{
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < r->npids && r->pids[i] != pid; i++)
+		;
+	if (i < r->npids || r->npids == RUN_PIDS_MAX)
+		return;
+	r->pids[r->npids++] = pid;
+	if (ss_add_pid(r->ss, pid, err, sizeof(err)))
+		tet_say(r->msgs, TET_MSG_WARN, "stacks of %s: %s", "the process", err);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct run *r = ctx;
+	const struct tet_hdr *h = data;
+
+	if (r->ss && size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE))
+		learn_pid(r, h->pid);
+	if (size >= sizeof(struct tet_exit_rec) && h->type == TET_REC_EXIT) {
+		note_exit(r, data);
+		return 0;
+	}
+	if (r->fl_on) {
+		fr_store_add(r->store, data, size);
+		if (size >= sizeof(*h))
+			r->fl.last_pid = h->pid;
+	}
+	if (r->an)
+		an_event(r->an, data, size);
+	return 0;
+}
+
+/* ---- the report's metadata ---- */
+/* The kernel side's answer for the reports (before the BPF objects are closed). */
+void run_why_meta(struct run *r, struct why_report *w, const struct analyzer *an,
+		  const struct tet_counters *c)
+{
+	const struct tet_sched_info *si = tet_session_sched(r->sess);
+
+	w->sched = si->on;
+	w->why_no_sched = si->why_no_sched;
+	w->profile_hz = si->profile_hz;
+	w->why_no_profile = si->why_no_profile;
+	w->steal = si->steal;
+	w->why_no_steal = si->why_no_steal;
+	if ((si->on || si->profile_hz) &&
+	    why_build(w, an, tet_session_stacks_fd(r->sess), r->ss, c))
+		tet_say(r->msgs, TET_MSG_WARN, "out of memory: the stacks of the report are incomplete");
+}
+
+static const char *class_list(unsigned mask, char *buf, size_t len)
+{
+	const struct tet_class *classes;
+	size_t nclasses = tet_classes(&classes), o = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < nclasses; i++)
+		if ((mask & tet_class_mask(classes[i].name)) == tet_class_mask(classes[i].name))
+			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
+					      classes[i].name);
+	return buf;
+}
+
+/* ---- uprobe fallback: what it finds, what it cannot give ---- */
+static const char *fallback_missing_impact(int kind)
+{
+	switch (kind) {
+	case TSYM_POLL: return "no polls";
+	case TSYM_WAKE_BY_VAL: case TSYM_WAKE_BY_REF: return "wakes through it are not seen";
+	case TSYM_CLONE: case TSYM_DROP: return "waker clones/drops are not seen";
+	case TSYM_COMPLETE: return "task ends come from raw::dealloc (header freed) instead, and poll results are unknown";
+	case TSYM_SHUTDOWN: return "nothing lost (not probed)";
+	default: return "";
+	}
+}
+
+static const char *const fallback_unavailable[] = {
+	"spawn locations (tasks are named by their future type)",
+	"task ids (tasks are told apart by header pointer)",
+	"spawns, and the scheduling delay before a task's first poll",
+	"poll results beyond ready/pending (notified, cancelled, panicked are not told apart)",
+	"yields and their reasons (yield_now, coop budget)",
+	"worker park/unpark and worker indices (polling threads are numbered as first seen)",
+	"live waker counts, hence lost_waker (reported as stalled)",
+};
+
+static void fallback_verbose(const struct run *r)
+{
+	const struct tsym_table *s = r->t->syms;
+
+	for (size_t i = 0; i < s->nfns; i++)
+		if (s->fns[i].kind == TSYM_POLL)
+			tet_say(r->msgs, TET_MSG_INFO, "raw::poll 0x%llx (offset 0x%llx): %s [%s]",
+				(unsigned long long)s->fns[i].addr,
+				(unsigned long long)s->fns[i].file_off,
+				s->types[s->fns[i].type], tsym_src_name(s->fns[i].src));
+}
+
+static const struct report_fallback *fallback_meta(struct run *r)
+{
+	const struct tsym_table *s = r->t->syms;
+	const struct tet_fb_info *info = tet_session_fallback(r->sess);
+	struct fallback_meta_buf *b = &r->fbm;
+	struct report_fallback *f = &b->f;
+
+	memset(b, 0, sizeof(*b));
+	f->file = r->t->fb_path;
+	for (int k = 0; k < TSYM_KINDS; k++) {
+		b->names[k] = tsym_kind_name(k);
+		b->counts[k] = s->count[k];
+	}
+	f->fn_names = b->names;
+	f->fn_counts = b->counts;
+	f->nfns = TSYM_KINDS;
+	f->unavailable = fallback_unavailable;
+	f->nunavailable = sizeof(fallback_unavailable) / sizeof(fallback_unavailable[0]);
+	f->poll_instances = s->count[TSYM_POLL];
+	f->types = s->ntypes;
+	f->types_ambiguous = s->ambiguous;
+	f->types_exact = s->count[TSYM_POLL] - s->ambiguous - s->by_src[TSYM_SRC_NONE];
+	f->type_source = s->v0 ? "v0-mangling" : s->dwarf ? "dwarf" : "symbols";
+	if (info) {
+		f->multi = info->multi;
+		f->why_single = info->why_single;
+		f->uprobes = info->uprobes;
+		f->links = info->links;
+		f->attach_ns = info->attach_ns;
+		f->uprobe_ns = info->uprobe_ns;
+		f->uretprobe_ns = info->uretprobe_ns;
+	}
+	if (r->o->verbose)
+		fallback_verbose(r);
+	return f;
+}
+
+/* Batched capture: lock records a thread could not keep make lock holders partial (no
+ * deadlock is judged from then on; a poll whose wait records were not all kept says so itself,
+ * TET_WAIT_CUT). */
+static void note_batch_loss(struct run *r)
+{
+	const struct tb_stats *st = tet_session_batch_stats(r->sess);
+
+	if (st && st->locks_dropped)
+		an_note_lock_loss(r->an);
+}
+
+/* The batched capture's figures for a report (live or final). */
+static const struct report_batch *batch_meta(struct run *r)
+{
+	const struct tet_bc_info *bi = tet_session_batch_info(r->sess);
+	struct report_batch *rb = &r->rbatch;
+
+	if (!bi)
+		return NULL;
+	memset(rb, 0, sizeof(*rb));
+	rb->stats = tet_session_batch_stats(r->sess);
+	tb_totals(tet_session_decoder(r->sess), rb->exact);
+	rb->sites = bi->sites;
+	rb->rate_sites = bi->rate_sites;
+	rb->multi = bi->multi;
+	rb->why_single = bi->why_single;
+	rb->sweeps = bi->sweeps;
+	rb->why_no_sweeps = bi->why_no_sweeps;
+	rb->preemption = bi->preemption;
+	rb->why_no_preemption = bi->why_no_preemption;
+	return rb;
+}
+
+/* The counters as they stand, for a live report. */
+static void meta_now(struct run *r)
+{
+	r->meta.end_ns = r->now;
+	r->meta.counters_valid = !tet_session_counters(r->sess, &r->meta.counters);
+	pmem_get_stats(&r->meta.pmem);
+	r->meta.batch = batch_meta(r);
+}
+
+/* ---- lost events: the findings they could explain are set aside (an_lost_task) ---- */
+uint64_t run_drops_total(const struct tet_counters *c)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < TET_EV_COUNT; i++)
+		n += c->drops[i];
+	return n;
+}
+
+void run_loss_track(struct loss_track *lt, struct analyzer *an, const struct tet_counters *c,
+		    uint64_t now)
+{
+	uint64_t d = run_drops_total(c);
+
+	if (d > lt->drops && an)
+		an_loss_window(an, lt->since > lt->margin ? lt->since - lt->margin : 0, now);
+	lt->drops = d;
+	lt->since = now;
+}
+
+/* The tasks that lost events (BPF lost_tasks), when the capture can tell them; else, or when
+ * the map overflowed, the windows decide. */
+void run_lost_tasks_to(struct analyzer *an, struct tet_session *sess, const struct tet_counters *c)
+{
+	struct { uint32_t tgid, pad; uint64_t task; } k, next;
+	int fd = tet_session_lost_fd(sess);
+	bool first = true;
+	uint64_t types;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &types))
+			an_lost_task(an, next.tgid, next.task, types);
+		k = next;
+		first = false;
+	}
+	if (fd < 0 || !c || c->lost_untracked)
+		an_lost_by_task(an, false);
+}
+
+/* ---- opening a run ---- */
+static bool run_batched(const struct run_opts *o, const struct tet_targets *t)
+{
+	return !t->fallback && t->batch && o->capture != CAPTURE_PER_EVENT;
+}
+
+int run_plan(struct run_opts *o, const struct tet_targets *t, const struct tet_msgs *msgs,
+	     char *err, size_t len)
+{
+	bool batched = run_batched(o, t);
+
+	if (!batched && (o->capture == CAPTURE_BATCHED || o->sample_rate > 1)) {
+		seterr(err, len, "%s: %s", t->exe ? t->exe : "the target",
+		       t->fallback ? "stock Tokio (traced through uprobes) has no batched capture, hence no --capture batched or --sample-rate: rebuild it with scripts/tokio-usdt-build" :
+		       "no tokio:event_batch probe (built by an older kit?), hence no --capture batched or --sample-rate: rebuild it with scripts/tokio-usdt-build");
+		return -EINVAL;
+	}
+	if (batched && o->probes_given)
+		tet_say(msgs, TET_MSG_WARN, "--probes applies to per-event capture; batched capture records every probe class");
+	if (batched) {
+		o->probes = t->probes;
+		o->probes_given = false;
+	}
+	if (!o->ringbuf)
+		o->ringbuf = batched ? 64u << 20 : 16u << 20;
+	if (o->probes_given && (o->probes & ~t->probes)) {
+		unsigned missing = o->probes & ~t->probes;
+
+		for (unsigned i = 0; i < TET_EV_COUNT; i++)
+			if (missing & (1u << i))
+				tet_say(msgs, TET_MSG_WARN, "tokio:%s is not in the target: %s",
+					an_event_name(i), "its figures will be missing");
+	}
+	return 0;
+}
+
+/* What the analyzer is told of the probes it gets. */
+static void plan_analysis(struct run *r, struct run_opts *o)
+{
+	const struct tet_targets *t = r->t;
+
+	if (t->fallback) {
+		/* no task ids (header pointers), no spawns: live waker counts are unknown, so
+		 * waker_clone/drop (the most frequent calls of all) only when asked for */
+		o->an.key_by_header = true;
+		if (!o->probes_given)
+			o->probes &= ~TET_CLASS_WAKER;
+		for (int k = 0; k < TSYM_KINDS; k++)
+			if (!t->syms->count[k] && k != TSYM_DEALLOC)
+				tet_say(r->msgs, TET_MSG_WARN, "%s: %s not found (inlined?): %s",
+					t->fb_path, tsym_kind_name(k), fallback_missing_impact(k));
+	}
+	o->an.no_wakes = !(o->probes & t->probes & TET_PROBE_BIT(TET_EV_WAKE));
+	o->an.waker_events = (o->probes & t->probes & TET_CLASS_WAKER) == TET_CLASS_WAKER &&
+			     (o->probes & t->probes & TET_CLASS_SPAWN);
+	/* batched capture records every event whatever --probes says */
+	o->an.wait_events = !t->fallback && (t->probes & TET_PROBE_BIT(TET_EV_WAIT)) &&
+			    (r->batched || (o->probes & TET_PROBE_BIT(TET_EV_WAIT)));
+}
+
+/* The flight recorder's store, and the live analyzer when something needs it (detector and
+ * threshold triggers, --metrics-addr, --interval), bounded for weeks: no timeline, no
+ * terminated-task records. */
+static int open_flight(struct run *r, struct run_opts *o)
+{
+	struct an_opts live = o->an;
+
+	if (fr_rt_init(&r->fl, &o->fl))
+		return -ENOMEM;
+	r->fl_on = true;
+	if (r->fl.trig_poll_ns && (!live.trig_poll_ns || r->fl.trig_poll_ns < live.trig_poll_ns))
+		live.trig_poll_ns = r->fl.trig_poll_ns;
+	if (r->fl.trig_sched_ns && (!live.trig_sched_ns || r->fl.trig_sched_ns < live.trig_sched_ns))
+		live.trig_sched_ns = r->fl.trig_sched_ns;
+	/* the dumps find what the triggers fired on; the HTML and the trace are drawn */
+	o->an.detect |= r->fl.detectors;
+	o->an.timeline_cap = o->timeline_events;
+	r->store = fr_store_new(o->fl.window_ns, o->fl.window_bytes);
+	if (!r->store)
+		return -ENOMEM;
+	if (!o->metrics_addr && !o->interval_ns && !fr_rt_needs_live(&r->fl))
+		return 0;
+	live.detect |= r->fl.detectors;
+	live.timeline_cap = 0;
+	live.max_task_records = 0;
+	live.on_detect = on_detect;
+	live.detect_ctx = r;
+	r->an = an_new(&live);
+	return r->an ? 0 : -ENOMEM;
+}
+
+static int open_analysis(struct run *r, struct run_opts *o)
+{
+	int ret = 0;
+
+	if (o->fl.on)
+		ret = open_flight(r, o);
+	else if (!(r->an = an_new(&o->an)))
+		ret = -ENOMEM;
+	if (ret)
+		return ret;
+	if (r->an)
+		ur_set_fd_fn(an_uring(r->an), run_fd_target, NULL);
+	if (r->an && r->t->fallback &&
+	    an_set_types(r->an, (const char *const *)r->t->syms->types, r->t->syms->ntypes))
+		return -ENOMEM;
+	return 0;
+}
+
+/* What the kernel side could not set up, said once attached. */
+static void say_kernel_side(struct run *r)
+{
+	const struct tet_sched_info *si = tet_session_sched(r->sess);
+	const struct run_opts *o = r->o;
+	char err[TET_ERR_LEN];
+
+	if (r->an)
+		an_set_kernel(r->an, si->on, si->profile_hz > 0);
+	if (!o->sched.off && !si->on)
+		tet_say(r->msgs, TET_MSG_WARN, "%s", si->why_no_sched);
+	if (!o->sched.off && o->sched.profile_hz && !si->profile_hz)
+		tet_say(r->msgs, TET_MSG_WARN, "%s", si->why_no_profile);
+	if (o->fl.on && !si->exits)
+		tet_say(r->msgs, TET_MSG_WARN, "%s: a crash will not dump", si->why_no_exits);
+	/* io_uring off on this kernel: worth a word when the target has io_uring code */
+	if (!o->no_uring && r->t->uring_code && !tet_session_uring(r->sess)->on)
+		tet_say(r->msgs, TET_MSG_WARN, "io_uring: %s", tet_session_uring(r->sess)->why_not);
+	if (o->pid && (si->on || si->profile_hz)) {
+		r->pids[r->npids++] = (uint32_t)o->pid;
+		if (ss_add_pid(r->ss, (uint32_t)o->pid, err, sizeof(err)))
+			tet_say(r->msgs, TET_MSG_WARN, "stacks of PID %d: %s", o->pid, err);
+	}
+}
+
+static int open_session(struct run *r, char *err, size_t len)
+{
+	const struct run_opts *o = r->o;
+	struct tet_session_opts so = { 0 };
+	int ret;
+
+	tet_libbpf_setup(o->verbose);
+	so.pid = o->pid;
+	so.probes = o->probes;
+	so.ringbuf_bytes = o->ringbuf;
+	so.batched = r->batched;
+	so.sample_rate = o->sample_rate;
+	so.verbose = o->verbose;
+	so.sched = o->sched;
+	so.no_uring = o->no_uring;
+	so.on_event = on_event;
+	so.ctx = r;
+	so.msgs = r->msgs;
+	r->ss = ss_new();
+	if (!r->ss) {
+		seterr(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	ret = tet_session_open(&r->sess, &so, r->t, err, len);
+	if (ret)
+		return ret;
+	say_kernel_side(r);
+	return 0;
+}
+
+/* The capture (and --duration) starts once every probe is attached: said, with what. */
+static void capture_started(struct run *r)
+{
+	const struct run_opts *o = r->o;
+	size_t links = tet_session_links(r->sess);
+	char cls[160];
+
+	clock_gettime(CLOCK_REALTIME, &r->meta.wall_start);
+	r->start = run_mono_ns();
+	if (r->batched) { /* the moment the event_batch sites began to be attached */
+		const struct tet_bc_info *bi = tet_session_batch_info(r->sess);
+
+		r->start = bi->start_ns;
+		if (o->sample_rate > 1)
+			snprintf(cls, sizeof(cls), "batched capture, %zu event_batch sites, 1 task in %u",
+				 bi->sites, o->sample_rate);
+		else
+			snprintf(cls, sizeof(cls), "batched capture, %zu event_batch sites, every task",
+				 bi->sites);
+		if (!bi->sweeps)
+			tet_say(r->msgs, TET_MSG_WARN, "%s: threads' buffers are only seen when they flush (events may wait up to 2 s to be put in order)",
+				bi->why_no_sweeps);
+	} else {
+		class_list(tet_session_probes(r->sess), cls, sizeof(cls));
+	}
+	if (o->pid)
+		tet_say(r->msgs, TET_MSG_INFO, "attached %zu probe attachment%s (%s) to PID %d (%s); Ctrl-C to stop",
+			links, links == 1 ? "" : "s", cls, o->pid, r->t->exe ? r->t->exe : "?");
+	else
+		tet_say(r->msgs, TET_MSG_INFO, "attached %zu probe attachment%s (%s) to %s, every process; Ctrl-C to stop",
+			links, links == 1 ? "" : "s", cls, o->binary);
+	if (o->verbose) {
+		uint32_t ids[TET_EV_COUNT];
+		const char *names[TET_EV_COUNT];
+		size_t n = tet_session_prog_ids(r->sess, ids, names, TET_EV_COUNT);
+
+		for (size_t i = 0; i < n; i++)
+			tet_say(r->msgs, TET_MSG_INFO, "prog %s id %u", names[i], ids[i]);
+	}
+}
+
+/* The files traced, for the report. */
+static int meta_files(struct run *r)
+{
+	const struct tet_targets *t = r->t;
+
+	r->rfiles = calloc(t->n ? t->n : 1, sizeof(*r->rfiles));
+	if (!r->rfiles)
+		return -ENOMEM;
+	if (t->fallback) {
+		r->rfiles[0].path = t->fb_path;
+		r->rfiles[0].probes = t->probes;
+		r->rfiles[0].sites = tet_session_links(r->sess);
+		r->meta.nfiles = 1;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		r->rfiles[i].path = t->v[i].path;
+		r->rfiles[i].probes = t->v[i].probes;
+		for (int e = 0; e < TET_EV_COUNT; e++)
+			r->rfiles[i].sites += t->v[i].sites[e];
+	}
+	r->meta.files = r->rfiles;
+	if (!t->fallback)
+		r->meta.nfiles = t->n;
+	return 0;
+}
+
+static int meta_init(struct run *r)
+{
+	const struct run_opts *o = r->o;
+	const struct tet_targets *t = r->t;
+	struct report_meta *m = &r->meta;
+
+	m->mode = t->fallback ? "uprobe-fallback" : "usdt";
+	if (!t->fallback && t->dialect) {
+		m->dialect = t->dialect->id;
+		m->dialect_lacks = t->dialect->lacks;
+	}
+	m->uring = tet_session_uring(r->sess);
+	m->io_fd = io_fd;
+	m->io_ctx = &r->iofd;
+	m->capture = r->batched ? "batched" : "per-event";
+	m->sample_rate = r->batched ? o->sample_rate : 1;
+	m->batch = batch_meta(r);
+	if (t->fallback)
+		m->fallback = fallback_meta(r);
+	m->pid = o->pid;
+	m->binary = o->binary;
+	m->executable = t->exe;
+	m->probes = tet_session_probes(r->sess);
+	m->requested_ns = o->duration_ns;
+	m->start_ns = r->start;
+	m->top = o->top;
+	m->ringbuf = o->ringbuf;
+	return meta_files(r);
+}
+
+static void flight_announce(struct run *r)
+{
+	const struct flight_opts *fo = &r->o->fl;
+	char w[32], trig[400] = "SIGUSR1, crash";
+	size_t n = strlen(trig);
+
+	for (size_t i = 0; i < fo->ntrig && n < sizeof(trig); i++)
+		if (fo->trig[i].kind != FR_TRIG_CRASH)
+			n += (size_t)snprintf(trig + n, sizeof(trig) - n, ", %s", fo->trig[i].spec);
+	if (fo->window_ns)
+		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: keeping the last %s of events (at most %llu MiB); dumps into %s on: %s",
+			fmt_duration(fo->window_ns, w, sizeof(w)),
+			(unsigned long long)(fo->window_bytes >> 20), fo->dir, trig);
+	else
+		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: keeping the last %llu MiB of events; dumps into %s on: %s",
+			(unsigned long long)(fo->window_bytes >> 20), fo->dir, trig);
+}
+
+int run_open(struct run **out, struct run_opts *o, const struct tet_targets *t,
+	     const struct tet_msgs *msgs, FILE *summary, char *err, size_t len)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	int ret;
+
+	*out = r;
+	if (!r) {
+		seterr(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	r->o = o;
+	r->t = t;
+	r->msgs = msgs;
+	r->summary = summary;
+	r->batched = run_batched(o, t);
+	if (o->metrics_addr) {
+		ret = prom_start(&r->metrics, o->metrics_addr, o->metrics_sites, err, len);
+		if (ret)
+			return ret;
+	}
+	plan_analysis(r, o);
+	if (open_analysis(r, o)) {
+		seterr(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	ret = open_session(r, err, len);
+	if (ret)
+		return ret;
+	capture_started(r);
+	if (meta_init(r)) {
+		seterr(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	if (r->metrics) {
+		r->meta.end_ns = r->start;
+		prom_update(r->metrics, r->an, &r->meta);
+		r->next_metrics = r->start + NSEC_PER_SEC;
+		tet_say(msgs, TET_MSG_INFO, "serving Prometheus metrics at %s", prom_url(r->metrics));
+	}
+	if (o->fl.on)
+		flight_announce(r);
+	r->next_tick = r->start + DETECT_TICK_NS;
+	r->lt.since = r->start;
+	r->lt.margin = r->batched ? 2 * NSEC_PER_SEC : 0;
+	if (o->interval_ns)
+		r->next_interval = r->start + o->interval_ns;
+	return 0;
+}
+
+uint64_t run_start_ns(const struct run *r)
+{
+	return r->start;
+}
+
+/* ---- the capture's steps ---- */
+uint64_t run_wait_ns(const struct run *r, uint64_t now)
+{
+	uint64_t wait = r->o->drain_ns, d = r->o->duration_ns;
+
+	if (d && now - r->start + wait > d)
+		wait = now - r->start >= d ? 0 : d - (now - r->start);
+	return wait;
+}
+
+/* The time-based detectors and the loss windows. */
+static void step_tick(struct run *r)
+{
+	if (!tet_session_counters(r->sess, &r->meta.counters)) {
+		an_note_drops(r->an, r->meta.counters.drops);
+		run_loss_track(&r->lt, r->an, &r->meta.counters, r->now);
+	}
+	note_batch_loss(r);
+	an_tick(r->an, r->now);
+	r->next_tick = r->now + DETECT_TICK_NS;
+}
+
+static void step_flight(struct run *r, bool usr1)
+{
+	if (usr1) {
+		struct report_trigger t = { 0 };
+
+		t.kind = t.spec = "sigusr1";
+		t.ts = t.at_ns = r->now;
+		snprintf(t.detail, sizeof(t.detail), "SIGUSR1 received");
+		fire(r, &t, 0, r->o->pid ? (uint32_t)r->o->pid : r->fl.last_pid, false, false);
+	}
+	fr_store_trim(r->store, fr_rt_keep_from(&r->fl, r->now));
+	if (fr_rt_snap_due(&r->fl, r->now)) {
+		struct tet_counters c;
+		uint64_t exact[TET_EV_COUNT];
+		struct tb *dec = tet_session_decoder(r->sess);
+
+		if (!tet_session_counters(r->sess, &c)) {
+			if (dec)
+				tb_totals(dec, exact);
+			fr_rt_snap_add(&r->fl, r->now, &c, dec ? exact : NULL);
+		}
+	}
+	run_dump_poll(r, false);
+}
+
+int run_step(struct run *r, bool stop, bool usr1, char *err, size_t len)
+{
+	const struct run_opts *o = r->o;
+	int ret = tet_session_drain(r->sess);
+
+	if (ret < 0 && ret != -EINTR) {
+		seterr(err, len, "reading the ring buffer failed: %s", strerror(-ret));
+		return ret;
+	}
+	r->now = run_mono_ns();
+	if (stop)
+		return RUN_STOPPED;
+	if (o->duration_ns && r->now - r->start >= o->duration_ns)
+		return RUN_DURATION;
+	if (o->pid && process_gone(o->pid)) {
+		r->gone = true;
+		return RUN_GONE;
+	}
+	if (r->now >= r->next_tick && r->an)
+		step_tick(r);
+	if (r->fl_on)
+		step_flight(r, usr1);
+	if (r->metrics && r->now >= r->next_metrics) {
+		/* rendered here, served by the metrics thread: the drain never waits for it */
+		meta_now(r);
+		prom_update(r->metrics, r->an, &r->meta);
+		r->next_metrics = r->now + NSEC_PER_SEC;
+	}
+	if (o->interval_ns && r->now >= r->next_interval) {
+		r->meta.ended_by = "running";
+		meta_now(r);
+		if (!o->quiet)
+			report_terminal(r->summary, r->an, &r->meta, false);
+		r->next_interval += o->interval_ns;
+		if (r->next_interval <= r->now)
+			r->next_interval = r->now + o->interval_ns;
+	}
+	return RUN_GOING;
+}
+
+/* ---- the end ---- */
+/* How the traced process ended (TET_REC_EXIT, drained just now). */
+static void note_gone(struct run *r)
+{
+	const struct proc_exit *x = exit_of(r, (uint32_t)r->o->pid);
+
+	r->meta.exit_status = -1;
+	if (x && (x->code & 0x7f)) {
+		r->meta.exit_signal = (int)(x->code & 0x7f);
+		r->meta.exit_core = x->code & 0x80;
+	} else if (x) {
+		r->meta.exit_status = (int)((x->code >> 8) & 0xff);
+	}
+}
+
+static void say_ended(struct run *r, int stop_signal, const char *then)
+{
+	char sn[32];
+
+	if (r->gone && r->meta.exit_signal)
+		tet_say(r->msgs, TET_MSG_INFO, "process %d was killed by %s%s%s", r->o->pid,
+			report_signal_name(r->meta.exit_signal, sn, sizeof(sn)),
+			r->meta.exit_core ? " (core dumped)" : "", then);
+	else if (r->gone)
+		tet_say(r->msgs, TET_MSG_INFO, "process %d exited%s", r->o->pid, then);
+	else if (stop_signal)
+		tet_say(r->msgs, TET_MSG_INFO, "stopped by %s", strsignal(stop_signal));
+}
+
+/* The flight recorder's end: what is queued is written now, then waited for. */
+static void finish_flight(struct run *r, int stop_signal)
+{
+	struct fr_stats fs;
+
+	run_dump_poll(r, true);
+	fr_store_stats(r->store, &fs);
+	say_ended(r, stop_signal, "");
+	tet_say(r->msgs, TET_MSG_INFO, "flight recorder: %llu dump%s written, %llu failed, %llu trigger%s suppressed (cooldown); %llu records held in %llu MiB at the end, %llu evicted",
+		(unsigned long long)r->fl.dumps, r->fl.dumps == 1 ? "" : "s",
+		(unsigned long long)r->fl.failed, (unsigned long long)r->fl.suppressed,
+		r->fl.suppressed == 1 ? "" : "s", (unsigned long long)fs.records,
+		(unsigned long long)(fs.bytes >> 20), (unsigned long long)fs.evicted);
+	if (fs.spawns_not_kept)
+		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: %llu spawns of tasks could not be kept beyond the window (%d tasks, 1/8 of the memory bound): dumps show those tasks as spawned before the trace",
+			(unsigned long long)fs.spawns_not_kept, FR_SPAWNS_MAX);
+}
+
+void run_finish(struct run *r, int stop_signal)
+{
+	struct report_meta *m = &r->meta;
+	int ret;
+
+	/* Detach first (nothing new comes in; the semaphores go back to 0), then take what is
+	 * still in the ring, then the counters — every event that was submitted is analyzed. The
+	 * capture ends here; detaching takes ~0.1s per probe (an RCU grace period per uprobe in
+	 * the kernel), not part of it. */
+	r->now = run_mono_ns();
+	tet_session_end(r->sess, r->now); /* the end, for every probe at once */
+	while ((ret = tet_session_drain(r->sess)) > 0)
+		;
+	if (r->gone)
+		note_gone(r);
+	if (r->fl_on) {
+		finish_flight(r, stop_signal);
+		return;
+	}
+	m->counters_valid = !tet_session_counters(r->sess, &m->counters);
+	pmem_get_stats(&m->pmem);
+	if (m->counters_valid) {
+		an_note_drops(r->an, m->counters.drops);
+		run_loss_track(&r->lt, r->an, &m->counters, r->now);
+	}
+	note_batch_loss(r);
+	run_lost_tasks_to(r->an, r->sess, m->counters_valid ? &m->counters : NULL);
+	m->batch = batch_meta(r);
+	an_finish(r->an, r->now);
+	run_why_meta(r, &r->why, r->an, m->counters_valid ? &m->counters : NULL);
+	m->why = &r->why;
+	m->end_ns = r->now;
+	m->ended_by = stop_signal ? "signal" : r->gone && m->exit_signal ? "process_crash" :
+		      r->gone ? "process_exit" : "duration";
+	say_ended(r, stop_signal, "; the report covers what was seen until then");
+	if (!r->o->quiet)
+		report_terminal(r->summary, r->an, m, true);
+	if (r->metrics)
+		prom_update(r->metrics, r->an, m);
+}
+
+int run_write(struct run *r, struct outputs *outs)
+{
+	if (r->fl_on) /* the dumps are its reports */
+		return 0;
+	return outputs_write(outs, r->an, &r->meta, r->msgs) ? -1 : 0;
+}
+
+void run_close(struct run *r)
+{
+	if (!r)
+		return;
+	if (r->child > 0) /* a dump being written finishes */
+		waitpid(r->child, NULL, 0);
+	prom_stop(r->metrics);
+	tet_session_close(r->sess);
+	an_free(r->an);
+	iofd_free(&r->iofd);
+	why_free(&r->why);
+	ss_free(r->ss);
+	free(r->rfiles);
+	fr_store_free(r->store);
+	fr_rt_free(&r->fl);
+	free(r);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run_dump.c — a flight-recorder dump: a forked child replays the planned window
+ * (flight_rt.h) of a copy-on-write snapshot of the store into a fresh analyzer and writes the
+ * reports next to each other, while the recorder goes on draining. One child at a time.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmem.h"
+#include "run_int.h"
+#include "seterr.h"
+#include "uring.h"
+
+struct feed {
+	struct analyzer *an;
+	uint64_t next_tick;
+};
+
+static void feed_rec(void *ctx, const void *rec, size_t size)
+{
+	struct feed *f = ctx;
+	const struct tet_hdr *h = rec;
+
+	if (h->ts >= f->next_tick) { /* the time-based detectors, as the live capture ticks */
+		if (f->next_tick)
+			an_tick(f->an, h->ts);
+		f->next_tick = h->ts + DETECT_TICK_NS;
+	}
+	an_event(f->an, rec, size);
+}
+
+/* Wall clock of the window's start and of the trigger: the two clocks read back to back (this
+ * child runs at the recorder's nice; a preemption between reads far apart would shift the
+ * names). */
+static void dump_wall(uint64_t from, uint64_t trig_at, struct timespec *start,
+		      struct timespec *trig)
+{
+	struct timespec wall_now;
+	uint64_t m = run_mono_ns();
+	int64_t back, tback, ns;
+
+	clock_gettime(CLOCK_REALTIME, &wall_now);
+	back = (int64_t)(m - from);
+	tback = (int64_t)(m - trig_at);
+	ns = (int64_t)wall_now.tv_sec * (int64_t)NSEC_PER_SEC + wall_now.tv_nsec;
+	start->tv_sec = (time_t)((ns - back) / (int64_t)NSEC_PER_SEC);
+	start->tv_nsec = (long)((ns - back) % (int64_t)NSEC_PER_SEC);
+	trig->tv_sec = (time_t)((ns - tback) / (int64_t)NSEC_PER_SEC);
+	trig->tv_nsec = (long)((ns - tback) % (int64_t)NSEC_PER_SEC);
+}
+
+/* The loss windows of the snapshots (oldest first), then since the last one. */
+static void dump_loss_windows(struct run *r, struct analyzer *an, bool batched, uint64_t mono)
+{
+	struct loss_track lt = { 0, 0, batched ? 2 * NSEC_PER_SEC : 0 };
+	struct tet_counters cur;
+
+	for (size_t i = 0; i < r->fl.nsnaps; i++) {
+		const struct fr_snap *sn = fr_rt_snap_at(&r->fl, i);
+
+		if (!i) {
+			lt.since = sn->ts;
+			lt.drops = run_drops_total(&sn->c);
+			continue;
+		}
+		run_loss_track(&lt, an, &sn->c, sn->ts);
+	}
+	if (r->fl.nsnaps && !tet_session_counters(r->sess, &cur))
+		run_loss_track(&lt, an, &cur, mono);
+}
+
+/* The drops of the window: the counters now, less those of its start; with batched capture,
+ * the exact totals of a sampled capture likewise. */
+static void dump_counters(struct run *r, struct analyzer *an, struct report_meta *meta,
+			  struct report_batch *rb, uint64_t from, uint64_t mono)
+{
+	struct tet_counters now_c;
+	const struct fr_snap *base;
+
+	meta->counters_valid = !tet_session_counters(r->sess, &now_c);
+	pmem_get_stats(&meta->pmem);
+	if (!meta->counters_valid)
+		return;
+	base = fr_rt_snap_base(&r->fl, from);
+	if (meta->batch) {
+		*rb = *meta->batch;
+		tb_totals(tet_session_decoder(r->sess), rb->exact);
+		for (int i = 0; base && i < TET_EV_COUNT; i++)
+			rb->exact[i] = rb->exact[i] >= base->exact[i] ? rb->exact[i] - base->exact[i] : 0;
+		meta->batch = rb;
+	}
+	if (base)
+		fr_counters_since(&now_c, &base->c);
+	meta->counters = now_c;
+	an_note_drops(an, now_c.drops);
+	dump_loss_windows(r, an, meta->batch != NULL, mono);
+	run_lost_tasks_to(an, r->sess, &now_c);
+}
+
+static struct analyzer *dump_analyzer(struct run *r)
+{
+	struct an_opts ao = r->o->an;
+	struct analyzer *an;
+
+	ao.timeline_cap = r->o->timeline_events;
+	ao.on_detect = NULL;
+	an = an_new(&ao);
+	if (!an)
+		return NULL;
+	ur_set_fd_fn(an_uring(an), run_fd_target, NULL);
+	if (r->t->fallback &&
+	    an_set_types(an, (const char *const *)r->t->syms->types, r->t->syms->ntypes)) {
+		an_free(an);
+		return NULL;
+	}
+	an_set_kernel(an, tet_session_sched(r->sess)->on, tet_session_sched(r->sess)->profile_hz > 0);
+	return an;
+}
+
+/* The JSON, the HTML and the trace of a dump, then the directory held to its budget. */
+static int dump_outputs(struct run *r, struct analyzer *an, const struct report_meta *meta,
+			const char *name)
+{
+	static const char *const ext[3] = { "json", "html", "trace.json" };
+	const struct flight_opts *fo = &r->o->fl;
+	struct outputs outs = { 0 };
+	char *paths[3] = { 0 }, errbuf[1024];
+	int status = 1;
+	size_t nrm;
+	uint64_t rm;
+
+	for (int i = 0; i < 3; i++) {
+		if (asprintf(&paths[i], "%s/%s.%s", fo->dir, name, ext[i]) < 0) {
+			paths[i] = NULL;
+			tet_say(r->msgs, TET_MSG_ERROR, "out of memory");
+			goto out;
+		}
+		outputs_add(&outs, paths[i], i == 0 ? OUT_JSON : i == 1 ? OUT_HTML : OUT_PERFETTO, NULL,
+			    0);
+	}
+	if (outputs_open(&outs, errbuf, sizeof(errbuf))) {
+		tet_say(r->msgs, TET_MSG_ERROR, "%s", errbuf);
+		goto out;
+	}
+	status = outputs_write(&outs, an, meta, r->msgs) ? 1 : 0;
+	rm = fr_dir_enforce(fo->dir, fo->dump_max_bytes, name, &nrm);
+	if (nrm)
+		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: removed %zu old dump file%s (%llu bytes): --dump-max-bytes %llu",
+			nrm, nrm == 1 ? "" : "s", (unsigned long long)rm,
+			(unsigned long long)fo->dump_max_bytes);
+out:
+	outputs_abort(&outs);
+	for (int i = 0; i < 3; i++)
+		free(paths[i]);
+	return status;
+}
+
+/* The dump itself (in the child). Returns the exit status. */
+static int dump_write(struct run *r, const struct fr_pending *p)
+{
+	const struct flight_opts *fo = &r->o->fl;
+	struct report_meta meta = r->meta;
+	struct report_batch rb;
+	struct report_flight rf = { 0 };
+	struct why_report why = { 0 };
+	struct fr_stats st;
+	struct fr_plan plan;
+	struct feed f = { 0 };
+	struct timespec wall_trig;
+	uint64_t mono = run_mono_ns(), spawns_before = 0;
+	char name[300];
+	int status = 1;
+
+	fr_store_stats(r->store, &st);
+	fr_rt_plan(fo, &st, p, &plan);
+	rf.window_ns = fo->window_ns;
+	rf.window_bytes = fo->window_bytes;
+	rf.post_ns = fo->post_ns;
+	rf.to_ns = plan.to;
+	rf.from_ns = plan.from;
+	rf.cut_by_memory = plan.cut_by_memory;
+	rf.dump_index = r->fl.dump_index;
+	rf.triggers_suppressed = r->fl.suppressed;
+	rf.trigger = p->t;
+	dump_wall(plan.from, p->t.at_ns, &meta.wall_start, &wall_trig);
+	fr_dump_name(name, sizeof(name), r->t->exe ? r->t->exe : r->o->binary, p->name_pid,
+		     &wall_trig, p->t.spec);
+	rf.basename = name;
+	f.an = dump_analyzer(r);
+	if (!f.an) {
+		tet_say(r->msgs, TET_MSG_ERROR, "flight recorder: dump %llu: out of memory",
+			(unsigned long long)rf.dump_index);
+		return 1;
+	}
+	rf.records = fr_store_replay(r->store, plan.from, plan.to, p->pid_filter, feed_rec, &f,
+				     &spawns_before);
+	rf.bytes = st.bytes;
+	dump_counters(r, f.an, &meta, &rb, plan.from, mono);
+	an_finish(f.an, rf.to_ns);
+	run_why_meta(r, &why, f.an, meta.counters_valid ? &meta.counters : NULL);
+	meta.why = &why;
+	meta.start_ns = plan.from;
+	meta.end_ns = rf.to_ns;
+	meta.requested_ns = 0;
+	meta.flight = &rf;
+	meta.pid = p->pid_filter ? (int)p->pid_filter : r->o->pid;
+	meta.ended_by = "flight_recorder";
+	if (p->exit) {
+		meta.ended_by = p->t.signal ? "process_crash" : "process_exit";
+		meta.exit_signal = p->t.signal;
+		meta.exit_core = p->t.core_dumped;
+		meta.exit_status = p->t.exit_status;
+	}
+	tet_say(r->msgs, TET_MSG_INFO, "flight recorder: dump %llu (%s): %llu records from %s%s",
+		(unsigned long long)rf.dump_index, p->t.detail, (unsigned long long)rf.records,
+		spawns_before ? "the window and the spawns of older tasks alive in it" : "the window",
+		rf.cut_by_memory ? " (the memory bound cut the window short)" : "");
+	status = dump_outputs(r, f.an, &meta, name);
+	why_free(&why);
+	an_free(f.an);
+	return status;
+}
+
+/* The dump that ended: counted, and said when it failed. */
+static void dump_reap(struct run *r, bool wait)
+{
+	int st;
+
+	if (r->child <= 0 || waitpid(r->child, &st, wait ? 0 : WNOHANG) != r->child)
+		return;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		r->fl.failed++;
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: dump %llu failed (%s): the recorder keeps running",
+			(unsigned long long)r->fl.dump_index,
+			WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "see above");
+	} else {
+		r->fl.dumps++;
+	}
+	r->child = 0;
+}
+
+void run_dump_poll(struct run *r, bool now_anyway)
+{
+	struct fr_pending p;
+
+	dump_reap(r, now_anyway);
+	if (r->child > 0 || !fr_rt_take_due(&r->fl, run_mono_ns(), now_anyway, &p))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	r->child = fork();
+	if (r->child < 0) {
+		r->child = 0;
+		r->fl.failed++;
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: cannot start dump %llu: %s",
+			(unsigned long long)r->fl.dump_index, strerror(errno));
+		return;
+	}
+	if (!r->child) {
+		/* the child: a snapshot of the store; Ctrl-C is the recorder's, not the dump's */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
+		_exit(dump_write(r, &p));
+	}
+	if (now_anyway)
+		run_dump_poll(r, true); /* waits for it */
+}
