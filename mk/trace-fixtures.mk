@@ -90,12 +90,13 @@ $(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h $(call tsrc,batch.c) $
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(call tsrc,batch.c)
 
-# flight_test: unit tests of the flight recorder's store, triggers, dump names and directory, and
+# flight_test: unit tests of the flight recorder's store, triggers, dump names and directory, its
+# runtime decisions (tracer/run/flight_rt.c), and
 # of the analyzer's on_detect hook (tests/t_flight_unit.sh)
 FLIGHT_TEST := $(BUILD)/tests/flight_test
-FLIGHT_TEST_SRCS := $(call tsrc,flight.c fsutil.c analyzer.c starve.c locks.c htab.c uring.c hist.c units.c)
+FLIGHT_TEST_SRCS := $(call tsrc,flight.c flight_rt.c fsutil.c analyzer.c starve.c locks.c htab.c uring.c hist.c units.c)
 ALL_TARGETS += $(FLIGHT_TEST)
-$(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) $(call tsrc,flight.h) \
+$(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) $(call tsrc,flight.h flight_rt.h) \
                 $(call tsrc,analyzer.h) $(call tsrc,hist.h) $(call tsrc,units.h) $(call tsrc,seterr.h) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

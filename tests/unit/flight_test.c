@@ -18,6 +18,14 @@
  *           lost_waker, never_yields), for every poll / scheduling delay above its threshold
  *           (strictly), with the occurrence's start, value and identity, only for kinds in
  *           `detect`, and also when the findings list is full.
+ *   runtime the recorder's decisions (tracer/run/flight_rt.c): the cooldown holds detector and
+ *           threshold triggers on the events' clock either way round, never SIGUSR1 or exits,
+ *           a full queue suppresses; a dump is due --post-trigger later (100 ms at most after
+ *           an exit); queued dumps keep their window in the store; detections pick the
+ *           matching trigger with the lowest threshold; a crash always dumps, an exit only
+ *           with --trigger exit; the window plan (time window, memory cut, a poll older than
+ *           the window kept whole, size window); snapshots as a ring, the base of a window,
+ *           counters subtracted without wrapping.
  * Prints "ok - …" / "not ok - …"; exits 1 on a failure.
  */
 #include <dirent.h>
@@ -33,6 +41,7 @@
 
 #include "analyzer.h"
 #include "flight.h"
+#include "flight_rt.h"
 #include "units.h"
 
 #include "check.h"
@@ -1091,6 +1100,231 @@ static void test_detect_full_list(void)
 	A = NULL;
 }
 
+/* ---- the recorder's decisions (flight_rt.c) ---- */
+static struct report_trigger trig(const char *kind, uint64_t ts, uint64_t at)
+{
+	struct report_trigger t = { 0 };
+
+	t.kind = t.spec = kind;
+	t.ts = ts;
+	t.at_ns = at;
+	return t;
+}
+
+/* Intent: detector and threshold triggers within the cooldown of the last one taken are
+ * suppressed, measured on the events' clock (at_ns), in either direction; SIGUSR1 and exits are
+ * never held; a full queue suppresses; due = now + post (an exit: at most 100 ms). */
+static void test_rt_cooldown(void)
+{
+	struct flight_opts o = { 0 };
+	struct fr_rt fl;
+	struct report_trigger t;
+	struct fr_pending p;
+
+	o.on = true;
+	o.post_ns = 500 * MS;
+	o.cooldown_ns = 3 * SEC;
+	if (!CHECK(fr_rt_init(&fl, &o) == 0, "fr_rt_init"))
+		return;
+	t = trig("long_poll", 10 * SEC, 10 * SEC);
+	CHECK(fr_rt_fire(&fl, &t, 11 * SEC, PID, PID, true, false) == FR_QUEUED, "first detector trigger queued");
+	CHECK_U64(fl.q[0].due, 11 * SEC + 500 * MS, "due --post-trigger after the fire");
+	t = trig("long_poll", 12 * SEC, 12 * SEC + 999 * MS);
+	CHECK(fr_rt_fire(&fl, &t, 14 * SEC, PID, PID, true, false) == FR_SUPPRESSED,
+	      "2.999 s later on the events' clock (4 s later by the wall): suppressed");
+	t = trig("long_poll", 7 * SEC, 7 * SEC + 1);
+	CHECK(fr_rt_fire(&fl, &t, 14 * SEC, PID, PID, true, false) == FR_SUPPRESSED,
+	      "an earlier event within the cooldown (out of order): suppressed");
+	t = trig("long_poll", 7 * SEC, 7 * SEC);
+	CHECK(fr_rt_fire(&fl, &t, 14 * SEC, PID, PID, true, false) == FR_QUEUED,
+	      "exactly the cooldown before: taken");
+	t = trig("sigusr1", 7 * SEC, 7 * SEC + 1);
+	CHECK(fr_rt_fire(&fl, &t, 14 * SEC, 0, PID, false, false) == FR_QUEUED,
+	      "SIGUSR1 within the cooldown: taken");
+	t = trig("process_exit", 7 * SEC, 7 * SEC + 1);
+	CHECK(fr_rt_fire(&fl, &t, 14 * SEC, PID, PID, false, true) == FR_QUEUED, "an exit: taken");
+	CHECK_U64(fl.q[fl.nq - 1].due, 14 * SEC + 100 * MS, "an exit's dump is due 100 ms later, not 500");
+	CHECK_U64(fl.suppressed, 2, "two suppressed");
+	CHECK_U64(fr_rt_keep_from(&fl, 20 * SEC), 7 * SEC, "the store keeps the oldest queued trigger's time");
+	while (fl.nq < FR_PENDING_MAX) {
+		t = trig("sigusr1", 15 * SEC, 15 * SEC);
+		fr_rt_fire(&fl, &t, 15 * SEC, 0, PID, false, false);
+	}
+	t = trig("sigusr1", 16 * SEC, 16 * SEC);
+	CHECK(fr_rt_fire(&fl, &t, 16 * SEC, 0, PID, false, false) == FR_SUPPRESSED &&
+	      fl.suppressed == 3, "a full queue suppresses (and counts)");
+	CHECK(!fr_rt_take_due(&fl, 11 * SEC + 499 * MS, false, &p), "not due before --post-trigger");
+	CHECK(fr_rt_take_due(&fl, 11 * SEC + 500 * MS, false, &p) && p.t.at_ns == 10 * SEC &&
+	      fl.dump_index == 1 && fl.nq == FR_PENDING_MAX - 1, "due at --post-trigger: the first queued");
+	CHECK(fr_rt_take_due(&fl, 0, true, &p) && p.t.at_ns == 7 * SEC && fl.dump_index == 2,
+	      "anyway: the next one, whatever the time");
+	t = trig("poll", 0, 0);
+	fl.nq = 0;
+	fr_rt_fire(&fl, &t, 30 * SEC, PID, PID, false, false);
+	CHECK_U64(fl.q[0].t.at_ns, 30 * SEC, "a trigger with no time is stamped now");
+	fr_rt_free(&fl);
+}
+
+/* Intent: a detection fires the matching trigger with the lowest threshold (a poll above a
+ * poll> threshold strictly, sched_delay likewise, a detector by kind), the detail names the
+ * task, its site, the figure and the threshold; nothing matches → no trigger. */
+static void test_rt_match(void)
+{
+	struct flight_opts o = { 0 };
+	struct fr_rt fl;
+	struct an_detect d = { 0 };
+	struct report_trigger t;
+	char err[256];
+
+	fr_trigger_parse("poll>100ms", &o.trig[o.ntrig++], err, sizeof(err));
+	fr_trigger_parse("poll>40ms", &o.trig[o.ntrig++], err, sizeof(err));
+	fr_trigger_parse("long_poll", &o.trig[o.ntrig++], err, sizeof(err));
+	fr_trigger_parse("sched_delay>5ms", &o.trig[o.ntrig++], err, sizeof(err));
+	if (!CHECK(fr_rt_init(&fl, &o) == 0, "fr_rt_init"))
+		return;
+	CHECK(fl.trig_poll_ns == 40 * MS && fl.trig_sched_ns == 5 * MS &&
+	      fl.detectors == 1u << AN_LONG_POLL && fr_rt_needs_live(&fl),
+	      "the live analyzer gets the lowest thresholds and the detector kinds");
+	d.what = AN_DETECT_POLL;
+	d.pid = PID;
+	d.task_id = 7;
+	d.value_ns = 150 * MS;
+	d.ts = 1 * SEC;
+	d.at = 2 * SEC;
+	CHECK(fr_rt_match_detect(&fl, &d, "src/main.rs:3:5", &t) && !strcmp(t.spec, "poll>40ms") &&
+	      t.threshold_ns == 40 * MS && t.ts == 1 * SEC && t.at_ns == 2 * SEC && t.task_id == 7,
+	      "a 150 ms poll: the 40 ms trigger (the lowest of those it crosses)");
+	CHECK(!strcmp(t.detail, "poll: task 7 (src/main.rs:3:5) of PID 100: 150ms, over 40ms"),
+	      "the detail (%s)", t.detail);
+	d.value_ns = 40 * MS;
+	CHECK(!fr_rt_match_detect(&fl, &d, "x", &t), "a poll of exactly the threshold: none");
+	d.what = AN_DETECT_SCHED;
+	d.value_ns = 6 * MS;
+	CHECK(fr_rt_match_detect(&fl, &d, "x", &t) && !strcmp(t.kind, "sched_delay"),
+	      "a 6 ms scheduling delay: sched_delay>5ms");
+	d.what = AN_LONG_POLL;
+	d.threshold_ns = 10 * MS;
+	CHECK(fr_rt_match_detect(&fl, &d, "x", &t) && !strcmp(t.kind, "long_poll") &&
+	      t.threshold_ns == 10 * MS, "a long_poll finding: the detector, its own threshold");
+	d.what = AN_STALLED;
+	CHECK(!fr_rt_match_detect(&fl, &d, "x", &t), "a kind no trigger names: none");
+	fr_rt_free(&fl);
+}
+
+/* Intent: a crash always fires (its signal in the detail), an exit only with --trigger exit. */
+static void test_rt_exit(void)
+{
+	struct flight_opts o = { 0 };
+	struct tet_exit_rec r = { 0 };
+	struct report_trigger t;
+	struct fr_rt fl;
+	char err[256];
+
+	if (!CHECK(fr_rt_init(&fl, &o) == 0, "fr_rt_init"))
+		return;
+	r.h.pid = PID;
+	r.h.ts = 5 * SEC;
+	r.code = 3 << 8;
+	CHECK(!fr_rt_exit_trigger(&fl, &r, "", &t), "an exit without --trigger exit: none");
+	r.code = 11 | 0x80;
+	CHECK(fr_rt_exit_trigger(&fl, &r, "SIGSEGV", &t) && !strcmp(t.kind, "process_crash") &&
+	      t.signal == 11 && t.core_dumped && t.exit_status == -1 && t.at_ns == 5 * SEC &&
+	      !strcmp(t.detail, "process 100 killed by SIGSEGV (core dumped)"),
+	      "a crash always: process_crash, SIGSEGV, core dumped (%s)", t.detail);
+	fr_rt_free(&fl);
+	fr_trigger_parse("exit", &o.trig[o.ntrig++], err, sizeof(err));
+	if (!CHECK(fr_rt_init(&fl, &o) == 0, "fr_rt_init"))
+		return;
+	r.code = 3 << 8;
+	CHECK(fr_rt_exit_trigger(&fl, &r, "", &t) && !strcmp(t.kind, "process_exit") &&
+	      t.exit_status == 3 && !strcmp(t.detail, "process 100 exited with status 3"),
+	      "--trigger exit: process_exit, status 3 (%s)", t.detail);
+	CHECK(!fr_rt_needs_live(&fl), "exit triggers need no live analyzer");
+	fr_rt_free(&fl);
+}
+
+/* Intent: the window a dump replays: [trigger - window, due]; the store's oldest record when
+ * it holds less, cut_by_memory only when the size bound evicted that part; a poll that began
+ * before the window kept whole when the store still has it; a size window: all of the store. */
+static void test_rt_plan(void)
+{
+	struct flight_opts o = { 0 };
+	struct fr_stats st = { 0 };
+	struct fr_pending p = { 0 };
+	struct fr_plan pl;
+
+	o.window_ns = 10 * SEC;
+	p.t.at_ns = 100 * SEC;
+	p.due = 100 * SEC + 500 * MS;
+	st.oldest_ts = 80 * SEC;
+	fr_rt_plan(&o, &st, &p, &pl);
+	CHECK(pl.from == 90 * SEC && pl.to == p.due && !pl.cut_by_memory, "time window: [at - 10 s, due]");
+	st.oldest_ts = 95 * SEC;
+	st.evicted_by_size = 1;
+	st.evicted_by_size_until = 94 * SEC;
+	fr_rt_plan(&o, &st, &p, &pl);
+	CHECK(pl.from == 95 * SEC && pl.cut_by_memory, "the store holds less, the size bound evicted it: cut_by_memory");
+	st.evicted_by_size_until = 89 * SEC;
+	fr_rt_plan(&o, &st, &p, &pl);
+	CHECK(pl.from == 95 * SEC && !pl.cut_by_memory, "evicted by size before the window only: not cut");
+	st.oldest_ts = 50 * SEC;
+	p.t.ts = 70 * SEC;
+	fr_rt_plan(&o, &st, &p, &pl);
+	CHECK_U64(pl.from, 70 * SEC, "a poll begun before the window: from its start");
+	p.t.ts = 40 * SEC;
+	fr_rt_plan(&o, &st, &p, &pl);
+	CHECK_U64(pl.from, 90 * SEC, "… unless the store no longer has it");
+	o.window_ns = 0;
+	p.t.ts = 0;
+	fr_rt_plan(&o, &st, &p, &pl);
+	CHECK_U64(pl.from, 50 * SEC, "size window: from the store's oldest record");
+	st.oldest_ts = 0;
+	fr_rt_plan(&o, &st, &p, &pl);
+	CHECK_U64(pl.from, pl.to, "an empty store: an empty window at the end");
+}
+
+/* Intent: snapshots are taken every max(window / 4096, 1 s), kept in a ring of 4096 read oldest
+ * first; the base of a window is the newest at or before its start; subtraction never wraps. */
+static void test_rt_snaps(void)
+{
+	struct flight_opts o = { 0 };
+	struct tet_counters c = { 0 }, now = { 0 };
+	uint64_t exact[TET_EV_COUNT] = { 0 };
+	const struct fr_snap *b;
+	struct fr_rt fl;
+	size_t n = FR_SNAPS_MAX + 10;
+
+	o.window_ns = 8192 * SEC;
+	if (!CHECK(fr_rt_init(&fl, &o) == 0, "fr_rt_init"))
+		return;
+	CHECK_U64(fl.snap_every, 2 * SEC, "a 8192 s window: a snapshot every 2 s");
+	CHECK(fr_rt_snap_due(&fl, 1) && !fr_rt_snap_due(&fl, 2 * SEC) && fr_rt_snap_due(&fl, 2 * SEC + 1),
+	      "due once per period");
+	for (size_t i = 0; i < n; i++) {
+		c.drops[0] = i;
+		exact[1] = 10 * i;
+		fr_rt_snap_add(&fl, (i + 1) * SEC, &c, exact);
+	}
+	CHECK(fl.nsnaps == FR_SNAPS_MAX && fr_rt_snap_at(&fl, 0)->ts == 11 * SEC &&
+	      fr_rt_snap_at(&fl, FR_SNAPS_MAX - 1)->ts == n * SEC, "a ring: the oldest 10 overwritten, read oldest first");
+	b = fr_rt_snap_base(&fl, 100 * SEC + 500 * MS);
+	CHECK(b && b->ts == 100 * SEC && b->c.drops[0] == 99 && b->exact[1] == 990,
+	      "the base of a window: the newest snapshot at or before its start");
+	CHECK(fr_rt_snap_base(&fl, 10 * SEC) == NULL, "none before the oldest kept");
+	now.drops[0] = 150;
+	now.drops[1] = 5;
+	c = (struct tet_counters){ 0 };
+	c.drops[0] = 99;
+	c.drops[1] = 7;
+	fr_counters_since(&now, &c);
+	CHECK(now.drops[0] == 51 && now.drops[1] == 0, "counters since the base (a lower counter: 0)");
+	fr_rt_free(&fl);
+	o.window_ns = 60 * SEC;
+	fr_rt_init(&fl, &o);
+	CHECK_U64(fl.snap_every, SEC, "a short window: every second");
+	fr_rt_free(&fl);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/flight_test.XXXXXX";
@@ -1115,6 +1349,11 @@ int main(void)
 	test_detect_ticks();
 	test_detect_self_wake();
 	test_detect_full_list();
+	test_rt_cooldown();
+	test_rt_match();
+	test_rt_exit();
+	test_rt_plan();
+	test_rt_snaps();
 	printf("# %d checks, %d failed\n", run, failed);
 	return failed ? 1 : 0;
 }
