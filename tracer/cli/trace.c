@@ -375,295 +375,296 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Returns 0, 1 for --help (exit 0), or -EINVAL (message printed). */
-static int parse_args(int argc, char **argv, struct run_opts *o)
+/* The target, the capture and the outputs.
+ * Returns 0, -EINVAL (message printed), or -ENOENT: not one of them. */
+static int parse_capture_opt(int c, struct run_opts *o)
 {
 	char errbuf[1024]; /* p_err's bound */
 	uint64_t v;
-	int c, ret = 0;
+	int ret = 0;
 
-	memset(o, 0, sizeof(*o));
-	an_opts_default(&o->an);
-	o->drain_ns = 20 * NSEC_PER_MSEC;
-	o->ringbuf = 0; /* by capture: 16M per-event, 64M batched */
-	o->nice = 10;
-	o->top = 10;
-	o->timeline_events = 500000;
-	o->metrics_sites = PROM_DEFAULT_SITES;
-	o->sched.profile_hz = TET_PROFILE_HZ_DEFAULT;
-	o->fl.post_ns = 500 * NSEC_PER_MSEC;
-	o->fl.cooldown_ns = 60 * NSEC_PER_SEC;
-	o->fl.dir = ".";
-	o->fl.dump_max_bytes = 1ull << 30;
-	o->fl.window_bytes = FR_DEFAULT_MEMORY;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":p:b:d:i:o:qvh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (o->pid || o->binary) {
-				p_err("give one target: --pid or --binary, once");
-				return -EINVAL;
-			}
-			if (!parse_pid(optarg, &o->pid))
-				return -EINVAL;
-			break;
-		case 'b':
-			if (o->pid || o->binary) {
-				p_err("give one target: --pid or --binary, once");
-				return -EINVAL;
-			}
-			if (!*optarg) {
-				p_err("--binary: empty path");
-				return -EINVAL;
-			}
-			o->binary = optarg;
-			break;
-		case 'd':
-			ret = parse_dur("--duration", optarg, NSEC_PER_MSEC, 30 * DAY_NS, &o->duration_ns);
-			break;
-		case 'i':
-			ret = parse_dur("--interval", optarg, 100 * NSEC_PER_MSEC, DAY_NS, &o->interval_ns);
-			break;
-		case 'o':
-			if (outputs_add(&o->outs, optarg, out_format_of(optarg), errbuf, sizeof(errbuf))) {
-				p_err("%s", errbuf);
-				return -EINVAL;
-			}
-			o->output = optarg;
-			break;
-		case OPT_TRACE:
-			if (outputs_add(&o->outs, optarg, OUT_PERFETTO, errbuf, sizeof(errbuf))) {
-				p_err("%s", errbuf);
-				return -EINVAL;
-			}
-			break;
-		case OPT_STACKS:
-			if (outputs_add(&o->outs, optarg, OUT_STACKS, errbuf, sizeof(errbuf))) {
-				p_err("%s", errbuf);
-				return -EINVAL;
-			}
-			break;
-		case OPT_PROFILE_HZ:
-			ret = parse_count("--profile-hz", optarg, 0, TET_PROFILE_HZ_MAX, &v);
-			o->sched.profile_hz = (unsigned)v;
-			break;
-		case OPT_NO_SCHED:
-			o->sched.off = true;
-			break;
-		case OPT_NO_URING:
-			o->no_uring = true;
-			break;
-		case OPT_FLIGHT: {
-			char err[128];
-
-			if (o->fl.on) {
-				p_err("--flight-recorder: give it once");
-				return -EINVAL;
-			}
-			o->fl.on = true;
-			ret = parse_duration(optarg, NSEC_PER_SEC, 7 * DAY_NS, &o->fl.window_ns, err,
-					     sizeof(err));
-			if (!ret)
-				break;
-			if (ret == -ERANGE) { /* a duration, out of range */
-				p_err("--flight-recorder %s (a duration of 1s to 7d, or a size)", err);
-				return -EINVAL;
-			}
-			ret = 0;
-			o->fl.window_ns = 0;
-			if (parse_bytes_in("--flight-recorder", optarg, FR_MIN_BYTES, 1ull << 40,
-					   &o->fl.window_bytes, true)) {
-				p_err("--flight-recorder '%s': expected a duration (60s, 5m) or a size (256M, 1G) of at least %lluM",
-				      optarg, (unsigned long long)(FR_MIN_BYTES >> 20));
-				return -EINVAL;
-			}
-			break;
-		}
-		case OPT_TRIGGER:
-			o->fl.needs = "--trigger";
-			if (o->fl.ntrig == FR_TRIGGERS_MAX) {
-				p_err("--trigger %s: at most %d triggers", optarg, FR_TRIGGERS_MAX);
-				return -EINVAL;
-			}
-			if (fr_trigger_parse(optarg, &o->fl.trig[o->fl.ntrig], errbuf,
-					     sizeof(errbuf))) {
-				p_err("%s", errbuf);
-				return -EINVAL;
-			}
-			o->fl.ntrig++;
-			break;
-		case OPT_POST_TRIGGER:
-			o->fl.needs = "--post-trigger";
-			ret = parse_dur("--post-trigger", optarg, 0, 10 * 60 * NSEC_PER_SEC, &o->fl.post_ns);
-			break;
-		case OPT_COOLDOWN:
-			o->fl.needs = "--trigger-cooldown";
-			ret = parse_dur("--trigger-cooldown", optarg, 0, DAY_NS, &o->fl.cooldown_ns);
-			break;
-		case OPT_DUMP_DIR:
-			o->fl.needs = "--dump-dir";
-			if (!*optarg) {
-				p_err("--dump-dir: empty path");
-				return -EINVAL;
-			}
-			o->fl.dir = optarg;
-			break;
-		case OPT_DUMP_MAX:
-			o->fl.needs = "--dump-max-bytes";
-			ret = parse_bytes_in("--dump-max-bytes", optarg, 1ull << 20, 1ull << 40,
-					     &o->fl.dump_max_bytes, false);
-			break;
-		case OPT_FLIGHT_MEMORY:
-			o->fl.needs = "--flight-memory";
-			ret = parse_bytes_in("--flight-memory", optarg, FR_MIN_BYTES, 1ull << 40,
-					     &o->fl.window_bytes, false);
-			o->fl.memory_given = true;
-			break;
-		case OPT_TIMELINE:
-			ret = parse_count("--timeline-events", optarg, 1000, 50000000, &v);
-			o->timeline_events = (size_t)v;
-			break;
-		case OPT_METRICS_ADDR: {
-			char err[300];
-
-			if (!prom_addr_valid(optarg, err, sizeof(err))) {
-				p_err("--metrics-addr %s", err);
-				return -EINVAL;
-			}
-			o->metrics_addr = optarg;
-			break;
-		}
-		case OPT_METRICS_SITES:
-			ret = parse_count("--metrics-sites", optarg, 1, 10000, &v);
-			o->metrics_sites = (size_t)v;
-			break;
-		case OPT_PROBES:
-			ret = parse_probes(optarg, &o->probes);
-			o->probes_given = true;
-			break;
-		case OPT_MODE:
-			if (!strcmp(optarg, "auto"))
-				o->mode = TET_MODE_AUTO;
-			else if (!strcmp(optarg, "usdt"))
-				o->mode = TET_MODE_USDT;
-			else if (!strcmp(optarg, "uprobe") || !strcmp(optarg, "uprobe-fallback"))
-				o->mode = TET_MODE_UPROBE;
-			else {
-				p_err("--mode '%s': expected auto, usdt or uprobe", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_CAPTURE:
-			if (!strcmp(optarg, "auto"))
-				o->capture = CAPTURE_AUTO;
-			else if (!strcmp(optarg, "batched"))
-				o->capture = CAPTURE_BATCHED;
-			else if (!strcmp(optarg, "per-event"))
-				o->capture = CAPTURE_PER_EVENT;
-			else {
-				p_err("--capture '%s': expected batched, per-event or auto", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_NICE:
-			ret = parse_count("--nice", optarg, 0, 19, &v);
-			o->nice = (int)v;
-			break;
-		case OPT_SAMPLE_RATE:
-			ret = parse_count("--sample-rate", optarg, 1, 65535, &v);
-			o->sample_rate = (uint32_t)v;
-			break;
-		case OPT_DETECT:
-			ret = parse_detect(optarg, &o->an.detect);
-			break;
-		case OPT_LONG_POLL:
-			ret = parse_dur("--long-poll-threshold", optarg, NSEC_PER_USEC, 3600 * NSEC_PER_SEC,
-					&o->an.long_poll_ns);
-			break;
-		case OPT_STALL:
-			ret = parse_dur("--stall-threshold", optarg, NSEC_PER_MSEC, DAY_NS, &o->an.stall_ns);
-			break;
-		case OPT_LOST_WAKER:
-			ret = parse_dur("--lost-waker-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
-					&o->an.lost_waker_ns);
-			break;
-		case OPT_NEVER_YIELDS:
-			ret = parse_dur("--never-yields-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
-					&o->an.never_yields_ns);
-			break;
-		case OPT_SELF_WAKE_RATIO: {
-			char *end;
-			double r;
-
-			errno = 0;
-			r = strtod(optarg, &end);
-			if (!*optarg || *end || errno || !(r > 0 && r <= 1)) {
-				p_err("--self-wake-ratio '%s': expected a number in (0, 1]", optarg);
-				return -EINVAL;
-			}
-			o->an.self_wake_ratio = r;
-			break;
-		}
-		case OPT_SELF_WAKE_MIN:
-			ret = parse_count("--self-wake-min", optarg, 1, UINT32_MAX, &v);
-			o->an.self_wake_min = v;
-			break;
-		case OPT_LARGE_FUTURE:
-			ret = parse_bytes("--large-future-size", optarg, &o->an.large_future_bytes, false);
-			break;
-		case OPT_RINGBUF:
-			ret = parse_size("--ringbuf-size", optarg, &o->ringbuf);
-			break;
-		case OPT_DRAIN:
-			ret = parse_dur("--drain-interval", optarg, NSEC_PER_MSEC, NSEC_PER_SEC, &o->drain_ns);
-			break;
-		case OPT_TOP:
-			ret = parse_count("--top", optarg, 1, 1000, &v);
-			o->top = (size_t)v;
-			break;
-		case OPT_TASK_RECORDS:
-			ret = parse_count("--task-records", optarg, 0, 10000000, &v);
-			o->an.max_task_records = (size_t)v;
-			break;
-		case OPT_LIVE_TASKS:
-			ret = parse_count("--live-tasks", optarg, 0, 10000000, &v);
-			o->an.max_live_listed = (size_t)v;
-			break;
-		case OPT_SITES:
-			ret = parse_count("--sites", optarg, 0, 10000000, &v);
-			o->an.max_sites_listed = (size_t)v;
-			break;
-		case OPT_MAX_TASKS:
-			ret = parse_count("--max-tasks", optarg, 1, 10000000, &v);
-			o->an.max_live_tasks = (size_t)v;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			trace_usage(stdout);
-			return 1;
-		case ':':
-			p_err("option '%s' needs a value (see --help)", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			if (optopt)
-				p_err("unknown option '-%c' (see --help)", optopt);
-			else
-				p_err("unknown option '%s' (see --help)", argv[optind - 1]);
+	switch (c) {
+	case 'p':
+		if (o->pid || o->binary) {
+			p_err("give one target: --pid or --binary, once");
 			return -EINVAL;
 		}
-		if (ret)
+		if (!parse_pid(optarg, &o->pid))
 			return -EINVAL;
+		break;
+	case 'b':
+		if (o->pid || o->binary) {
+			p_err("give one target: --pid or --binary, once");
+			return -EINVAL;
+		}
+		if (!*optarg) {
+			p_err("--binary: empty path");
+			return -EINVAL;
+		}
+		o->binary = optarg;
+		break;
+	case 'd':
+		ret = parse_dur("--duration", optarg, NSEC_PER_MSEC, 30 * DAY_NS, &o->duration_ns);
+		break;
+	case 'i':
+		ret = parse_dur("--interval", optarg, 100 * NSEC_PER_MSEC, DAY_NS, &o->interval_ns);
+		break;
+	case 'o':
+		if (outputs_add(&o->outs, optarg, out_format_of(optarg), errbuf, sizeof(errbuf))) {
+			p_err("%s", errbuf);
+			return -EINVAL;
+		}
+		o->output = optarg;
+		break;
+	case OPT_TRACE:
+		if (outputs_add(&o->outs, optarg, OUT_PERFETTO, errbuf, sizeof(errbuf))) {
+			p_err("%s", errbuf);
+			return -EINVAL;
+		}
+		break;
+	case OPT_STACKS:
+		if (outputs_add(&o->outs, optarg, OUT_STACKS, errbuf, sizeof(errbuf))) {
+			p_err("%s", errbuf);
+			return -EINVAL;
+		}
+		break;
+	case OPT_PROFILE_HZ:
+		ret = parse_count("--profile-hz", optarg, 0, TET_PROFILE_HZ_MAX, &v);
+		o->sched.profile_hz = (unsigned)v;
+		break;
+	case OPT_NO_SCHED:
+		o->sched.off = true;
+		break;
+	case OPT_NO_URING:
+		o->no_uring = true;
+		break;
+	case OPT_METRICS_ADDR: {
+		char err[300];
+
+		if (!prom_addr_valid(optarg, err, sizeof(err))) {
+			p_err("--metrics-addr %s", err);
+			return -EINVAL;
+		}
+		o->metrics_addr = optarg;
+		break;
 	}
-	if (optind < argc) {
-		p_err("unexpected argument '%s' (see --help)", argv[optind]);
-		return -EINVAL;
+	case OPT_METRICS_SITES:
+		ret = parse_count("--metrics-sites", optarg, 1, 10000, &v);
+		o->metrics_sites = (size_t)v;
+		break;
+	case OPT_PROBES:
+		ret = parse_probes(optarg, &o->probes);
+		o->probes_given = true;
+		break;
+	case OPT_MODE:
+		if (!strcmp(optarg, "auto"))
+			o->mode = TET_MODE_AUTO;
+		else if (!strcmp(optarg, "usdt"))
+			o->mode = TET_MODE_USDT;
+		else if (!strcmp(optarg, "uprobe") || !strcmp(optarg, "uprobe-fallback"))
+			o->mode = TET_MODE_UPROBE;
+		else {
+			p_err("--mode '%s': expected auto, usdt or uprobe", optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_CAPTURE:
+		if (!strcmp(optarg, "auto"))
+			o->capture = CAPTURE_AUTO;
+		else if (!strcmp(optarg, "batched"))
+			o->capture = CAPTURE_BATCHED;
+		else if (!strcmp(optarg, "per-event"))
+			o->capture = CAPTURE_PER_EVENT;
+		else {
+			p_err("--capture '%s': expected batched, per-event or auto", optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_NICE:
+		ret = parse_count("--nice", optarg, 0, 19, &v);
+		o->nice = (int)v;
+		break;
+	case OPT_SAMPLE_RATE:
+		ret = parse_count("--sample-rate", optarg, 1, 65535, &v);
+		o->sample_rate = (uint32_t)v;
+		break;
+	case OPT_RINGBUF:
+		ret = parse_size("--ringbuf-size", optarg, &o->ringbuf);
+		break;
+	case OPT_DRAIN:
+		ret = parse_dur("--drain-interval", optarg, NSEC_PER_MSEC, NSEC_PER_SEC, &o->drain_ns);
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	default:
+		return -ENOENT;
 	}
+	return ret ? -EINVAL : 0;
+}
+
+/* The detectors' options and the report's bounds.
+ * Returns 0, -EINVAL (message printed), or -ENOENT: not one of them. */
+static int parse_analysis_opt(int c, struct run_opts *o)
+{
+	uint64_t v;
+	int ret = 0;
+
+	switch (c) {
+	case OPT_TIMELINE:
+		ret = parse_count("--timeline-events", optarg, 1000, 50000000, &v);
+		o->timeline_events = (size_t)v;
+		break;
+	case OPT_DETECT:
+		ret = parse_detect(optarg, &o->an.detect);
+		break;
+	case OPT_LONG_POLL:
+		ret = parse_dur("--long-poll-threshold", optarg, NSEC_PER_USEC, 3600 * NSEC_PER_SEC,
+				&o->an.long_poll_ns);
+		break;
+	case OPT_STALL:
+		ret = parse_dur("--stall-threshold", optarg, NSEC_PER_MSEC, DAY_NS, &o->an.stall_ns);
+		break;
+	case OPT_LOST_WAKER:
+		ret = parse_dur("--lost-waker-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
+				&o->an.lost_waker_ns);
+		break;
+	case OPT_NEVER_YIELDS:
+		ret = parse_dur("--never-yields-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
+				&o->an.never_yields_ns);
+		break;
+	case OPT_SELF_WAKE_RATIO: {
+		char *end;
+		double r;
+
+		errno = 0;
+		r = strtod(optarg, &end);
+		if (!*optarg || *end || errno || !(r > 0 && r <= 1)) {
+			p_err("--self-wake-ratio '%s': expected a number in (0, 1]", optarg);
+			return -EINVAL;
+		}
+		o->an.self_wake_ratio = r;
+		break;
+	}
+	case OPT_SELF_WAKE_MIN:
+		ret = parse_count("--self-wake-min", optarg, 1, UINT32_MAX, &v);
+		o->an.self_wake_min = v;
+		break;
+	case OPT_LARGE_FUTURE:
+		ret = parse_bytes("--large-future-size", optarg, &o->an.large_future_bytes, false);
+		break;
+	case OPT_TOP:
+		ret = parse_count("--top", optarg, 1, 1000, &v);
+		o->top = (size_t)v;
+		break;
+	case OPT_TASK_RECORDS:
+		ret = parse_count("--task-records", optarg, 0, 10000000, &v);
+		o->an.max_task_records = (size_t)v;
+		break;
+	case OPT_LIVE_TASKS:
+		ret = parse_count("--live-tasks", optarg, 0, 10000000, &v);
+		o->an.max_live_listed = (size_t)v;
+		break;
+	case OPT_SITES:
+		ret = parse_count("--sites", optarg, 0, 10000000, &v);
+		o->an.max_sites_listed = (size_t)v;
+		break;
+	case OPT_MAX_TASKS:
+		ret = parse_count("--max-tasks", optarg, 1, 10000000, &v);
+		o->an.max_live_tasks = (size_t)v;
+		break;
+	default:
+		return -ENOENT;
+	}
+	return ret ? -EINVAL : 0;
+}
+
+/* The flight recorder's options.
+ * Returns 0, -EINVAL (message printed), or -ENOENT: not one of them. */
+static int parse_flight_opt(int c, struct run_opts *o)
+{
+	char errbuf[1024]; /* p_err's bound */
+	int ret = 0;
+
+	switch (c) {
+	case OPT_FLIGHT: {
+		char err[128];
+
+		if (o->fl.on) {
+			p_err("--flight-recorder: give it once");
+			return -EINVAL;
+		}
+		o->fl.on = true;
+		ret = parse_duration(optarg, NSEC_PER_SEC, 7 * DAY_NS, &o->fl.window_ns, err,
+				     sizeof(err));
+		if (!ret)
+			break;
+		if (ret == -ERANGE) { /* a duration, out of range */
+			p_err("--flight-recorder %s (a duration of 1s to 7d, or a size)", err);
+			return -EINVAL;
+		}
+		ret = 0;
+		o->fl.window_ns = 0;
+		if (parse_bytes_in("--flight-recorder", optarg, FR_MIN_BYTES, 1ull << 40,
+				   &o->fl.window_bytes, true)) {
+			p_err("--flight-recorder '%s': expected a duration (60s, 5m) or a size (256M, 1G) of at least %lluM",
+			      optarg, (unsigned long long)(FR_MIN_BYTES >> 20));
+			return -EINVAL;
+		}
+		break;
+	}
+	case OPT_TRIGGER:
+		o->fl.needs = "--trigger";
+		if (o->fl.ntrig == FR_TRIGGERS_MAX) {
+			p_err("--trigger %s: at most %d triggers", optarg, FR_TRIGGERS_MAX);
+			return -EINVAL;
+		}
+		if (fr_trigger_parse(optarg, &o->fl.trig[o->fl.ntrig], errbuf,
+				     sizeof(errbuf))) {
+			p_err("%s", errbuf);
+			return -EINVAL;
+		}
+		o->fl.ntrig++;
+		break;
+	case OPT_POST_TRIGGER:
+		o->fl.needs = "--post-trigger";
+		ret = parse_dur("--post-trigger", optarg, 0, 10 * 60 * NSEC_PER_SEC, &o->fl.post_ns);
+		break;
+	case OPT_COOLDOWN:
+		o->fl.needs = "--trigger-cooldown";
+		ret = parse_dur("--trigger-cooldown", optarg, 0, DAY_NS, &o->fl.cooldown_ns);
+		break;
+	case OPT_DUMP_DIR:
+		o->fl.needs = "--dump-dir";
+		if (!*optarg) {
+			p_err("--dump-dir: empty path");
+			return -EINVAL;
+		}
+		o->fl.dir = optarg;
+		break;
+	case OPT_DUMP_MAX:
+		o->fl.needs = "--dump-max-bytes";
+		ret = parse_bytes_in("--dump-max-bytes", optarg, 1ull << 20, 1ull << 40,
+				     &o->fl.dump_max_bytes, false);
+		break;
+	case OPT_FLIGHT_MEMORY:
+		o->fl.needs = "--flight-memory";
+		ret = parse_bytes_in("--flight-memory", optarg, FR_MIN_BYTES, 1ull << 40,
+				     &o->fl.window_bytes, false);
+		o->fl.memory_given = true;
+		break;
+	default:
+		return -ENOENT;
+	}
+	return ret ? -EINVAL : 0;
+}
+
+/* What the options do not allow together, and what follows from them. */
+static int check_args(struct run_opts *o)
+{
 	if (!o->pid && !o->binary) {
 		p_err("nothing to trace: give --pid PID or --binary PATH (see --help)");
 		return -EINVAL;
@@ -718,6 +719,60 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	if (outputs_want(&o->outs, OUT_HTML) || outputs_want(&o->outs, OUT_PERFETTO))
 		o->an.timeline_cap = o->timeline_events;
 	return 0;
+}
+
+/* Returns 0, 1 for --help (exit 0), or -EINVAL (message printed). */
+static int parse_args(int argc, char **argv, struct run_opts *o)
+{
+	int c, ret;
+
+	memset(o, 0, sizeof(*o));
+	an_opts_default(&o->an);
+	o->drain_ns = 20 * NSEC_PER_MSEC;
+	o->ringbuf = 0; /* by capture: 16M per-event, 64M batched */
+	o->nice = 10;
+	o->top = 10;
+	o->timeline_events = 500000;
+	o->metrics_sites = PROM_DEFAULT_SITES;
+	o->sched.profile_hz = TET_PROFILE_HZ_DEFAULT;
+	o->fl.post_ns = 500 * NSEC_PER_MSEC;
+	o->fl.cooldown_ns = 60 * NSEC_PER_SEC;
+	o->fl.dir = ".";
+	o->fl.dump_max_bytes = 1ull << 30;
+	o->fl.window_bytes = FR_DEFAULT_MEMORY;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":p:b:d:i:o:qvh", long_opts, NULL)) != -1) {
+		ret = parse_capture_opt(c, o);
+		if (ret == -ENOENT)
+			ret = parse_analysis_opt(c, o);
+		if (ret == -ENOENT)
+			ret = parse_flight_opt(c, o);
+		if (ret != -ENOENT) {
+			if (ret)
+				return -EINVAL;
+			continue;
+		}
+		switch (c) {
+		case 'h':
+			trace_usage(stdout);
+			return 1;
+		case ':':
+			p_err("option '%s' needs a value (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			if (optopt)
+				p_err("unknown option '-%c' (see --help)", optopt);
+			else
+				p_err("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		p_err("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	return check_args(o);
 }
 
 static void sleep_ns(uint64_t ns)

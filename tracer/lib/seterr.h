@@ -3,7 +3,7 @@
  * seterr.h — how a library below the command layer tells what went wrong (libbpf style):
  *   - its error: a return of 0 or -errno, and one line in the caller's buffer (err, len);
  *   - anything else it must say (a warning, a file written, a second error while it carries
- *     on): a struct tet_msgs callback the command layer sets (tracer/cli/main.c: cli_msgs).
+ *     on): a struct tet_msgs callback the command layer sets (tracer/cli/common.c: cli_msgs).
  * Only tracer/cli/ prints.
  */
 #ifndef TET_SETERR_H
