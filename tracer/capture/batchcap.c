@@ -42,7 +42,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "attach.h"
+#include "discover.h"
+#include "usdtobj.h"
+#include "vocab.h"
 #include "batchcap.h"
 #include "decode.h"
 #include "bpfutil.h"
@@ -104,7 +106,7 @@ static void uring_hooks(struct tet_bc *s)
 		s->uinfo.why_no_hooks = NULL;
 }
 
-const struct tet_uring_info *tet_bc_uring(const struct tet_bc *s)
+static const struct tet_uring_info *tet_bc_uring(const struct tet_bc *s)
 {
 	return &s->uinfo;
 }
@@ -291,6 +293,111 @@ static int attach_sites(struct tet_bc *s, struct tet_attachments *att, struct bp
 	return ret;
 }
 
+static void tet_bc_close(struct tet_bc *s);
+
+/* The targets have what the options need: a file with event_batch sites (the first one is
+ * returned), and every sample_rate site when a rate is set. */
+static const struct tet_target *bc_first_target(const struct tet_bc_opts *o,
+						const struct tet_targets *t, char *err, size_t len)
+{
+	const struct tet_target *first = NULL;
+
+	for (size_t i = 0; i < t->n && !first; i++)
+		if (t->v[i].nbatch)
+			first = &t->v[i];
+	if (!first) {
+		seterr(err, len, "%s has no tokio:event_batch probe (a build of the kit before batched capture?): use --capture per-event",
+		       t->exe ? t->exe : "the target");
+		return NULL;
+	}
+	if (o->sample_rate > 1) {
+		for (size_t i = 0; i < t->n; i++) {
+			if (t->v[i].nbatch && t->v[i].nrate != TET_RATE_BITS) {
+				seterr(err, len, "%s: tokio:sample_rate has %zu sites, %d expected: cannot set a sampling rate",
+				       t->v[i].path, t->v[i].nrate, TET_RATE_BITS);
+				return NULL;
+			}
+		}
+	}
+	return first;
+}
+
+/* What is loaded: the event_batch program (and the rate's nop), the io_uring poll hooks for
+ * the files with both poll probes, the sched programs. */
+static int bc_prepare(struct tet_bc *s, const struct tet_bc_opts *o, const struct tet_targets *t,
+		      char *err, size_t len)
+{
+	struct bpf_program *p;
+	int ret;
+
+	bpf_object__for_each_program(p, s->skel->obj)
+		bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
+					  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
+	if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
+			      s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
+			      (uint64_t *)&s->skel->rodata->target_exe_ino,
+			      (uint32_t *)&s->skel->rodata->target_exe_dev },
+			      o->no_uring, tet_targets_exe_path(t, o->pid), &s->uinfo)) {
+		s->uinfo.hooks_lazy = true;
+		s->uinfo.why_no_hooks = "no io_uring ring of the target was seen";
+		bpf_program__set_autoload(s->skel->progs.tet_ur_poll_begin, true);
+		bpf_program__set_autoload(s->skel->progs.tet_ur_poll_end, true);
+		for (size_t i = 0; i < t->n; i++) {
+			char **v;
+
+			if ((t->v[i].probes & TET_CLASS_POLL) != TET_CLASS_POLL)
+				continue;
+			v = realloc(s->hook_paths, (s->nhook_paths + 1) * sizeof(*v));
+			if (!v || !(v[s->nhook_paths] = strdup(t->v[i].attach_path))) {
+				if (v)
+					s->hook_paths = v;
+				ret = -ENOMEM;
+				seterr(err, len, "out of memory");
+				return ret;
+			}
+			s->hook_paths = v;
+			s->nhook_paths++;
+		}
+	}
+	s->skel->rodata->track_polls =
+		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
+				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
+			  s->skel->progs.tet_exit,
+			  &s->skel->rodata->exit_group_dead_arg,
+			  &s->skel->rodata->steal_clock,
+			  (int64_t *)&s->skel->rodata->steal_rq_delta },
+				  &o->sched, &s->info.sched);
+	return 0;
+}
+
+/* The rate's sites: the rate first, so a thread that starts recording reads it already set. */
+static int bc_attach_rate(struct tet_bc *s, const struct tet_bc_opts *o, const struct tet_targets *t,
+			  char *err, size_t len)
+{
+	int ret;
+
+	for (size_t i = 0; i < t->n && o->sample_rate > 1; i++) {
+		const struct tet_target *f = &t->v[i];
+		uint64_t offs[TET_RATE_BITS], semas[TET_RATE_BITS];
+		size_t n = 0;
+
+		if (!f->nbatch)
+			continue;
+		for (int bit = 0; bit < TET_RATE_BITS; bit++) {
+			if (o->sample_rate & (1u << bit)) {
+				offs[n] = f->rate_off[bit];
+				semas[n] = f->rate_sema[bit];
+				n++;
+			}
+		}
+		ret = attach_sites(s, &s->rate, s->skel->progs.tet_nop, f, offs, semas, n, err, len);
+		if (ret)
+			return ret;
+		s->info.rate_sites += n;
+	}
+	return 0;
+}
+
 int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct tet_targets *t,
 		char *err, size_t len)
 {
@@ -304,71 +411,19 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
-	for (size_t i = 0; i < t->n && !first; i++)
-		if (t->v[i].nbatch)
-			first = &t->v[i];
+	first = bc_first_target(o, t, err, len);
 	if (!first) {
-		seterr(err, len, "%s has no tokio:event_batch probe (a build of the kit before batched capture?): use --capture per-event",
-		       t->exe ? t->exe : "the target");
 		free(s);
 		return -ENODATA;
-	}
-	if (o->sample_rate > 1) {
-		for (size_t i = 0; i < t->n; i++) {
-			if (t->v[i].nbatch && t->v[i].nrate != TET_RATE_BITS) {
-				seterr(err, len, "%s: tokio:sample_rate has %zu sites, %d expected: cannot set a sampling rate",
-				       t->v[i].path, t->v[i].nrate, TET_RATE_BITS);
-				free(s);
-				return -ENODATA;
-			}
-		}
 	}
 	ret = tet_usdt_open(&s->skel, o->pid, err, len);
 	if (ret)
 		goto fail;
 	s->info.multi = tet_uprobe_multi_works(first->attach_path, first->batch_off[0], o->pid,
 					       &s->info.why_single);
-	{
-		struct bpf_program *p;
-
-		bpf_object__for_each_program(p, s->skel->obj)
-			bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
-						  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
-		if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
-				      s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
-				      (uint64_t *)&s->skel->rodata->target_exe_ino,
-				      (uint32_t *)&s->skel->rodata->target_exe_dev },
-				      o->no_uring, tet_targets_exe_path(t, o->pid), &s->uinfo)) {
-			s->uinfo.hooks_lazy = true;
-			s->uinfo.why_no_hooks = "no io_uring ring of the target was seen";
-			bpf_program__set_autoload(s->skel->progs.tet_ur_poll_begin, true);
-			bpf_program__set_autoload(s->skel->progs.tet_ur_poll_end, true);
-			for (size_t i = 0; i < t->n; i++) {
-				char **v;
-
-				if ((t->v[i].probes & TET_CLASS_POLL) != TET_CLASS_POLL)
-					continue;
-				v = realloc(s->hook_paths, (s->nhook_paths + 1) * sizeof(*v));
-				if (!v || !(v[s->nhook_paths] = strdup(t->v[i].attach_path))) {
-					if (v)
-						s->hook_paths = v;
-					ret = -ENOMEM;
-					seterr(err, len, "out of memory");
-					goto fail;
-				}
-				s->hook_paths = v;
-				s->nhook_paths++;
-			}
-		}
-		s->skel->rodata->track_polls =
-			tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-					  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-				  s->skel->progs.tet_exit,
-				  &s->skel->rodata->exit_group_dead_arg,
-				  &s->skel->rodata->steal_clock,
-				  (int64_t *)&s->skel->rodata->steal_rq_delta },
-					  &o->sched, &s->info.sched);
-	}
+	ret = bc_prepare(s, o, t, err, len);
+	if (ret)
+		goto fail;
 	if (s->info.multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.tet_batch, TET_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.tet_nop, TET_TRACE_UPROBE_MULTI);
@@ -407,26 +462,9 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		goto fail;
 	}
 	clock_pair(s);
-	/* the rate first, so a thread that starts recording reads it already set */
-	for (size_t i = 0; i < t->n && o->sample_rate > 1; i++) {
-		const struct tet_target *f = &t->v[i];
-		uint64_t offs[TET_RATE_BITS], semas[TET_RATE_BITS];
-		size_t n = 0;
-
-		if (!f->nbatch)
-			continue;
-		for (int bit = 0; bit < TET_RATE_BITS; bit++) {
-			if (o->sample_rate & (1u << bit)) {
-				offs[n] = f->rate_off[bit];
-				semas[n] = f->rate_sema[bit];
-				n++;
-			}
-		}
-		ret = attach_sites(s, &s->rate, s->skel->progs.tet_nop, f, offs, semas, n, err, len);
-		if (ret)
-			goto fail;
-		s->info.rate_sites += n;
-	}
+	ret = bc_attach_rate(s, o, t, err, len);
+	if (ret)
+		goto fail;
 	{ /* two clock pairs a few ms apart before the first stamp can arrive */
 		struct timespec ts = { 0, 3000000 };
 
@@ -468,22 +506,22 @@ fail:
 	return ret;
 }
 
-const struct tet_bc_info *tet_bc_info(const struct tet_bc *s)
+static const struct tet_bc_info *tet_bc_info(const struct tet_bc *s)
 {
 	return &s->info;
 }
 
-const struct tb_stats *tet_bc_stats(const struct tet_bc *s)
+static const struct tb_stats *tet_bc_stats(const struct tet_bc *s)
 {
 	return tb_stats(s->tb);
 }
 
-struct tb *tet_bc_decoder(struct tet_bc *s)
+static struct tb *tet_bc_decoder(struct tet_bc *s)
 {
 	return s->tb;
 }
 
-size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max)
+static size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max)
 {
 	struct bpf_program *progs[] = { s->skel->progs.tet_batch, s->skel->progs.tet_nop,
 					 s->skel->progs.tet_switch, s->skel->progs.tet_wakeup,
@@ -498,7 +536,7 @@ size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names
 	return n;
 }
 
-int tet_bc_drain(struct tet_bc *s)
+static int tet_bc_drain(struct tet_bc *s)
 {
 	uint64_t before = mono_ns();
 	int ret = s->rb ? ring_buffer__consume(s->rb) : 0;
@@ -510,7 +548,7 @@ int tet_bc_drain(struct tet_bc *s)
 	return ret;
 }
 
-int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum)
+static int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum)
 {
 	const struct tb_stats *st = tb_stats(s->tb);
 	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
@@ -525,7 +563,7 @@ int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum)
 	return 0;
 }
 
-void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
+static void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 {
 	if (!s->batch.nlinks && !s->batch.nfds)
 		return;
@@ -550,7 +588,7 @@ void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 	tb_finish(s->tb);
 }
 
-void tet_bc_close(struct tet_bc *s)
+static void tet_bc_close(struct tet_bc *s)
 {
 	if (!s)
 		return;
@@ -569,7 +607,92 @@ void tet_bc_close(struct tet_bc *s)
 	free(s);
 }
 
-int tet_bc_stacks_fd(const struct tet_bc *s)
+static int tet_bc_stacks_fd(const struct tet_bc *s)
 {
 	return bpf_map__fd(s->skel->maps.stacks);
 }
+
+/* ---- the capture interface (capture_ops.h) ---- */
+static size_t bc_links(const void *b)
+{
+	const struct tet_bc_info *i = tet_bc_info(b);
+
+	return i->sites + i->rate_sites;
+}
+
+static size_t bc_prog_ids(const void *b, uint32_t *ids, const char **names, size_t max)
+{
+	return tet_bc_prog_ids(b, ids, names, max);
+}
+
+static const struct tet_sched_info *bc_sched(const void *b)
+{
+	return &tet_bc_info(b)->sched;
+}
+
+static const struct tet_uring_info *bc_uring(const void *b)
+{
+	return tet_bc_uring(b);
+}
+
+static int bc_stacks_fd(const void *b)
+{
+	return tet_bc_stacks_fd(b);
+}
+
+static int bc_lost_fd(const void *b)
+{
+	return -1; /* a lost batch names no task */
+}
+
+static int bc_drain(void *b)
+{
+	return tet_bc_drain(b);
+}
+
+static int bc_counters(void *b, struct tet_counters *sum)
+{
+	return tet_bc_counters(b, sum);
+}
+
+static void bc_end(void *b, uint64_t cutoff_ns)
+{
+	tet_bc_detach(b, cutoff_ns);
+}
+
+static void bc_close(void *b)
+{
+	tet_bc_close(b);
+}
+
+static const struct tet_bc_info *bc_info(const void *b)
+{
+	return tet_bc_info(b);
+}
+
+static const struct tb_stats *bc_stats(const void *b)
+{
+	return tet_bc_stats(b);
+}
+
+static struct tb *bc_decoder(void *b)
+{
+	return tet_bc_decoder(b);
+}
+
+const struct tet_capture_ops tet_bc_ops = {
+	.name = "batched",
+	.links = bc_links,
+	.prog_ids = bc_prog_ids,
+	.sched = bc_sched,
+	.uring = bc_uring,
+	.stacks_fd = bc_stacks_fd,
+	.lost_fd = bc_lost_fd,
+	.drain = bc_drain,
+	.counters = bc_counters,
+	.end = bc_end,
+	.close = bc_close,
+	.batch_info = bc_info,
+	.batch_stats = bc_stats,
+	.decoder = bc_decoder,
+};

@@ -14,6 +14,7 @@
 
 #include "batch.h"
 #include "events.h"
+#include "capture_ops.h"
 #include "ksched.h"
 #include "kuring.h"
 
@@ -51,21 +52,13 @@ struct tet_msgs;
 
 int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct tet_targets *t,
 		char *err, size_t len);
-const struct tet_bc_info *tet_bc_info(const struct tet_bc *s);
-const struct tb_stats *tet_bc_stats(const struct tet_bc *s);
-struct tb *tet_bc_decoder(struct tet_bc *s);
-size_t tet_bc_prog_ids(const struct tet_bc *s, uint32_t *ids, const char **names, size_t max);
 /* Consumes the ring buffer, reads the buffers of quiet threads, delivers what is in order. */
-int tet_bc_drain(struct tet_bc *s);
 /* io_uring: the tracepoints, and the poll hooks attached once a ring of the target is seen. */
-const struct tet_uring_info *tet_bc_uring(const struct tet_bc *s);
 /* Per probe: events delivered (seen), events of lost batches (drops), as tet_counters; the
  * BPF side's batch counters too. */
-int tet_bc_counters(struct tet_bc *s, struct tet_counters *sum);
 /* Ends the capture at this instant: later records are left out; reads what the threads still
  * hold, detaches (the kernel resets the semaphores), drains and delivers everything. */
-void tet_bc_detach(struct tet_bc *s, uint64_t cutoff_ns); /* 0: now */
-void tet_bc_close(struct tet_bc *s);
-int tet_bc_stacks_fd(const struct tet_bc *s);
+
+extern const struct tet_capture_ops tet_bc_ops;
 
 #endif

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * attach.h — from "trace PID 1234" / "trace /usr/bin/server" to attached BPF programs and a
- * ring buffer: preflight checks (kernel, privileges), target discovery through the note
- * reader, skeleton open/configure/load, one USDT attachment per (file, probe), drain, counters
- * and detach. Every function returns 0 or a negative errno and writes one line into err.
+ * capture.h — a capture session on discovered targets (discover.h): one backend (per-event
+ * USDT, batched USDT or the uprobe fallback, capture_ops.h) opened, attached, drained, counted
+ * and ended. A failing function returns a negative errno and writes one line into err.
  */
-#ifndef TET_ATTACH_H
-#define TET_ATTACH_H
+#ifndef TET_CAPTURE_H
+#define TET_CAPTURE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,12 +17,7 @@
 #include "ksched.h"
 #include "kuring.h"
 
-
-/* Probe classes of --probes, as bit masks over enum tet_event (bpf/probes.def TET_PROBE). */
-#define TET_CLASS_SPAWN     tet_class_mask("spawn")
-#define TET_CLASS_POLL      tet_class_mask("poll")
-#define TET_CLASS_WAKER     tet_class_mask("waker")
-#define TET_PROBES_ALL      ((1u << TET_EV_COUNT) - 1)
+#include "usdtobj.h"
 
 struct tet_session;
 typedef int (*tet_event_fn)(void *ctx, void *data, size_t size);
@@ -71,23 +65,11 @@ int tet_session_drain(struct tet_session *s);
 /* Sums the per-CPU counters. */
 int tet_session_counters(struct tet_session *s, struct tet_counters *sum);
 /* Detaches every probe (the kernel resets the semaphores); the ring buffer stays readable.
- * The capture ends here: events stamped later are not analyzed and not counted as hits. */
-void tet_session_detach(struct tet_session *s);
-/* The same, the capture ending at cutoff_ns (CLOCK_MONOTONIC; 0: now) for every probe at once:
- * the BPF programs stop recording at that instant, before the links go one by one. */
+ * The capture ends at cutoff_ns (CLOCK_MONOTONIC; 0: now) for every probe at once: the BPF
+ * programs stop recording at that instant, before the links go one by one; events stamped
+ * later are not analyzed and not counted as hits. */
 void tet_session_end(struct tet_session *s, uint64_t cutoff_ns);
 void tet_session_close(struct tet_session *s);
 
-
-/* The tokio_usdt BPF object, opened for pid (0: every process of the binary); the caller
- * picks what to load, then tet_usdt_load sizes the ring buffer and loads it. Both return 0 or
- * -errno with err set. */
-struct tokio_usdt;
-int tet_usdt_open(struct tokio_usdt **out, pid_t pid, char *err, size_t len);
-int tet_usdt_load(struct tokio_usdt *skel, size_t ringbuf_bytes, char *err, size_t len);
-
-/* The last warning libbpf printed (for error messages), "" if none. */
-const char *tet_libbpf_last_error(void);
-void tet_libbpf_setup(bool verbose);
 
 #endif

@@ -98,23 +98,6 @@ static enum tsym_kind prog_kind(enum fb_prog p)
 	return k[p];
 }
 
-unsigned tet_fb_available(const struct tsym_table *t)
-{
-	unsigned m = 0;
-
-	if (t->count[TSYM_POLL])
-		m |= 1u << TET_EV_POLL_BEGIN | 1u << TET_EV_POLL_END;
-	if (t->count[TSYM_WAKE_BY_VAL] || t->count[TSYM_WAKE_BY_REF])
-		m |= 1u << TET_EV_WAKE;
-	if (t->count[TSYM_CLONE])
-		m |= 1u << TET_EV_WAKER_CLONE;
-	if (t->count[TSYM_DROP])
-		m |= 1u << TET_EV_WAKER_DROP;
-	if ((t->count[TSYM_COMPLETE] && t->count[TSYM_POLL]) || t->count[TSYM_DEALLOC])
-		m |= 1u << TET_EV_TERMINATE;
-	return m;
-}
-
 static bool prog_wanted(const struct tsym_table *t, unsigned probes, enum fb_prog p)
 {
 	switch (p) {
@@ -276,6 +259,8 @@ static void calibrate(struct tet_fb *s)
 #undef MED3
 }
 
+static void tet_fb_close(struct tet_fb *s);
+
 int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *path,
 		const struct tsym_table *t, char *err, size_t len)
 {
@@ -290,7 +275,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 		return -ENOMEM;
 	s->on_event = o->on_event;
 	s->ctx = o->ctx;
-	s->probes = o->probes & tet_fb_available(t);
+	s->probes = o->probes & tsym_probes(t);
 	if (!s->probes) {
 		seterr(err, len, "none of the requested probe classes can be traced through the symbols of %s",
 		       path);
@@ -430,12 +415,12 @@ unsigned tet_fb_probes(const struct tet_fb *s)
 	return s->probes;
 }
 
-const struct tet_fb_info *tet_fb_info(const struct tet_fb *s)
+static const struct tet_fb_info *tet_fb_info(const struct tet_fb *s)
 {
 	return &s->info;
 }
 
-size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names, size_t max)
+static size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names, size_t max)
 {
 	size_t n = 0;
 
@@ -450,12 +435,12 @@ size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names
 	return n;
 }
 
-int tet_fb_drain(struct tet_fb *s)
+static int tet_fb_drain(struct tet_fb *s)
 {
 	return s->rb ? ring_buffer__consume(s->rb) : 0;
 }
 
-int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
+static int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
 {
 	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 
@@ -464,7 +449,7 @@ int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
 	return ret;
 }
 
-void tet_fb_detach(struct tet_fb *s, uint64_t cutoff)
+static void tet_fb_detach(struct tet_fb *s, uint64_t cutoff)
 {
 	uint64_t t0 = mono_ns();
 
@@ -482,27 +467,27 @@ void tet_fb_detach(struct tet_fb *s, uint64_t cutoff)
 	s->info.detach_ns = mono_ns() - t0;
 }
 
-const struct tet_uring_info *tet_fb_uring(const struct tet_fb *s)
+static const struct tet_uring_info *tet_fb_uring(const struct tet_fb *s)
 {
 	return &s->uring_info;
 }
 
-const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s)
+static const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s)
 {
 	return &s->sched_info;
 }
 
-int tet_fb_stacks_fd(const struct tet_fb *s)
+static int tet_fb_stacks_fd(const struct tet_fb *s)
 {
 	return bpf_map__fd(s->skel->maps.stacks);
 }
 
-int tet_fb_lost_fd(const struct tet_fb *s)
+static int tet_fb_lost_fd(const struct tet_fb *s)
 {
 	return bpf_map__fd(s->skel->maps.lost_tasks);
 }
 
-void tet_fb_close(struct tet_fb *s)
+static void tet_fb_close(struct tet_fb *s)
 {
 	if (!s)
 		return;
@@ -515,3 +500,74 @@ void tet_fb_close(struct tet_fb *s)
 	free(s->tid_idx);
 	free(s);
 }
+
+/* ---- the capture interface (capture_ops.h) ---- */
+static size_t fb_links(const void *b)
+{
+	return tet_fb_info(b)->uprobes;
+}
+
+static size_t fb_prog_ids(const void *b, uint32_t *ids, const char **names, size_t max)
+{
+	return tet_fb_prog_ids(b, ids, names, max);
+}
+
+static const struct tet_sched_info *fb_sched(const void *b)
+{
+	return tet_fb_sched(b);
+}
+
+static const struct tet_uring_info *fb_uring(const void *b)
+{
+	return tet_fb_uring(b);
+}
+
+static int fb_stacks_fd(const void *b)
+{
+	return tet_fb_stacks_fd(b);
+}
+
+static int fb_lost_fd(const void *b)
+{
+	return tet_fb_lost_fd(b);
+}
+
+static int fb_drain(void *b)
+{
+	return tet_fb_drain(b);
+}
+
+static int fb_counters(void *b, struct tet_counters *sum)
+{
+	return tet_fb_counters(b, sum);
+}
+
+static void fb_end(void *b, uint64_t cutoff_ns)
+{
+	tet_fb_detach(b, cutoff_ns);
+}
+
+static void fb_close(void *b)
+{
+	tet_fb_close(b);
+}
+
+static const struct tet_fb_info *fb_info(const void *b)
+{
+	return tet_fb_info(b);
+}
+
+const struct tet_capture_ops tet_fb_ops = {
+	.name = "uprobe-fallback",
+	.links = fb_links,
+	.prog_ids = fb_prog_ids,
+	.sched = fb_sched,
+	.uring = fb_uring,
+	.stacks_fd = fb_stacks_fd,
+	.lost_fd = fb_lost_fd,
+	.drain = fb_drain,
+	.counters = fb_counters,
+	.end = fb_end,
+	.close = fb_close,
+	.fallback = fb_info,
+};

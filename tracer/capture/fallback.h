@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "events.h"
+#include "capture_ops.h"
 #include "ksched.h"
 #include "kuring.h"
 #include "symbols.h"
@@ -42,21 +43,11 @@ struct tet_fb_info {
 
 struct tet_fb;
 
-/* The probe classes (bits of enum tet_event) the fallback can attach for these symbols. */
-unsigned tet_fb_available(const struct tsym_table *syms);
 int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *attach_path,
 		const struct tsym_table *syms, char *err, size_t len);
 unsigned tet_fb_probes(const struct tet_fb *s);
-const struct tet_fb_info *tet_fb_info(const struct tet_fb *s);
-size_t tet_fb_prog_ids(const struct tet_fb *s, uint32_t *ids, const char **names, size_t max);
-int tet_fb_drain(struct tet_fb *s);
-int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum);
-void tet_fb_detach(struct tet_fb *s, uint64_t cutoff_ns); /* 0: now */
-void tet_fb_close(struct tet_fb *s);
-const struct tet_sched_info *tet_fb_sched(const struct tet_fb *s);
-const struct tet_uring_info *tet_fb_uring(const struct tet_fb *s);
-int tet_fb_stacks_fd(const struct tet_fb *s);
-int tet_fb_lost_fd(const struct tet_fb *s);
 
 /* TET_NO_UPROBE_MULTI=1 in the environment forces one uprobe per function (tests, bench). */
+extern const struct tet_capture_ops tet_fb_ops;
+
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * attach.c — preflight, target discovery, skeleton lifecycle (see attach.h).
+ * perevent.c — per-event USDT capture (see perevent.h).
  *
  * One BPF object (bpf/tokio_usdt.bpf.c) holds one program per probe. Programs of probes that
  * are not requested, or present in no target file, get autoload off, so they are never
@@ -27,58 +27,23 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "attach.h"
-#include "batchcap.h"
 #include "bpfutil.h"
-#include "caps.h"
 #include "decode.h"
-#include "fallback.h"
-#include "notes.h"
+#include "discover.h"
+#include "kuring.h"
+#include "perevent.h"
 #include "seterr.h"
-#include "symbols.h"
+#include "usdtobj.h"
+#include "vocab.h"
 #include "tokio_usdt.skel.h"
 
-/* ---- libbpf log ---- */
-static bool libbpf_verbose;
-static char libbpf_last[512];
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char buf[512];
-	size_t n;
-
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	if (level == LIBBPF_WARN)
-		snprintf(libbpf_last, sizeof(libbpf_last), "%s", buf);
-	if (libbpf_verbose)
-		fprintf(stderr, "libbpf: %s\n", buf);
-	return 0;
-}
-
-void tet_libbpf_setup(bool verbose)
-{
-	libbpf_verbose = verbose;
-	libbpf_set_print(libbpf_print);
-}
-
-const char *tet_libbpf_last_error(void)
-{
-	return libbpf_last;
-}
-
-/* ---- session ---- */
-struct tet_session {
-	struct tet_fb *fb;           /* the uprobe fallback (then nothing below is used) */
-	struct tet_bc *bc;           /* batched capture (then nothing below is used) */
+struct tet_pe {
 	struct tokio_usdt *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks;
 	unsigned probes;
-	struct tet_session_opts o;
+	struct tet_pe_opts o;
 	uint64_t cutoff_ns;          /* set at detach: later events are not analyzed */
 	struct tet_sched *sched;
 	struct tet_sched_info sched_info;
@@ -88,7 +53,7 @@ struct tet_session {
 };
 
 
-static struct bpf_program *prog_of(const struct tet_session *s, int ev)
+static struct bpf_program *prog_of(const struct tet_pe *s, int ev)
 {
 	const struct tokio_usdt *skel = s->skel;
 
@@ -115,7 +80,7 @@ static struct bpf_program *prog_of(const struct tet_session *s, int ev)
  * polled before task_poll_begin was): what happens after the capture's end is left out. */
 static int ring_cb(void *ctx, void *data, size_t size)
 {
-	struct tet_session *s = ctx;
+	struct tet_pe *s = ctx;
 	const struct tet_hdr *h = data;
 	struct tet_spawn_rec copy;
 
@@ -126,77 +91,18 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	return s->o.on_event(s->o.ctx, data, size);
 }
 
-int tet_usdt_open(struct tokio_usdt **out, pid_t pid, char *err, size_t len)
+static void pe_close(void *b);
+
+int tet_pe_open(struct tet_pe **out, const struct tet_pe_opts *o, const struct tet_targets *t,
+		char *err, size_t len)
 {
-	struct tokio_usdt *skel = tokio_usdt__open();
-
-	if (!skel) {
-		int ret = -errno;
-
-		seterr(err, len, "cannot open the BPF object: %s", strerror(-ret));
-		return ret;
-	}
-	skel->rodata->target_tgid = (uint32_t)(pid > 0 ? pid : 0);
-	*out = skel;
-	return 0;
-}
-
-int tet_usdt_load(struct tokio_usdt *skel, size_t ringbuf_bytes, char *err, size_t len)
-{
-	int ret = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ringbuf_bytes);
-
-	if (ret) {
-		seterr(err, len, "ring buffer size %zu refused: %s", ringbuf_bytes, strerror(-ret));
-		return ret;
-	}
-	ret = tokio_usdt__load(skel);
-	if (ret)
-		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
-		       *libbpf_last ? " — libbpf: " : "", libbpf_last);
-	return ret;
-}
-
-int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
-		     const struct tet_targets *t, char *err, size_t len)
-{
-	struct tet_session *s;
+	struct tet_pe *s;
 	int ret;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	if (t->fallback) {
-		struct tet_fb_opts fo = { .pid = o->pid, .probes = o->probes,
-					  .ringbuf_bytes = o->ringbuf_bytes, .sched = o->sched,
-					  .no_uring = o->no_uring, .on_event = o->on_event,
-					  .ctx = o->ctx };
-
-		ret = tet_fb_open(&s->fb, &fo, t->fb_attach, t->syms, err, len);
-		if (ret) {
-			free(s);
-			return ret;
-		}
-		s->probes = tet_fb_probes(s->fb);
-		*out = s;
-		return 0;
-	}
-	if (o->batched) {
-		struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
-					  .sample_rate = o->sample_rate ? o->sample_rate : 1,
-					  .sched = o->sched, .no_uring = o->no_uring,
-					  .on_event = o->on_event, .ctx = o->ctx, .msgs = o->msgs };
-
-		ret = tet_bc_open(&s->bc, &bo, t, err, len);
-		if (ret) {
-			free(s);
-			return ret;
-		}
-		/* every event of every task, whatever --probes says: the records are one stream */
-		s->probes = t->probes;
-		*out = s;
-		return 0;
-	}
 	s->probes = o->probes & t->probes;
 	if (!s->probes) {
 		seterr(err, len, "none of the requested probes exists in %s", t->exe ? t->exe : "the target");
@@ -272,7 +178,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 				ret = -errno;
 				seterr(err, len, "cannot attach tokio:%s in %s: %s%s%s", name,
 				       t->v[i].path, strerror(-ret),
-				       *libbpf_last ? " — libbpf: " : "", libbpf_last);
+				       *tet_libbpf_last_error() ? " — libbpf: " : "",
+				       tet_libbpf_last_error());
 				goto fail;
 			}
 			v = realloc(s->links, (s->nlinks + 1) * sizeof(*v));
@@ -303,51 +210,20 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	*out = s;
 	return 0;
 fail:
-	tet_session_close(s);
+	pe_close(s);
 	return ret;
 }
 
-unsigned tet_session_probes(const struct tet_session *s)
+static size_t pe_links(const void *b)
 {
-	return s->probes;
+	return ((const struct tet_pe *)b)->nlinks;
 }
 
-size_t tet_session_links(const struct tet_session *s)
+static size_t pe_prog_ids(const void *b, uint32_t *ids, const char **names, size_t max)
 {
-	if (s->bc)
-		return tet_bc_info(s->bc)->sites + tet_bc_info(s->bc)->rate_sites;
-	return s->fb ? tet_fb_info(s->fb)->uprobes : s->nlinks;
-}
-
-const struct tet_bc_info *tet_session_batch_info(const struct tet_session *s)
-{
-	return s->bc ? tet_bc_info(s->bc) : NULL;
-}
-
-const struct tb_stats *tet_session_batch_stats(const struct tet_session *s)
-{
-	return s->bc ? tet_bc_stats(s->bc) : NULL;
-}
-
-struct tb *tet_session_decoder(struct tet_session *s)
-{
-	return s->bc ? tet_bc_decoder(s->bc) : NULL;
-}
-
-const struct tet_fb_info *tet_session_fallback(const struct tet_session *s)
-{
-	return s->fb ? tet_fb_info(s->fb) : NULL;
-}
-
-size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
-			    size_t max)
-{
+	const struct tet_pe *s = b;
 	size_t n = 0;
 
-	if (s->fb)
-		return tet_fb_prog_ids(s->fb, ids, names, max);
-	if (s->bc)
-		return tet_bc_prog_ids(s->bc, ids, names, max);
 	for (int ev = 0; ev < TET_EV_COUNT && n < max; ev++) {
 		struct bpf_program *p = prog_of(s, ev);
 
@@ -359,60 +235,42 @@ size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const ch
 	return n;
 }
 
-const struct tet_sched_info *tet_session_sched(const struct tet_session *s)
+static const struct tet_sched_info *pe_sched(const void *b)
 {
-	if (s->fb)
-		return tet_fb_sched(s->fb);
-	if (s->bc)
-		return &tet_bc_info(s->bc)->sched;
-	return &s->sched_info;
+	return &((const struct tet_pe *)b)->sched_info;
 }
 
-const struct tet_uring_info *tet_session_uring(const struct tet_session *s)
+static const struct tet_uring_info *pe_uring(const void *b)
 {
-	if (s->fb)
-		return tet_fb_uring(s->fb);
-	if (s->bc)
-		return tet_bc_uring(s->bc);
-	return &s->uring_info;
+	return &((const struct tet_pe *)b)->uring_info;
 }
 
-int tet_session_stacks_fd(const struct tet_session *s)
+static int pe_stacks_fd(const void *b)
 {
-	if (s->fb)
-		return tet_fb_stacks_fd(s->fb);
-	if (s->bc)
-		return tet_bc_stacks_fd(s->bc);
+	const struct tet_pe *s = b;
+
 	return s->skel ? bpf_map__fd(s->skel->maps.stacks) : -1;
 }
 
-int tet_session_lost_fd(const struct tet_session *s)
+static int pe_lost_fd(const void *b)
 {
-	if (s->fb)
-		return tet_fb_lost_fd(s->fb);
-	if (s->bc)
-		return -1; /* a lost batch names no task */
+	const struct tet_pe *s = b;
+
 	return s->skel ? bpf_map__fd(s->skel->maps.lost_tasks) : -1;
 }
 
-int tet_session_drain(struct tet_session *s)
+static int pe_drain(void *b)
 {
-	if (s->fb)
-		return tet_fb_drain(s->fb);
-	if (s->bc)
-		return tet_bc_drain(s->bc);
+	struct tet_pe *s = b;
+
 	return s->rb ? ring_buffer__consume(s->rb) : 0;
 }
 
-int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
+static int pe_counters(void *b, struct tet_counters *sum)
 {
-	int ret;
+	struct tet_pe *s = b;
+	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 
-	if (s->fb)
-		return tet_fb_counters(s->fb, sum);
-	if (s->bc)
-		return tet_bc_counters(s->bc, sum);
-	ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 	if (ret)
 		return ret;
 	/* probe hits of the capture: those after its end were not analyzed */
@@ -421,31 +279,12 @@ int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 	return 0;
 }
 
-void tet_session_end(struct tet_session *s, uint64_t cutoff_ns)
+static void pe_end(void *b, uint64_t cutoff_ns)
 {
-	if (s->fb) {
-		tet_fb_detach(s->fb, cutoff_ns);
-		return;
-	}
-	if (s->bc) {
-		tet_bc_detach(s->bc, cutoff_ns);
-		return;
-	}
+	struct tet_pe *s = b;
+
 	if (!s->cutoff_ns)
 		s->cutoff_ns = cutoff_ns;
-	tet_session_detach(s);
-}
-
-void tet_session_detach(struct tet_session *s)
-{
-	if (s->fb) {
-		tet_fb_detach(s->fb, 0);
-		return;
-	}
-	if (s->bc) {
-		tet_bc_detach(s->bc, 0);
-		return;
-	}
 	if (!s->cutoff_ns) {
 		struct timespec ts;
 
@@ -466,16 +305,28 @@ void tet_session_detach(struct tet_session *s)
 	s->nlinks = 0;
 }
 
-void tet_session_close(struct tet_session *s)
+static void pe_close(void *b)
 {
+	struct tet_pe *s = b;
+
 	if (!s)
 		return;
-	tet_fb_close(s->fb);
-	s->fb = NULL;
-	tet_bc_close(s->bc);
-	s->bc = NULL;
-	tet_session_detach(s);
+	pe_end(s, 0);
 	ring_buffer__free(s->rb);
 	tokio_usdt__destroy(s->skel);
 	free(s);
 }
+
+const struct tet_capture_ops tet_pe_ops = {
+	.name = "per-event",
+	.links = pe_links,
+	.prog_ids = pe_prog_ids,
+	.sched = pe_sched,
+	.uring = pe_uring,
+	.stacks_fd = pe_stacks_fd,
+	.lost_fd = pe_lost_fd,
+	.drain = pe_drain,
+	.counters = pe_counters,
+	.end = pe_end,
+	.close = pe_close,
+};

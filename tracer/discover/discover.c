@@ -14,7 +14,6 @@
 
 #include "caps.h"
 #include "discover.h"
-#include "fallback.h"
 #include "notes.h"
 #include "seterr.h"
 #include "symbols.h"
@@ -208,7 +207,7 @@ static int try_fallback(struct tet_targets *t, const char *path, const char *att
 	t->syms = syms;
 	t->fb_path = strdup(path);
 	t->fb_attach = strdup(attach);
-	t->probes = tet_fb_available(syms);
+	t->probes = tsym_probes(syms);
 	return t->fb_path && t->fb_attach ? 0 : -ENOMEM;
 }
 

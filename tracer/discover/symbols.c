@@ -65,6 +65,7 @@
 #include <elfutils/libdw.h>
 #include <libiberty/demangle.h>
 
+#include "events.h"
 #include "seterr.h"
 #include "symbols.h"
 
@@ -1129,4 +1130,21 @@ int tsym_usable(const struct tsym_table *t, char *err, size_t len)
 	seterr(err, len, "%s: Tokio symbols, but tokio::runtime::task::raw::poll is not among them (inlined everywhere?): the uprobe fallback cannot see polls; rebuild it with scripts/tokio-usdt-build",
 	       t->path);
 	return -ENODATA;
+}
+
+unsigned tsym_probes(const struct tsym_table *t)
+{
+	unsigned m = 0;
+
+	if (t->count[TSYM_POLL])
+		m |= 1u << TET_EV_POLL_BEGIN | 1u << TET_EV_POLL_END;
+	if (t->count[TSYM_WAKE_BY_VAL] || t->count[TSYM_WAKE_BY_REF])
+		m |= 1u << TET_EV_WAKE;
+	if (t->count[TSYM_CLONE])
+		m |= 1u << TET_EV_WAKER_CLONE;
+	if (t->count[TSYM_DROP])
+		m |= 1u << TET_EV_WAKER_DROP;
+	if ((t->count[TSYM_COMPLETE] && t->count[TSYM_POLL]) || t->count[TSYM_DEALLOC])
+		m |= 1u << TET_EV_TERMINATE;
+	return m;
 }

@@ -72,6 +72,8 @@ void tsym_free(struct tsym_table *t);
  * saying why (stripped, not Tokio, raw::poll inlined everywhere). */
 int tsym_usable(const struct tsym_table *t, char *err, size_t len);
 
+/* The events (bits of enum tet_event) uprobes on these functions can give. */
+unsigned tsym_probes(const struct tsym_table *t);
 const char *tsym_kind_name(enum tsym_kind k);     /* "raw::poll", "waker::wake_by_val", … */
 const char *tsym_src_name(enum tsym_type_src s);  /* "v0", "vtable-cell", … */
 /* Rust demangling through libiberty (cplus_demangle, DMGL_RUST): malloc'd, NULL when the name

@@ -82,6 +82,12 @@ static inline unsigned tet_class_mask(const char *class_name)
 	return mask;
 }
 
+/* Probe classes of --probes, as bit masks over enum tet_event (bpf/probes.def TET_PROBE). */
+#define TET_CLASS_SPAWN     tet_class_mask("spawn")
+#define TET_CLASS_POLL      tet_class_mask("poll")
+#define TET_CLASS_WAKER     tet_class_mask("waker")
+#define TET_PROBES_ALL      ((1u << TET_EV_COUNT) - 1)
+
 /* The --probes classes, in probes.def order: name and what they give. */
 struct tet_class {
 	const char *name;

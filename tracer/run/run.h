@@ -24,7 +24,7 @@
 #include <stdio.h>
 
 #include "analyzer.h"
-#include "attach.h"
+#include "capture.h"
 #include "flight_rt.h"
 #include "reporters.h"
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * run_int.h — the run object's insides, shared by run.c (the live capture) and run_dump.c
- * (a flight-recorder dump, written in a forked child). Nothing outside tracer/run/ includes it.
+ * run_int.h — the run object's insides, shared by run.c (the live capture), run_dump.c (a
+ * flight-recorder dump, written in a forked child) and run_meta.c (what both need). Nothing
+ * outside tracer/run/ includes it.
  */
 #ifndef TET_RUN_INT_H
 #define TET_RUN_INT_H
@@ -83,6 +84,7 @@ struct run {
 	bool gone;
 };
 
+/* run_meta.c */
 uint64_t run_mono_ns(void);
 int run_fd_target(void *ctx, uint32_t pid, int32_t fd, char *buf, size_t len);
 uint64_t run_drops_total(const struct tet_counters *c);

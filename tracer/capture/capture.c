@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * capture.c — the capture session (see capture.h): the backend the targets and options call
+ * for, opened with its own options, then used through its operations table (capture_ops.h)
+ * only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "batchcap.h"
+#include "capture.h"
+#include "fallback.h"
+#include "perevent.h"
+#include "seterr.h"
+#include "symbols.h"
+
+struct tet_session {
+	const struct tet_capture_ops *ops;
+	void *b;                     /* the backend */
+	unsigned probes;             /* attached (bits of enum tet_event) */
+};
+
+static int open_fallback(struct tet_session *s, const struct tet_session_opts *o,
+			 const struct tet_targets *t, char *err, size_t len)
+{
+	struct tet_fb_opts fo = { .pid = o->pid, .probes = o->probes,
+				  .ringbuf_bytes = o->ringbuf_bytes, .sched = o->sched,
+				  .no_uring = o->no_uring, .on_event = o->on_event, .ctx = o->ctx };
+	struct tet_fb *fb;
+	int ret = tet_fb_open(&fb, &fo, t->fb_attach, t->syms, err, len);
+
+	if (ret)
+		return ret;
+	s->ops = &tet_fb_ops;
+	s->b = fb;
+	s->probes = tet_fb_probes(fb);
+	return 0;
+}
+
+static int open_batched(struct tet_session *s, const struct tet_session_opts *o,
+			const struct tet_targets *t, char *err, size_t len)
+{
+	struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
+				  .sample_rate = o->sample_rate ? o->sample_rate : 1,
+				  .sched = o->sched, .no_uring = o->no_uring,
+				  .on_event = o->on_event, .ctx = o->ctx, .msgs = o->msgs };
+	struct tet_bc *bc;
+	int ret = tet_bc_open(&bc, &bo, t, err, len);
+
+	if (ret)
+		return ret;
+	s->ops = &tet_bc_ops;
+	s->b = bc;
+	/* every event of every task, whatever --probes says: the records are one stream */
+	s->probes = t->probes;
+	return 0;
+}
+
+static int open_per_event(struct tet_session *s, const struct tet_session_opts *o,
+			  const struct tet_targets *t, char *err, size_t len)
+{
+	struct tet_pe_opts po = { .pid = o->pid, .probes = o->probes,
+				  .ringbuf_bytes = o->ringbuf_bytes, .sched = o->sched,
+				  .no_uring = o->no_uring, .on_event = o->on_event, .ctx = o->ctx };
+	struct tet_pe *pe;
+	int ret = tet_pe_open(&pe, &po, t, err, len);
+
+	if (ret)
+		return ret;
+	s->ops = &tet_pe_ops;
+	s->b = pe;
+	s->probes = o->probes & t->probes;
+	return 0;
+}
+
+int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
+		     const struct tet_targets *t, char *err, size_t len)
+{
+	struct tet_session *s;
+	int ret;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	ret = t->fallback ? open_fallback(s, o, t, err, len) :
+	      o->batched ? open_batched(s, o, t, err, len) : open_per_event(s, o, t, err, len);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+unsigned tet_session_probes(const struct tet_session *s)
+{
+	return s->probes;
+}
+
+size_t tet_session_links(const struct tet_session *s)
+{
+	return s->ops->links(s->b);
+}
+
+const struct tet_bc_info *tet_session_batch_info(const struct tet_session *s)
+{
+	return s->ops->batch_info ? s->ops->batch_info(s->b) : NULL;
+}
+
+const struct tb_stats *tet_session_batch_stats(const struct tet_session *s)
+{
+	return s->ops->batch_stats ? s->ops->batch_stats(s->b) : NULL;
+}
+
+struct tb *tet_session_decoder(struct tet_session *s)
+{
+	return s->ops->decoder ? s->ops->decoder(s->b) : NULL;
+}
+
+const struct tet_fb_info *tet_session_fallback(const struct tet_session *s)
+{
+	return s->ops->fallback ? s->ops->fallback(s->b) : NULL;
+}
+
+size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
+			    size_t max)
+{
+	return s->ops->prog_ids(s->b, ids, names, max);
+}
+
+const struct tet_sched_info *tet_session_sched(const struct tet_session *s)
+{
+	return s->ops->sched(s->b);
+}
+
+const struct tet_uring_info *tet_session_uring(const struct tet_session *s)
+{
+	return s->ops->uring(s->b);
+}
+
+int tet_session_stacks_fd(const struct tet_session *s)
+{
+	return s->ops->stacks_fd(s->b);
+}
+
+int tet_session_lost_fd(const struct tet_session *s)
+{
+	return s->ops->lost_fd(s->b);
+}
+
+int tet_session_drain(struct tet_session *s)
+{
+	return s->ops->drain(s->b);
+}
+
+int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
+{
+	return s->ops->counters(s->b, sum);
+}
+
+void tet_session_end(struct tet_session *s, uint64_t cutoff_ns)
+{
+	s->ops->end(s->b, cutoff_ns);
+}
+
+void tet_session_close(struct tet_session *s)
+{
+	if (!s)
+		return;
+	s->ops->close(s->b);
+	free(s);
+}
