@@ -73,6 +73,17 @@ $(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcar
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -I$(OBJ) -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) \
 	    -lm $(TRACER_LIBS)
 
+# report_replay: a recorded capture (tests/fixtures/replay) through decode, analysis and the report
+# writers with fixed metadata: the reports byte for byte across changes (tests/t_report_replay.sh)
+REPORT_REPLAY := $(BUILD)/tests/report_replay
+ALL_TARGETS += $(REPORT_REPLAY)
+$(REPORT_REPLAY): tests/unit/report_replay.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*/*.h) bpf/events.h \
+                  $(OBJ)/html_assets.h $(OBJ)/syscall_names.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -I$(OBJ) -Ibpf -o $@ $< $(UNIT_TRACE_SRCS) \
+	    -lm $(TRACER_LIBS)
+
 # batch_replay: a dump of batched-capture ring records (TET_BATCH_DUMP) through the decode stage
 # and the analyzer, on one core (the consumer's speed for make bench; real-data regressions)
 BATCH_REPLAY := $(BUILD)/tests/batch_replay

@@ -163,6 +163,19 @@ static void learn_pid(struct run *r, uint32_t pid)
 		tet_say(r->msgs, TET_MSG_WARN, "stacks of %s: %s", "the process", err);
 }
 
+/* TET_RECORD_DUMP=FILE: every record the analyzer gets, as (u32 size, u32 1, bytes), for
+ * tests/unit/report_replay.c (a test aid, like batched capture's TET_BATCH_DUMP). */
+static void record_dump(struct run *r, const void *data, size_t size)
+{
+	uint32_t h[2] = { (uint32_t)size, 1 };
+
+	if (fwrite(h, sizeof(h), 1, r->rec_dump) != 1 || fwrite(data, size, 1, r->rec_dump) != 1) {
+		tet_say(r->msgs, TET_MSG_INFO, "TET_RECORD_DUMP: write failed, dump stopped");
+		fclose(r->rec_dump);
+		r->rec_dump = NULL;
+	}
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct run *r = ctx;
@@ -179,6 +192,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (size >= sizeof(*h))
 			r->fl.last_pid = h->pid;
 	}
+	if (r->rec_dump)
+		record_dump(r, data, size);
 	if (r->an)
 		an_event(r->an, data, size);
 	return 0;
@@ -613,6 +628,9 @@ int run_open(struct run **out, struct run_opts *o, const struct tet_targets *t,
 			return ret;
 	}
 	plan_analysis(r, o);
+	if (getenv("TET_RECORD_DUMP") && !(r->rec_dump = fopen(getenv("TET_RECORD_DUMP"), "we")))
+		tet_say(msgs, TET_MSG_INFO, "TET_RECORD_DUMP %s: %s", getenv("TET_RECORD_DUMP"),
+			strerror(errno));
 	if (open_analysis(r, o)) {
 		seterr(err, len, "out of memory");
 		return -ENOMEM;
@@ -843,5 +861,7 @@ void run_close(struct run *r)
 	free(r->rfiles);
 	fr_store_free(r->store);
 	fr_rt_free(&r->fl);
+	if (r->rec_dump)
+		fclose(r->rec_dump);
 	free(r);
 }

@@ -82,6 +82,7 @@ struct run {
 	struct prom_server *metrics;
 	uint64_t start, now, next_tick, next_interval, next_metrics;
 	bool gone;
+	FILE *rec_dump;              /* TET_RECORD_DUMP: the records analyzed (report_replay) */
 };
 
 /* run_meta.c */
