@@ -11,6 +11,7 @@
 # Writes the tables to stdout and build/bench/probes.txt. Needs root for bpftrace.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/tet-vocab.sh"   # the probe vocabulary (bpf/probes.def)
 ROUNDS=${ROUNDS:-5}
 TASKS=${TASKS:-50}
 YIELDS=${YIELDS:-4000}
@@ -24,7 +25,7 @@ run() {  # run BIN [traced] → ns_per_poll
     local args=(yield-workload --tasks "$TASKS" --yields "$YIELDS" --workers "$WORKERS")
     if [ "$mode" = traced ]; then
         local P="usdt:$bin:tokio" probes="" p
-        for p in $(sed -n 's/^TET_PROBE(\([a-z_]*\),.*/\1/p' "$(dirname "$0")/../bpf/probes.def"); do
+        for p in "${TET_VOCAB_PROBES[@]}"; do
             probes+="${probes:+,}$P:$p"
         done
         bpftrace -q -e "$probes { @[probe] = count(); }" -c "$bin ${args[*]}" 2>&1 | grep -o 'ns_per_poll=[0-9.]*' | cut -d= -f2

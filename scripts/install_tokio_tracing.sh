@@ -34,11 +34,12 @@ KIT_ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 TRACER=${TOKIO_EBPF_TRACE:-$KIT_ROOT/build/bin/tokio-ebpf-trace}
 SYSFS=${TET_SYSFS_ROOT:-}     # tests point this at a fake /sys tree
 RUNTIME_PKGS=(libbpf1 libelf1 zlib1g bpftool bpftrace binutils)
-# the probes a usdt build must carry (required 1 in bpf/probes.def); task_wait and task_meta
-# (wait reasons, task names and sizes) are newer: a build without them is traced, with stalled
-# judged by time alone
-mapfile -t PROBES < <(sed -n 's/^TET_PROBE(\([a-z_]*\),.*, *1)$/\1/p' "$KIT_ROOT/bpf/probes.def")
-[ "${#PROBES[@]}" -gt 0 ] || { echo "$ME: no probes in $KIT_ROOT/bpf/probes.def (a broken kit)" >&2; exit 4; }
+# the probes a usdt build must carry (required 1 in bpf/probes.def, for the shell in
+# scripts/tet-vocab.sh); task_wait and task_meta (wait reasons, task names and sizes) are newer:
+# a build without them is traced, with stalled judged by time alone
+. "$KIT_ROOT/scripts/tet-vocab.sh" 2> /dev/null
+PROBES=(${TET_VOCAB_REQUIRED[@]+"${TET_VOCAB_REQUIRED[@]}"})
+[ "${#PROBES[@]}" -gt 0 ] || { echo "$ME: no probes in $KIT_ROOT/scripts/tet-vocab.sh (a broken kit)" >&2; exit 4; }
 
 fail() { local code=$1; shift; echo "$ME: $*" >&2; exit "$code"; }
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }

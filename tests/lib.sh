@@ -107,15 +107,11 @@ tokio_notes() {
 # Argument counts of the tokio probes and sites per kit build of the batched-capture sites:
 # the vocabulary's one table (bpf/probes.def; per-event probes have one site each)
 # PROBES_REQUIRED: the per-event probes every kit build has; PROBES_EVENT: all per-event probes
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/tet-vocab.sh"
 declare -A PROBE_ARGC=() PROBE_SITES=()
-PROBES_REQUIRED=() PROBES_EVENT=()
-while read -r kind name argc sites; do
-    PROBE_ARGC[$name]=$argc
-    [ "$kind" = SITE ] && PROBE_SITES[$name]=$sites
-    [ "$kind" = PROBE ] && PROBES_EVENT+=("$name")
-    [ "$kind" = PROBE ] && [ "$sites" = 1 ] && PROBES_REQUIRED+=("$name")
-done < <(sed -n 's/^TET_\(PROBE\|SITE\)(\([a-z_]*\), *\([A-Z_]*, *\)\{0,1\}\([0-9]*\), *\([a-z]*, *\)\{0,1\}\([0-9]*\).*/\1 \2 \4 \6/p' \
-         "$(dirname "${BASH_SOURCE[0]}")/../bpf/probes.def")
+for name in "${!TET_VOCAB_ARGC[@]}"; do PROBE_ARGC[$name]=${TET_VOCAB_ARGC[$name]}; done
+for name in "${!TET_VOCAB_NSITES[@]}"; do PROBE_SITES[$name]=${TET_VOCAB_NSITES[$name]}; done
+PROBES_REQUIRED=("${TET_VOCAB_REQUIRED[@]}") PROBES_EVENT=("${TET_VOCAB_PROBES[@]}")
 # wait_for_line FILE REGEX TIMEOUT_S: waits until FILE has a line matching REGEX
 wait_for_line() {
     local i

@@ -64,13 +64,13 @@ expect_fail "cargo failure" "$TMPD/cargo-fails" 2 'cargo build failed'
 expect_fail "missing manifest" "$TMPD/no-tokio" 1 'no such manifest' --manifest-path "$TMPD/nope/Cargo.toml"
 expect_fail "unsupported target" "$TMPD/no-tokio" 1 "target 'aarch64-unknown-linux-gnu' is not supported" --target aarch64-unknown-linux-gnu
 
-# a kit checkout whose vocabulary (bpf/probes.def) is empty: one line naming it, exit 1
+# a kit checkout whose vocabulary (scripts/tet-vocab.sh) is empty: one line naming it, exit 1
 mkdir -p "$TMPD/kit/scripts" "$TMPD/kit/bpf" && cp "$KIT" "$TMPD/kit/scripts/"
-: > "$TMPD/kit/bpf/probes.def"
+: > "$TMPD/kit/scripts/tet-vocab.sh"
 "$TMPD/kit/scripts/$(basename "$KIT")" --check-only /bin/true > "$TMPD/out" 2> "$TMPD/err"
-check_eq "kit without probes.def entries: exit 1" 1 $?
-check_eq "kit without probes.def entries: one line naming it, nothing on stdout" \
-    "tokio-usdt-build: no probes in $TMPD/kit/bpf/probes.def (a broken kit)|" "$(cat "$TMPD/err")|$(cat "$TMPD/out")"
+check_eq "kit with an empty vocabulary: exit 1" 1 $?
+check_eq "kit with an empty vocabulary: one line naming it, nothing on stdout" \
+    "tokio-usdt-build: no probes in $TMPD/kit/scripts/tet-vocab.sh (a broken kit)|" "$(cat "$TMPD/err")|$(cat "$TMPD/out")"
 
 stock=$(sample_bin 1.43 stock)
 need_file "$stock" "stock sample-service for tokio 1.43"

@@ -59,7 +59,7 @@ check "the binary lands where cargo build puts it" test -x "$bin"
 check "the crate's own warnings are shown" grep -q 'unused variable: `unused_in_app`' "$TMPD/kit.err"
 check "the patched Tokio's own lint warnings are not (they are counted)" \
     bash -c "! grep -qE '^ *--> .*tokio-usdt/tokio-' '$TMPD/kit.err'"
-NPROBES=$(grep -cE '^TET_(PROBE|SITE)\(' "$ROOT/bpf/probes.def")   # per-event probes + batched sites
+NPROBES=${#PROBE_ARGC[@]}   # per-event probes + batched sites (scripts/tet-vocab.sh)
 check "the kit says the binary carries the probes" grep -q "fresh-app: carries all $NPROBES tokio probes" "$TMPD/kit.err"
 check_eq "readelf -n: the fresh binary has the $NPROBES tokio probes" "$NPROBES" "$(tokio_notes "$bin" | cut -d' ' -f1 | sort -u | wc -l)"
 check_eq "stock binary has no tokio probes" 0 "$(tokio_notes "$TMPD/fresh-app.stock" | wc -l)"

@@ -62,13 +62,12 @@ wait_for_line "$TMPD/svc.out" 'listening on' 15 || not_ok "sample service did no
 check_eq "running usdt process (-p PID): exit 0" 0 $?
 stop_pid $svc
 
-# a kit whose vocabulary (bpf/probes.def) is missing: one line naming it, exit 4, not a verdict
+# a kit whose vocabulary (scripts/tet-vocab.sh) is missing: one line naming it, exit 4, not a verdict
 mkdir -p "$TMPD/kit/scripts" "$TMPD/kit/bpf" && cp "$PF" "$TMPD/kit/scripts/"
-: > "$TMPD/kit/bpf/probes.def"
 "$TMPD/kit/scripts/$(basename "$PF")" --no-install "$usdt" > "$TMPD/out" 2>&1
-check_eq "kit without probes.def entries: exit 4" 4 $?
-check_eq "kit without probes.def entries: one line naming it" \
-    "install_tokio_tracing.sh: no probes in $TMPD/kit/bpf/probes.def (a broken kit)" "$(cat "$TMPD/out")"
+check_eq "kit without its vocabulary: exit 4" 4 $?
+check_eq "kit without its vocabulary: one line naming it" \
+    "install_tokio_tracing.sh: no probes in $TMPD/kit/scripts/tet-vocab.sh (a broken kit)" "$(cat "$TMPD/out")"
 
 "$PF" --no-install "$TMPD/missing" > "$TMPD/out" 2>&1
 check_eq "missing file: exit 4" 4 $?

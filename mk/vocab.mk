@@ -1,0 +1,15 @@
+# The probe vocabulary for the shell: build/tet-vocab.sh from bpf/probes.def (scripts/gen-vocab.c);
+# scripts/tet-vocab.sh is its committed copy, which the kit's scripts and the tests source
+# (tests/t_vocab.sh: the two are the same). `make vocab` refreshes the copy.
+VOCAB_SH := $(BUILD)/tet-vocab.sh
+ALL_TARGETS += $(VOCAB_SH)
+$(BUILD)/gen-vocab: scripts/gen-vocab.c bpf/probes.def
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -Ibpf -o $@ $<
+$(VOCAB_SH): $(BUILD)/gen-vocab
+	$(call msg,GEN,$@)
+	$(Q)$< > $@.tmp && mv $@.tmp $@
+
+.PHONY: vocab
+vocab: $(VOCAB_SH)
+	$(Q)cp $(VOCAB_SH) scripts/tet-vocab.sh
