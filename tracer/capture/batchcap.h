@@ -3,7 +3,7 @@
  * batchcap.h — the batched capture session: tet_batch (bpf/tokio_usdt.bpf.c) on the
  * tokio:event_batch sites, tet_nop on the tokio:sample_rate sites that spell the sampling
  * rate, the ring buffer, and the decode stage (batch.h) that turns batches into the
- * analyzer's events. attach.c drives it behind the tet_session API.
+ * analyzer's events. A backend of capture.h (capture_ops.h).
  */
 #ifndef TET_BATCHCAP_H
 #define TET_BATCHCAP_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bpfutil.h — pieces the USDT session (attach.c) and the uprobe fallback (fallback.c) share. */
+/* bpfutil.h — pieces the capture backends (perevent.c, batchcap.c, fallback.c) share. */
 #ifndef TET_BPFUTIL_H
 #define TET_BPFUTIL_H
 #include <stdbool.h>

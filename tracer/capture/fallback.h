@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fallback.h — the uprobe fallback session: bpf/tokio_uprobe.bpf.c attached to the Tokio task
- * functions tracer/discover/symbols.c found in a stock binary. attach.c drives it behind the same
- * tet_session API as the USDT programs; the records are the same (bpf/events.h).
+ * functions tracer/discover/symbols.c found in a stock binary. A backend of capture.h
+ * (capture_ops.h), like the USDT ones; the records are the same (bpf/events.h).
  */
 #ifndef TET_FALLBACK_H
 #define TET_FALLBACK_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode.h — the decode stage: ring records (bpf/events.h) → the events the analyzer takes,
- * alike in every capture mode (per-event USDT: capture/attach.c; uprobe fallback:
+ * alike in every capture mode (per-event USDT: capture/perevent.c; uprobe fallback:
  * capture/fallback.c; batched: capture/batchcap.c, whose batch records decode/batch.c turns
  * into the same per-event records).
  */
