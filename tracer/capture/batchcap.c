@@ -333,11 +333,7 @@ static int bc_prepare(struct tet_bc *s, const struct tet_bc_opts *o, const struc
 	bpf_object__for_each_program(p, s->skel->obj)
 		bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
 					  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
-	if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
-			      s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
-			      (uint64_t *)&s->skel->rodata->target_exe_ino,
-			      (uint32_t *)&s->skel->rodata->target_exe_dev },
-			      o->no_uring, tet_targets_exe_path(t, o->pid), &s->uinfo)) {
+	if (tet_usdt_uring_prepare(s->skel, o->no_uring, tet_targets_exe_path(t, o->pid), &s->uinfo)) {
 		s->uinfo.hooks_lazy = true;
 		s->uinfo.why_no_hooks = "no io_uring ring of the target was seen";
 		bpf_program__set_autoload(s->skel->progs.tet_ur_poll_begin, true);
@@ -359,14 +355,7 @@ static int bc_prepare(struct tet_bc *s, const struct tet_bc_opts *o, const struc
 			s->nhook_paths++;
 		}
 	}
-	s->skel->rodata->track_polls =
-		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-			  s->skel->progs.tet_exit,
-			  &s->skel->rodata->exit_group_dead_arg,
-			  &s->skel->rodata->steal_clock,
-			  (int64_t *)&s->skel->rodata->steal_rq_delta },
-				  &o->sched, &s->info.sched);
+	s->skel->rodata->track_polls = tet_usdt_sched_prepare(s->skel, &o->sched, &s->info.sched);
 	return 0;
 }
 
@@ -471,13 +460,8 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		nanosleep(&ts, NULL);
 		clock_pair(s);
 	}
-	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-				  s->skel->progs.tet_exit, NULL, NULL, NULL },
-				    &o->sched, &s->info.sched);
-	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
-				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
-				    NULL, NULL }, &s->uinfo);
+	s->sched = tet_usdt_sched_attach(s->skel, &o->sched, &s->info.sched);
+	s->uring = tet_usdt_uring_attach(s->skel, &s->uinfo);
 	/* a target with io_uring code gets the poll hooks now: its first requests are linked too */
 	if (t->uring_code && !getenv("TET_TEST_URING_LAZY")) {
 		s->uinfo.hooks_lazy = false;

@@ -132,24 +132,14 @@ int tet_pe_open(struct tet_pe **out, const struct tet_pe_opts *o, const struct t
 	bpf_program__set_autoload(s->skel->progs.tet_ur_poll_begin, false);
 	bpf_program__set_autoload(s->skel->progs.tet_ur_poll_end, false);
 	/* io_uring: the poll programs report the SQ ranges (only with both poll probes) */
-	if (tet_uring_prepare(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
-			      s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
-			      (uint64_t *)&s->skel->rodata->target_exe_ino,
-			      (uint32_t *)&s->skel->rodata->target_exe_dev },
-			      o->no_uring, tet_targets_exe_path(t, o->pid), &s->uring_info)) {
+	if (tet_usdt_uring_prepare(s->skel, o->no_uring, tet_targets_exe_path(t, o->pid),
+				   &s->uring_info)) {
 		s->uring_info.hooks = (s->probes & TET_CLASS_POLL) == TET_CLASS_POLL;
 		if (!s->uring_info.hooks)
 			s->uring_info.why_no_hooks = "the poll probes are not attached (--probes): io_uring requests are not linked to tasks";
 	}
 	/* polls open per thread: only with both poll probes */
-	s->skel->rodata->track_polls =
-		tet_sched_prepare(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-				  s->skel->progs.tet_exit,
-				  &s->skel->rodata->exit_group_dead_arg,
-				  &s->skel->rodata->steal_clock,
-				  (int64_t *)&s->skel->rodata->steal_rq_delta },
-				  &o->sched, &s->sched_info) &&
+	s->skel->rodata->track_polls = tet_usdt_sched_prepare(s->skel, &o->sched, &s->sched_info) &&
 		(s->probes & TET_CLASS_POLL) == TET_CLASS_POLL;
 	ret = tet_usdt_load(s->skel, o->ringbuf_bytes, err, len);
 	if (ret)
@@ -194,13 +184,8 @@ int tet_pe_open(struct tet_pe **out, const struct tet_pe_opts *o, const struct t
 		}
 	}
 	s->o = *o;
-	s->sched = tet_sched_attach(&(struct tet_sched_progs){ s->skel->progs.tet_switch,
-				    s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
-				  s->skel->progs.tet_exit, NULL, NULL, NULL },
-				    &o->sched, &s->sched_info);
-	s->uring = tet_uring_attach(&(struct tet_uring_progs){ s->skel->progs.tet_ur_create,
-				    s->skel->progs.tet_ur_submit, s->skel->progs.tet_ur_complete,
-				    NULL, NULL }, &s->uring_info);
+	s->sched = tet_usdt_sched_attach(s->skel, &o->sched, &s->sched_info);
+	s->uring = tet_usdt_uring_attach(s->skel, &s->uring_info);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
 	if (!s->rb) {
 		ret = -errno;

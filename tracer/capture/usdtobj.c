@@ -9,6 +9,8 @@
 
 #include <bpf/libbpf.h>
 
+#include "ksched.h"
+#include "kuring.h"
 #include "seterr.h"
 #include "usdtobj.h"
 #include "tokio_usdt.skel.h"
@@ -72,4 +74,37 @@ int tet_usdt_load(struct tokio_usdt *skel, size_t ringbuf_bytes, char *err, size
 		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
 		       *libbpf_last ? " — libbpf: " : "", libbpf_last);
 	return ret;
+}
+
+bool tet_usdt_sched_prepare(struct tokio_usdt *skel, const struct tet_sched_opts *o,
+			    struct tet_sched_info *info)
+{
+	return tet_sched_prepare(&(struct tet_sched_progs){ skel->progs.tet_switch,
+				 skel->progs.tet_wakeup, skel->progs.tet_sample, skel->progs.tet_exit,
+				 &skel->rodata->exit_group_dead_arg, &skel->rodata->steal_clock,
+				 (int64_t *)&skel->rodata->steal_rq_delta }, o, info);
+}
+
+struct tet_sched *tet_usdt_sched_attach(struct tokio_usdt *skel, const struct tet_sched_opts *o,
+					struct tet_sched_info *info)
+{
+	return tet_sched_attach(&(struct tet_sched_progs){ skel->progs.tet_switch,
+				skel->progs.tet_wakeup, skel->progs.tet_sample, skel->progs.tet_exit,
+				NULL, NULL, NULL }, o, info);
+}
+
+bool tet_usdt_uring_prepare(struct tokio_usdt *skel, bool off, const char *exe,
+			    struct tet_uring_info *info)
+{
+	return tet_uring_prepare(&(struct tet_uring_progs){ skel->progs.tet_ur_create,
+				 skel->progs.tet_ur_submit, skel->progs.tet_ur_complete,
+				 (uint64_t *)&skel->rodata->target_exe_ino,
+				 (uint32_t *)&skel->rodata->target_exe_dev }, off, exe, info);
+}
+
+struct tet_uring *tet_usdt_uring_attach(struct tokio_usdt *skel, struct tet_uring_info *info)
+{
+	return tet_uring_attach(&(struct tet_uring_progs){ skel->progs.tet_ur_create,
+				skel->progs.tet_ur_submit, skel->progs.tet_ur_complete, NULL, NULL },
+				info);
 }
