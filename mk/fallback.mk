@@ -6,7 +6,7 @@ TRACER_LIBS += -ldw -liberty
 FALLBACK_SYMS := $(BUILD)/tests/fallback_symbols
 ALL_TARGETS   += $(FALLBACK_SYMS)
 
-$(FALLBACK_SYMS): tests/unit/fallback_symbols.c $(call tsrc,symbols.c) $(call tsrc,symbols.h) $(call tsrc,seterr.h) bpf/events.h
+$(FALLBACK_SYMS): tests/unit/fallback_symbols.c $(call tsrc,symbols.c symbols.h seterr.h tokio_fns.def) bpf/events.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ \
 	    tests/unit/fallback_symbols.c $(call tsrc,symbols.c) -lelf -ldw -liberty

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * gen-vocab.c — writes scripts/tet-vocab.sh, the probe vocabulary of bpf/probes.def for the
- * shell, from the same X-macros the tracer and the BPF programs compile (mk/vocab.mk).
+ * gen-vocab.c — writes scripts/tet-vocab.sh, the probe vocabulary of bpf/probes.def and the
+ * Tokio task functions of tracer/discover/tokio_fns.def for the shell, from the same X-macros
+ * the tracer and the BPF programs compile (mk/vocab.mk).
  */
 #include <stdio.h>
 
@@ -34,6 +35,10 @@ int main(void)
 	static const char *const classes[] = {
 #define TET_CLASS(class, what) #class,
 #include "probes.def"
+	};
+	static const struct { const char *key, *mangled; } fns[] = {
+#define TOKIO_FN(kind, key, path, mangled, check) { #key, mangled },
+#include "tokio_fns.def"
 	};
 	const char *names[64];
 	size_t n = 0;
@@ -83,5 +88,9 @@ int main(void)
 				printf("%s[%d]=\"%s\"", n++ ? " " : "", codes[i].value, codes[i].label);
 		printf(")  # value → name\n");
 	}
+	printf("declare -gA TET_VOCAB_TOKIO_FN=(");
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		printf("%s[%s]=%s", i ? " " : "", fns[i].key, fns[i].mangled);
+	printf(")  # Tokio's task functions as both manglings spell them (tracer/discover/tokio_fns.def)\n");
 	return 0;
 }

@@ -197,7 +197,7 @@ else
     notes=$(readelf -n --wide "$BIN_PATH" 2>/dev/null | awk '/Provider: tokio/{getline; sub(/^ *Name: */,""); print}' | sort -u)
     have=0; for p in "${PROBES[@]}"; do grep -qx "$p" <<< "$notes" && have=$((have+1)); done
     if [ $have = ${#PROBES[@]} ]; then verdict=usdt
-    elif grep -q '5tokio7runtime4task3raw4poll' < <(nm "$BIN_PATH" 2>/dev/null); then verdict=fallback
+    elif grep -q "${TET_VOCAB_TOKIO_FN[raw_poll]}" < <(nm "$BIN_PATH" 2>/dev/null); then verdict=fallback
     else verdict=none; fi
 fi
 

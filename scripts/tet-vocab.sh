@@ -15,3 +15,4 @@ TET_VOCAB_CODES_TERM=([0]="completed" [1]="cancelled" [2]="panicked")  # value �
 TET_VOCAB_CODES_WAIT=([0]="timer" [1]="io" [2]="notify" [3]="semaphore" [4]="mpsc_recv" [5]="oneshot_recv" [6]="join" [7]="broadcast_recv")  # value → name
 TET_VOCAB_CODES_LOCK=([0]="mutex" [1]="rwlock_read" [2]="rwlock_write" [3]="semaphore" [4]="release" [5]="forget")  # value → name
 TET_VOCAB_CODES_META=([1]="boxed" [2]="named")  # value → name
+declare -gA TET_VOCAB_TOKIO_FN=([raw_poll]=5tokio7runtime4task3raw4poll [wake_by_val]=5tokio7runtime4task5waker11wake_by_val [wake_by_ref]=5tokio7runtime4task5waker11wake_by_ref [clone_waker]=5tokio7runtime4task5waker11clone_waker [drop_waker]=5tokio7runtime4task5waker10drop_waker [dealloc]=5tokio7runtime4task3raw7dealloc [shutdown]=5tokio7runtime4task3raw8shutdown)  # Tokio's task functions as both manglings spell them (tracer/discover/tokio_fns.def)

@@ -16,9 +16,9 @@ need_root
 need_file "$TRACER" "tracer binary"
 command -v bpftrace > /dev/null || die_test "bpftrace missing (make deps)"
 
-RAW_POLL=_ZN5tokio7runtime4task3raw4poll
-WAKE_VAL=_ZN5tokio7runtime4task5waker11wake_by_val
-WAKE_REF=_ZN5tokio7runtime4task5waker11wake_by_ref
+RAW_POLL=_ZN${TET_VOCAB_TOKIO_FN[raw_poll]}   # scripts/tet-vocab.sh (tracer/discover/tokio_fns.def)
+WAKE_VAL=_ZN${TET_VOCAB_TOKIO_FN[wake_by_val]}
+WAKE_REF=_ZN${TET_VOCAB_TOKIO_FN[wake_by_ref]}
 
 # compare LABEL BIN CMD…: bpftrace + tracer attached by path, CMD run, counts compared
 compare() {

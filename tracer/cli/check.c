@@ -75,17 +75,10 @@ struct probe_info {
  * identifiers) or of already demangled names. */
 static const struct fb_sym {
 	const char *key, *mangled, *plain;
-	bool required;
+	int check;           /* tokio_fns.def: 0 not listed, 1 listed, 2 the fallback needs it */
 } fb_syms[] = {
-	{ "raw_poll", "5tokio7runtime4task3raw4poll", "tokio::runtime::task::raw::poll", true },
-	{ "wake_by_val", "5tokio7runtime4task5waker11wake_by_val",
-	  "tokio::runtime::task::waker::wake_by_val", false },
-	{ "wake_by_ref", "5tokio7runtime4task5waker11wake_by_ref",
-	  "tokio::runtime::task::waker::wake_by_ref", false },
-	{ "clone_waker", "5tokio7runtime4task5waker11clone_waker",
-	  "tokio::runtime::task::waker::clone_waker", false },
-	{ "drop_waker", "5tokio7runtime4task5waker10drop_waker",
-	  "tokio::runtime::task::waker::drop_waker", false },
+#define TOKIO_FN(kind, key, path, mangled, check) { #key, mangled, path, check },
+#include "tokio_fns.def"
 };
 #define NFB (sizeof(fb_syms) / sizeof(fb_syms[0]))
 
@@ -504,7 +497,8 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 	printf("\nTokio symbols (uprobe fallback):\n");
 	printf("  symbol table: %s\n", t->any_symtab ? "yes" : "no (stripped)");
 	for (i = 0; i < NFB; i++)
-		printf("  %-13s %ld\n", fb_syms[i].key, t->fb_count[i]);
+		if (fb_syms[i].check)
+			printf("  %-13s %ld\n", fb_syms[i].key, t->fb_count[i]);
 	if (!t->any_symtab)
 		printf("  Tokio strings: %s\n", t->tokio_strings ? "yes (a stripped Tokio binary)"
 							       : "no");
@@ -615,7 +609,8 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 	jw_kbool(w, "symtab", t->any_symtab);
 	jw_ki64(w, "tokio", t->tokio_syms);
 	for (i = 0; i < NFB; i++)
-		jw_ki64(w, fb_syms[i].key, t->fb_count[i]);
+		if (fb_syms[i].check)
+			jw_ki64(w, fb_syms[i].key, t->fb_count[i]);
 	jw_kbool(w, "tokio_strings", t->tokio_strings);
 	jw_obj_end(w);
 

@@ -148,20 +148,14 @@ static bool is_path(const char *d, const char *path)
 
 static int classify(const char *d)
 {
-	if (is_path(d, "tokio::runtime::task::raw::poll"))
-		return TSYM_POLL;
-	if (is_path(d, "tokio::runtime::task::waker::wake_by_val"))
-		return TSYM_WAKE_BY_VAL;
-	if (is_path(d, "tokio::runtime::task::waker::wake_by_ref"))
-		return TSYM_WAKE_BY_REF;
-	if (is_path(d, "tokio::runtime::task::waker::clone_waker"))
-		return TSYM_CLONE;
-	if (is_path(d, "tokio::runtime::task::waker::drop_waker"))
-		return TSYM_DROP;
-	if (is_path(d, "tokio::runtime::task::raw::dealloc"))
-		return TSYM_DEALLOC;
-	if (is_path(d, "tokio::runtime::task::raw::shutdown"))
-		return TSYM_SHUTDOWN;
+	static const struct { enum tsym_kind kind; const char *path; } fns[] = {
+#define TOKIO_FN(kind, key, path, mangled, check) { TSYM_##kind, path },
+#include "tokio_fns.def"
+	};
+
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (is_path(d, fns[i].path))
+			return fns[i].kind;
 	/* legacy "tokio::…::Harness<T,S>::complete", v0 "<tokio::…::Harness<X, Y>>::complete" */
 	if ((starts(d, "tokio::runtime::task::harness::Harness<") ||
 	     starts(d, "<tokio::runtime::task::harness::Harness<")) && ends(d, "::complete"))
