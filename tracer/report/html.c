@@ -37,9 +37,12 @@
 
 #include "html_assets.h"
 #include "json.h"
+#include "jsonparts.h"
 #include "reporters.h"
+#include "text.h"
 #include "units.h"
 #include "uring.h"
+#include "uring_report.h"
 
 #define HTML_SITES        2000   /* sites listed */
 #define HTML_SITE_HISTS   100    /* … of which with histogram buckets (the busiest) */
@@ -117,7 +120,7 @@ static void esc_untrusted(FILE *out, const char *p, size_t n, size_t max_chars)
 {
 	char buf[4 * 1024 + 8];
 
-	esc(out, report_sanitize(p, n, max_chars, buf, sizeof(buf)));
+	esc(out, text_sanitize(p, n, max_chars, buf, sizeof(buf)));
 }
 
 static void esc_site(FILE *out, const struct an_site *s)
@@ -1582,8 +1585,8 @@ static void j_flight(struct jw *w, const struct report_meta *m)
 	jw_obj_begin(w);
 	jw_ku64(w, "dump", fl->dump_index);
 	jw_kstr(w, "kind", tr->kind);
-	jw_kstr(w, "spec", report_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
-	jw_kstr(w, "detail", report_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
+	jw_kstr(w, "spec", text_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
+	jw_kstr(w, "detail", text_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
 					      buf, sizeof(buf)));
 	jw_ki64(w, "at_ns", (int64_t)(tr->ts - m->start_ns));
 	jw_ki64(w, "detected_at_ns", (int64_t)(tr->at_ns - m->start_ns));
@@ -1691,7 +1694,7 @@ static void j_uring(struct jw *w, const struct analyzer *a, const struct report_
 		jw_kbool(w, "fixed_file", f->fixed_file);
 		jw_key(w, "fd_target");
 		if (*f->fd_what)
-			jw_str(w, report_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)), 0,
+			jw_str(w, text_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)), 0,
 						  what, sizeof(what)));
 		else
 			jw_null(w);

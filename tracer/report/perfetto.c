@@ -48,6 +48,7 @@
 #include "json.h"
 #include "vocab.h"
 #include "reporters.h"
+#include "text.h"
 #include "uring.h"
 
 #define WAKE_SLICE_NS 1000
@@ -317,7 +318,7 @@ static void flight_other(struct tw *t, const struct report_meta *m)
 	jw_ku64(t->w, "flight_recorder_records", fl->records);
 	jw_kbool(t->w, "flight_recorder_cut_by_memory", fl->cut_by_memory);
 	jw_kstr(t->w, "flight_recorder_detail",
-		report_sanitize(fl->trigger.detail, strnlen(fl->trigger.detail, sizeof(fl->trigger.detail)),
+		text_sanitize(fl->trigger.detail, strnlen(fl->trigger.detail, sizeof(fl->trigger.detail)),
 				0, buf, sizeof(buf)));
 }
 
@@ -328,7 +329,7 @@ static void flight_instant(struct tw *t, const struct report_meta *m, const stru
 	const char *spec = tr->spec ? tr->spec : tr->kind ? tr->kind : "?";
 	char name[200], buf[1100];
 
-	snprintf(name, sizeof(name), "trigger: %s", report_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
+	snprintf(name, sizeof(name), "trigger: %s", text_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
 	ev_begin(t, "i", tr->ts, on->pid, on->tid);
 	jw_kstr(t->w, "name", name);
 	jw_kstr(t->w, "cat", "flight_recorder");
@@ -349,7 +350,7 @@ static void flight_instant(struct tw *t, const struct report_meta *m, const stru
 		jw_null(t->w);
 	}
 	jw_ku64(t->w, "value_ns", tr->value_ns);
-	jw_kstr(t->w, "detail", report_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
+	jw_kstr(t->w, "detail", text_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
 						buf, sizeof(buf)));
 	jw_obj_end(t->w);
 	jw_obj_end(t->w);
@@ -650,7 +651,7 @@ static void uring_slices(struct tw *t, struct uctx *c)
 			jw_kbool(t->w, "fixed_file", f->fixed_file);
 			jw_key(t->w, "fd_target");
 			if (*f->fd_what)
-				jw_str(t->w, report_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)),
+				jw_str(t->w, text_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)),
 							     0, what, sizeof(what)));
 			else
 				jw_null(t->w);
