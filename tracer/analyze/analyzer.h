@@ -14,16 +14,10 @@
 #include "hist.h"
 #include "uring.h"
 
-enum an_finding_kind {
-	AN_LONG_POLL,
-	AN_STALLED,
-	AN_LOST_WAKER,
-	AN_NEVER_YIELDS,
-	AN_SELF_WAKE,
-	AN_LARGE_FUTURE,
-	AN_STARVATION,              /* every worker of a runtime inside long polls (an episode) */
-	AN_DEADLOCK,                /* tasks waiting on each other through lock holders and
-				     * JoinHandles, none of them able to go on */
+enum an_finding_kind { /* findings.def */
+#define AN_FINDING(e, name, title, one, many, rank, advice) AN_##e,
+#include "findings.def"
+#undef AN_FINDING
 	AN_FINDING_KINDS,
 };
 #define AN_DETECT_ALL ((1u << AN_FINDING_KINDS) - 1)

@@ -85,14 +85,9 @@ static const char *task_name(uint64_t key, char *buf, size_t len)
 }
 
 static const char *const kind_title[AN_FINDING_KINDS] = {
-	[AN_LONG_POLL] = "Long poll",
-	[AN_STALLED] = "Stalled",
-	[AN_LOST_WAKER] = "Lost waker",
-	[AN_NEVER_YIELDS] = "Never yields",
-	[AN_SELF_WAKE] = "Wakes itself",
-	[AN_LARGE_FUTURE] = "Large future",
-	[AN_STARVATION] = "Runtime starved",
-	[AN_DEADLOCK] = "Deadlock",
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = title,
+#include "findings.def"
+#undef AN_FINDING
 };
 
 /* ---- HTML text ---- */
@@ -313,8 +308,9 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 /* Findings grouped by kind and spawn site, the worst first: one entry per group, worded
  * by its worst finding, with the other tasks listed after it. */
 static const int kind_rank[AN_FINDING_KINDS] = {
-	[AN_DEADLOCK] = 0, [AN_STARVATION] = 1, [AN_LOST_WAKER] = 2, [AN_STALLED] = 3,
-	[AN_NEVER_YIELDS] = 4, [AN_LONG_POLL] = 5, [AN_SELF_WAKE] = 6, [AN_LARGE_FUTURE] = 7,
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = rank,
+#include "findings.def"
+#undef AN_FINDING
 };
 static const struct an_finding *g_findings;
 
@@ -348,14 +344,9 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 	size_t n = an_findings(a, &f), *ix, groups = 0, shown = 0, sites = 0;
 	unsigned per[AN_FINDING_KINDS] = { 0 };
 	static const char *const names[AN_FINDING_KINDS][2] = {
-		[AN_LONG_POLL] = { "long poll", "long polls" },
-		[AN_STALLED] = { "stalled task", "stalled tasks" },
-		[AN_LOST_WAKER] = { "lost waker", "lost wakers" },
-		[AN_NEVER_YIELDS] = { "task that never yields", "tasks that never yield" },
-		[AN_SELF_WAKE] = { "task waking itself", "tasks waking themselves" },
-		[AN_LARGE_FUTURE] = { "large future", "large futures" },
-		[AN_STARVATION] = { "starvation episode", "starvation episodes" },
-		[AN_DEADLOCK] = { "deadlock", "deadlocks" },
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = { one, many },
+#include "findings.def"
+#undef AN_FINDING
 	};
 	char detail[4096], v[32], tn[48];
 	bool first = true;

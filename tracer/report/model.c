@@ -20,14 +20,9 @@
 #include "text.h"
 #include "units.h"
 static const char *const finding_advice[AN_FINDING_KINDS] = {
-	[AN_LONG_POLL] = "something blocks the worker thread inside this task (a synchronous call, a lock, or CPU-bound work without .await): move it to spawn_blocking or make it async",
-	[AN_STALLED] = "it waits for something that has not happened (a channel nobody sends on, a lock, a slow upstream)",
-	[AN_LOST_WAKER] = "it returned Pending without keeping a waker, so nothing can ever wake it: a future that forgets cx.waker()",
-	[AN_NEVER_YIELDS] = "it has not returned to the scheduler: a loop without .await, or a blocking call, starves the other tasks of this worker",
-	[AN_SELF_WAKE] = "it wakes itself instead of waiting: a busy loop through the scheduler (wake_by_ref + Pending)",
-	[AN_LARGE_FUTURE] = "a large future is moved whole when spawned and every poll touches its pages: Box::pin what it holds across .await, or the future itself",
-	[AN_DEADLOCK] = "each of these tasks waits for the next one and none can go on by itself: take the locks in one order everywhere, do not hold a lock while awaiting a task that needs it, or bound the waits (timeout, try_lock)",
-	[AN_STARVATION] = "while every worker sat inside these polls nothing else of the runtime ran, not even its timers and I/O driver: the tasks and timers that waited are victims, not stalled — fix the long polls (spawn_blocking, block_in_place, or .await inside the loop)",
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = advice,
+#include "findings.def"
+#undef AN_FINDING
 };
 
 /* "all 2 worker threads of pid 41 held for 2.5s by long polls (task 3 spawned at src/a.rs:10:5
