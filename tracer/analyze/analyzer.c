@@ -2889,6 +2889,12 @@ size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, siz
 	return a->tl_len;
 }
 
+const char an_finding_list[] =
+#define AN_FINDING(e, name, title, one, many, rank, advice) name ", "
+#include "findings.def"
+#undef AN_FINDING
+	"all, none";
+
 const char *an_finding_name(enum an_finding_kind k)
 {
 	static const char *const names[] = {

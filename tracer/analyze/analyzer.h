@@ -418,6 +418,8 @@ const struct lk_lock *an_lock(const struct analyzer *a, uint32_t pid, uint64_t o
 const struct lk_stats *an_lock_stats(const struct analyzer *a);
 
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
+/* "long_poll, stalled, …, deadlock, all, none": what --detect and --trigger accept */
+extern const char an_finding_list[];
 const char *an_state_name(enum an_task_state s);
 const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */
 /* Whether a spawn location's file lies in the tokio crate's own sources (any install: registry,
