@@ -17,7 +17,7 @@ $(OBJ)/why.o: $(OBJ)/syscall_names.h
 # report.html's "Where the time went" on a synthetic capture (tests/t_why_html.sh)
 ALL_TARGETS += $(BUILD)/tests/html_why_test
 $(BUILD)/tests/html_why_test: tests/unit/html_why_test.c $(call tsrc,html.c) $(call tsrc,json.c) $(call tsrc,units.c) \
-    $(call tsrc,hist.c) $(call tsrc,report.c) $(call tsrc,analyzer.c) $(call tsrc,starve.c) $(call tsrc,locks.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,uring_report.c) \
+    $(call tsrc,hist.c) $(call tsrc,model.c) $(call tsrc,jsonparts.c) $(call tsrc,text.c) $(call tsrc,analyzer.c) $(call tsrc,starve.c) $(call tsrc,locks.c) $(call tsrc,htab.c) $(call tsrc,uring.c) $(call tsrc,uring_report.c) \
     $(OBJ)/html_assets.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) $(TRACER_INC) -Ibpf \

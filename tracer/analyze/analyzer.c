@@ -2889,13 +2889,18 @@ size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, siz
 	return a->tl_len;
 }
 
+const char an_finding_list[] =
+#define AN_FINDING(e, name, title, one, many, rank, advice) name ", "
+#include "findings.def"
+#undef AN_FINDING
+	"all, none";
+
 const char *an_finding_name(enum an_finding_kind k)
 {
 	static const char *const names[] = {
-		[AN_LONG_POLL] = "long_poll", [AN_STALLED] = "stalled",
-		[AN_LOST_WAKER] = "lost_waker", [AN_NEVER_YIELDS] = "never_yields",
-		[AN_SELF_WAKE] = "self_wake", [AN_LARGE_FUTURE] = "large_future",
-		[AN_STARVATION] = "starvation", [AN_DEADLOCK] = "deadlock",
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = name,
+#include "findings.def"
+#undef AN_FINDING
 	};
 
 	return (unsigned)k < AN_FINDING_KINDS ? names[k] : "?";

@@ -14,16 +14,10 @@
 #include "hist.h"
 #include "uring.h"
 
-enum an_finding_kind {
-	AN_LONG_POLL,
-	AN_STALLED,
-	AN_LOST_WAKER,
-	AN_NEVER_YIELDS,
-	AN_SELF_WAKE,
-	AN_LARGE_FUTURE,
-	AN_STARVATION,              /* every worker of a runtime inside long polls (an episode) */
-	AN_DEADLOCK,                /* tasks waiting on each other through lock holders and
-				     * JoinHandles, none of them able to go on */
+enum an_finding_kind { /* findings.def */
+#define AN_FINDING(e, name, title, one, many, rank, advice) AN_##e,
+#include "findings.def"
+#undef AN_FINDING
 	AN_FINDING_KINDS,
 };
 #define AN_DETECT_ALL ((1u << AN_FINDING_KINDS) - 1)
@@ -424,6 +418,8 @@ const struct lk_lock *an_lock(const struct analyzer *a, uint32_t pid, uint64_t o
 const struct lk_stats *an_lock_stats(const struct analyzer *a);
 
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
+/* "long_poll, stalled, …, deadlock, all, none": what --detect and --trigger accept */
+extern const char an_finding_list[];
 const char *an_state_name(enum an_task_state s);
 const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */
 /* Whether a spawn location's file lies in the tokio crate's own sources (any install: registry,

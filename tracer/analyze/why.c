@@ -17,7 +17,7 @@
 #include <bpf/bpf.h>
 
 #include "events.h"
-#include "report.h"
+#include "text.h"
 #include "stacksym.h"
 #include "syscall_names.h"
 #include "why.h"
@@ -81,12 +81,12 @@ static char *frame_str(const struct ss_frame *f)
 	char name[600], file[400], *out;
 	const char *at = f->kernel ? NULL : strchr(f->func, '@'); /* symbol versions: nanosleep@GLIBC_2.2.5 */
 
-	report_sanitize(f->func, at && at > f->func ? (size_t)(at - f->func) : strlen(f->func), 300,
+	text_sanitize(f->func, at && at > f->func ? (size_t)(at - f->func) : strlen(f->func), 300,
 			name, sizeof(name));
 	if (f->kernel)
 		return asprintf(&out, "[kernel] %s", name) < 0 ? NULL : out;
 	if (f->file && f->line && f->user_code) {
-		report_sanitize(short_path(f->file), strlen(short_path(f->file)), 160, file,
+		text_sanitize(short_path(f->file), strlen(short_path(f->file)), 160, file,
 				sizeof(file));
 		return asprintf(&out, "%s (%s:%u)", name, file, f->line) < 0 ? NULL : out;
 	}
@@ -516,50 +516,4 @@ void why_free(struct why_report *w)
 	for (size_t i = 0; i < w->nnotes; i++)
 		free((void *)w->notes[i]);
 	memset(w, 0, sizeof(*w));
-}
-
-/* ---- --stacks: folded stacks ---- */
-/* A frame in a folded line: ';' separates frames and the last ' ' the count, so neither may
- * appear inside one (nor a line break): each becomes '_'. */
-static void folded_frame(FILE *out, const char *s)
-{
-	for (; *s; s++)
-		fputc(*s == ';' || *s == ' ' || *s == '\n' || *s == '\r' ? '_' : *s, out);
-}
-
-static void folded_site(FILE *out, const struct an_site *s)
-{
-	char buf[600];
-
-	if (s->unknown)
-		fputs("[spawned before the trace]", out);
-	else if (s->other)
-		fputs("[other sites]", out);
-	else if (s->location_len)
-		folded_frame(out, report_sanitize(s->location, s->location_len, 200, buf, sizeof(buf)));
-	else if (s->type_len)
-		folded_frame(out, report_sanitize(s->type_name, s->type_len, 200, buf, sizeof(buf)));
-	else
-		fputs("[unknown site]", out);
-}
-
-int report_folded(FILE *out, const struct report_meta *m)
-{
-	const struct why_report *w = m->why;
-
-	for (size_t i = 0; w && i < w->nsites; i++) {
-		const struct why_site *ws = &w->sites[i];
-
-		for (size_t j = 0; j < ws->ncpu; j++) {
-			const struct why_stack *st = &ws->cpu[j];
-
-			folded_site(out, ws->site);
-			for (uint32_t k = st->nframes; k-- > 0;) { /* root first */
-				fputc(';', out);
-				folded_frame(out, st->frames[k]);
-			}
-			fprintf(out, " %llu\n", (unsigned long long)st->count);
-		}
-	}
-	return ferror(out) ? -EIO : 0;
 }

@@ -19,7 +19,7 @@ struct why_stack {
 	char **frames;            /* display strings, LEAF FIRST: "function (file:line)", or
 				   * "function" without line info, "[kernel] name", "module+0xoff";
 				   * sanitized printable UTF-8 (untrusted names went through
-				   * report_sanitize), still to be escaped by each output format */
+				   * text_sanitize), still to be escaped by each output format */
 	uint32_t nframes;
 	uint32_t user_addresses;  /* user return addresses walked (each expanded into frames with
 				   * its inlined calls): 1 when cut to the leaf */
@@ -90,18 +90,11 @@ struct why_report {
 
 struct ss;
 struct tet_counters;
-struct report_meta;
 /* Builds w (zeroed by the caller; sched, profile_hz and the why_no_* set by the caller) from
  * the analyzer's stacks, reading stack ids from the BPF stack map stack_fd (before the BPF
  * object is closed) and symbolizing with ss. 0 or -ENOMEM (w is then partly filled: free it). */
 int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, struct ss *ss,
 	      const struct tet_counters *counters);
 void why_free(struct why_report *w);
-/* --stacks FILE: the CPU samples as folded stacks, one line per distinct stack, root first:
- * "SITE;frame;…;frame COUNT" (flamegraph.pl, inferno, speedscope). Returns 0 or -EIO. */
-int report_folded(FILE *out, const struct report_meta *m);
-/* "on CPU 0.1ms · preempted 0 · blocked 49.9ms; blocked 49.9ms in clock_nanosleep ← f ← g;
- * hottest of 120 CPU samples: h (98 %)" — "" when nothing is known. Returns buf. */
-const char *why_finding_line(const struct why_finding *wf, char *buf, size_t len);
 
 #endif

@@ -308,8 +308,7 @@ static int parse_detect(const char *s, unsigned *out)
 			if (!strcmp(tok, an_finding_name(k)))
 				break;
 		if (k == AN_FINDING_KINDS) {
-			p_err("--detect: unknown detector '%s' (long_poll, stalled, lost_waker, never_yields, self_wake, large_future, starvation, deadlock, all, none)",
-			      tok);
+			p_err("--detect: unknown detector '%s' (%s)", tok, an_finding_list);
 			ret = -EINVAL;
 			break;
 		}

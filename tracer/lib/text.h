@@ -11,7 +11,6 @@
  * not one: a stray continuation or invalid lead byte, a truncated sequence, an overlong form,
  * a surrogate, a code point above U+10FFFF, or a C1 control (U+0080–U+009F). With
  * reject_line_seps, U+2028 and U+2029 are refused too (not for a terminal).
- * Inline: report.c is also linked on its own into tests (mk/trace-fixtures.mk).
  */
 static inline size_t utf8_seq_len(const unsigned char *p, size_t n, bool reject_line_seps)
 {
@@ -45,5 +44,9 @@ static inline size_t utf8_seq_len(const unsigned char *p, size_t n, bool reject_
 		return 0;
 	return need;
 }
+
+/* Untrusted bytes → printable UTF-8: control characters and invalid bytes as \xNN,
+ * backslash as \\, cut at max_chars characters with "…". Returns buf. */
+const char *text_sanitize(const char *p, size_t n, size_t max_chars, char *buf, size_t len);
 
 #endif

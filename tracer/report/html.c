@@ -37,9 +37,12 @@
 
 #include "html_assets.h"
 #include "json.h"
+#include "jsonparts.h"
 #include "reporters.h"
+#include "text.h"
 #include "units.h"
 #include "uring.h"
+#include "uring_report.h"
 
 #define HTML_SITES        2000   /* sites listed */
 #define HTML_SITE_HISTS   100    /* … of which with histogram buckets (the busiest) */
@@ -82,14 +85,9 @@ static const char *task_name(uint64_t key, char *buf, size_t len)
 }
 
 static const char *const kind_title[AN_FINDING_KINDS] = {
-	[AN_LONG_POLL] = "Long poll",
-	[AN_STALLED] = "Stalled",
-	[AN_LOST_WAKER] = "Lost waker",
-	[AN_NEVER_YIELDS] = "Never yields",
-	[AN_SELF_WAKE] = "Wakes itself",
-	[AN_LARGE_FUTURE] = "Large future",
-	[AN_STARVATION] = "Runtime starved",
-	[AN_DEADLOCK] = "Deadlock",
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = title,
+#include "findings.def"
+#undef AN_FINDING
 };
 
 /* ---- HTML text ---- */
@@ -117,7 +115,7 @@ static void esc_untrusted(FILE *out, const char *p, size_t n, size_t max_chars)
 {
 	char buf[4 * 1024 + 8];
 
-	esc(out, report_sanitize(p, n, max_chars, buf, sizeof(buf)));
+	esc(out, text_sanitize(p, n, max_chars, buf, sizeof(buf)));
 }
 
 static void esc_site(FILE *out, const struct an_site *s)
@@ -310,8 +308,9 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 /* Findings grouped by kind and spawn site, the worst first: one entry per group, worded
  * by its worst finding, with the other tasks listed after it. */
 static const int kind_rank[AN_FINDING_KINDS] = {
-	[AN_DEADLOCK] = 0, [AN_STARVATION] = 1, [AN_LOST_WAKER] = 2, [AN_STALLED] = 3,
-	[AN_NEVER_YIELDS] = 4, [AN_LONG_POLL] = 5, [AN_SELF_WAKE] = 6, [AN_LARGE_FUTURE] = 7,
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = rank,
+#include "findings.def"
+#undef AN_FINDING
 };
 static const struct an_finding *g_findings;
 
@@ -345,14 +344,9 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 	size_t n = an_findings(a, &f), *ix, groups = 0, shown = 0, sites = 0;
 	unsigned per[AN_FINDING_KINDS] = { 0 };
 	static const char *const names[AN_FINDING_KINDS][2] = {
-		[AN_LONG_POLL] = { "long poll", "long polls" },
-		[AN_STALLED] = { "stalled task", "stalled tasks" },
-		[AN_LOST_WAKER] = { "lost waker", "lost wakers" },
-		[AN_NEVER_YIELDS] = { "task that never yields", "tasks that never yield" },
-		[AN_SELF_WAKE] = { "task waking itself", "tasks waking themselves" },
-		[AN_LARGE_FUTURE] = { "large future", "large futures" },
-		[AN_STARVATION] = { "starvation episode", "starvation episodes" },
-		[AN_DEADLOCK] = { "deadlock", "deadlocks" },
+#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = { one, many },
+#include "findings.def"
+#undef AN_FINDING
 	};
 	char detail[4096], v[32], tn[48];
 	bool first = true;
@@ -1329,6 +1323,99 @@ static bool want_any(const struct tgroup *g)
 	return true;
 }
 
+/* Adds [b, e) to a heat-map row, bin by bin (bins of width ns from w0). */
+static void heat_add(double *row, uint64_t w0, double width, uint64_t b, uint64_t e)
+{
+	for (uint64_t t = b; t < e;) {
+		size_t bin = (size_t)((double)(t - w0) / width);
+		uint64_t bin_end;
+
+		if (bin >= HTML_HEAT_BINS)
+			break;
+		bin_end = w0 + (uint64_t)((double)(bin + 1) * width);
+		if (bin_end <= t)
+			bin_end = t + 1;
+		if (bin_end > e)
+			bin_end = e;
+		row[bin] += (double)(bin_end - t);
+		t = bin_end;
+	}
+}
+
+/* "heat": per worker and time slice of [w0, w1], the fraction spent in polls and parked */
+static int j_heat(struct jw *w, const struct tl_ctx *c, const struct an_worker **workers,
+		  size_t nworkers, uint64_t w0, uint64_t w1)
+{
+	size_t rows = nworkers < HTML_HEAT_ROWS ? nworkers : HTML_HEAT_ROWS;
+	double width = (double)(w1 - w0) / HTML_HEAT_BINS;
+	double (*busy)[HTML_HEAT_BINS] = calloc(rows ? rows : 1, sizeof(*busy));
+	double (*parked)[HTML_HEAT_BINS] = calloc(rows ? rows : 1, sizeof(*parked));
+
+	if (!busy || !parked) {
+		free(busy);
+		free(parked);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		const struct an_tl_rec *r = c->rec[i];
+		uint64_t b = r->ts, e = r->end;
+		size_t row = rows;
+
+		if ((r->type != AN_TL_POLL && r->type != AN_TL_PARK) || r->worker < 0)
+			continue;
+		for (size_t k = 0; k < rows; k++)
+			if (workers[k]->pid == r->pid && workers[k]->index == r->worker)
+				row = k;
+		if (row == rows)
+			continue;
+		if (b < w0)
+			b = w0;
+		if (e > w1)
+			e = w1;
+		heat_add((r->type == AN_TL_POLL ? busy : parked)[row], w0, width, b, e);
+	}
+	for (size_t k = 0; k < rows; k++) /* parks still going on at the end */
+		if (workers[k]->parked)
+			heat_add(parked[k], w0, width,
+				 workers[k]->park_since > w0 ? workers[k]->park_since : w0, w1);
+	jw_key(w, "heat");
+	jw_obj_begin(w);
+	jw_ki64(w, "from_ns", off(c, w0));
+	jw_ki64(w, "to_ns", off(c, w1));
+	jw_ku64(w, "bins", HTML_HEAT_BINS);
+	jw_ku64(w, "workers_total", nworkers);
+	jw_key(w, "rows");
+	jw_arr_begin(w);
+	for (size_t k = 0; k < rows; k++) {
+		jw_obj_begin(w);
+		jw_ku64(w, "pid", workers[k]->pid);
+		jw_ki64(w, "worker", workers[k]->index);
+		jw_ku64(w, "tid", workers[k]->tid);
+		jw_key(w, "busy");
+		jw_arr_begin(w);
+		for (int b = 0; b < HTML_HEAT_BINS; b++) {
+			double v = width > 0 ? busy[k][b] / width * 1000 : 0;
+
+			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
+		}
+		jw_arr_end(w);
+		jw_key(w, "parked");
+		jw_arr_begin(w);
+		for (int b = 0; b < HTML_HEAT_BINS; b++) {
+			double v = width > 0 ? parked[k][b] / width * 1000 : 0;
+
+			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
+		}
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+	free(busy);
+	free(parked);
+	return 0;
+}
+
 static int j_timeline(struct jw *w, const struct analyzer *a, const struct report_meta *m,
 		      const struct an_worker **workers, size_t nworkers, const struct findex *fx,
 		      const struct tasks_ctx *tc, size_t nsites)
@@ -1452,112 +1539,7 @@ static int j_timeline(struct jw *w, const struct analyzer *a, const struct repor
 	jw_arr_end(w);
 	jw_obj_end(w);
 
-	/* heat map: per worker and time slice, the fraction spent in polls and parked */
-	size_t rows = nworkers < HTML_HEAT_ROWS ? nworkers : HTML_HEAT_ROWS;
-	double width = (double)(w1 - w0) / HTML_HEAT_BINS;
-	double (*busy)[HTML_HEAT_BINS] = calloc(rows ? rows : 1, sizeof(*busy));
-	double (*parked)[HTML_HEAT_BINS] = calloc(rows ? rows : 1, sizeof(*parked));
-
-	if (!busy || !parked) {
-		free(busy);
-		free(parked);
-		goto out;
-	}
-	for (size_t i = 0; i <= n; i++) {
-		uint64_t b, e;
-		int32_t wi;
-		uint32_t pid;
-		double (*acc)[HTML_HEAT_BINS];
-		size_t row = rows;
-
-		if (i < n) {
-			const struct an_tl_rec *r = c.rec[i];
-
-			if ((r->type != AN_TL_POLL && r->type != AN_TL_PARK) || r->worker < 0)
-				continue;
-			b = r->ts, e = r->end, wi = r->worker, pid = r->pid;
-			acc = r->type == AN_TL_POLL ? busy : parked;
-			for (size_t k = 0; k < rows; k++)
-				if (workers[k]->pid == pid && workers[k]->index == wi)
-					row = k;
-			if (row == rows)
-				continue;
-			if (b < w0)
-				b = w0;
-			if (e > w1)
-				e = w1;
-			for (uint64_t t = b; t < e;) {
-				size_t bin = (size_t)((double)(t - w0) / width);
-				uint64_t bin_end;
-
-				if (bin >= HTML_HEAT_BINS)
-					break;
-				bin_end = w0 + (uint64_t)((double)(bin + 1) * width);
-				if (bin_end <= t)
-					bin_end = t + 1;
-				if (bin_end > e)
-					bin_end = e;
-				acc[row][bin] += (double)(bin_end - t);
-				t = bin_end;
-			}
-		} else { /* parks still going on at the end */
-			for (size_t k = 0; k < rows; k++) {
-				if (!workers[k]->parked)
-					continue;
-				b = workers[k]->park_since > w0 ? workers[k]->park_since : w0;
-				for (uint64_t t = b; t < w1;) {
-					size_t bin = (size_t)((double)(t - w0) / width);
-					uint64_t bin_end;
-
-					if (bin >= HTML_HEAT_BINS)
-						break;
-					bin_end = w0 + (uint64_t)((double)(bin + 1) * width);
-					if (bin_end <= t)
-						bin_end = t + 1;
-					if (bin_end > w1)
-						bin_end = w1;
-					parked[k][bin] += (double)(bin_end - t);
-					t = bin_end;
-				}
-			}
-		}
-	}
-	jw_key(w, "heat");
-	jw_obj_begin(w);
-	jw_ki64(w, "from_ns", off(&c, w0));
-	jw_ki64(w, "to_ns", off(&c, w1));
-	jw_ku64(w, "bins", HTML_HEAT_BINS);
-	jw_ku64(w, "workers_total", nworkers);
-	jw_key(w, "rows");
-	jw_arr_begin(w);
-	for (size_t k = 0; k < rows; k++) {
-		jw_obj_begin(w);
-		jw_ku64(w, "pid", workers[k]->pid);
-		jw_ki64(w, "worker", workers[k]->index);
-		jw_ku64(w, "tid", workers[k]->tid);
-		jw_key(w, "busy");
-		jw_arr_begin(w);
-		for (int b = 0; b < HTML_HEAT_BINS; b++) {
-			double v = width > 0 ? busy[k][b] / width * 1000 : 0;
-
-			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
-		}
-		jw_arr_end(w);
-		jw_key(w, "parked");
-		jw_arr_begin(w);
-		for (int b = 0; b < HTML_HEAT_BINS; b++) {
-			double v = width > 0 ? parked[k][b] / width * 1000 : 0;
-
-			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
-		}
-		jw_arr_end(w);
-		jw_obj_end(w);
-	}
-	jw_arr_end(w);
-	jw_obj_end(w);
-	free(busy);
-	free(parked);
-	ret = 0;
+	ret = j_heat(w, &c, workers, nworkers, w0, w1);
 out:
 	free(c.rec);
 	free(c.tw);
@@ -1582,8 +1564,8 @@ static void j_flight(struct jw *w, const struct report_meta *m)
 	jw_obj_begin(w);
 	jw_ku64(w, "dump", fl->dump_index);
 	jw_kstr(w, "kind", tr->kind);
-	jw_kstr(w, "spec", report_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
-	jw_kstr(w, "detail", report_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
+	jw_kstr(w, "spec", text_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
+	jw_kstr(w, "detail", text_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
 					      buf, sizeof(buf)));
 	jw_ki64(w, "at_ns", (int64_t)(tr->ts - m->start_ns));
 	jw_ki64(w, "detected_at_ns", (int64_t)(tr->at_ns - m->start_ns));
@@ -1691,7 +1673,7 @@ static void j_uring(struct jw *w, const struct analyzer *a, const struct report_
 		jw_kbool(w, "fixed_file", f->fixed_file);
 		jw_key(w, "fd_target");
 		if (*f->fd_what)
-			jw_str(w, report_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)), 0,
+			jw_str(w, text_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)), 0,
 						  what, sizeof(what)));
 		else
 			jw_null(w);

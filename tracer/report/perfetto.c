@@ -41,6 +41,7 @@
  * requests come from uring.c's own ring of finished requests (as many records); otherData
  * says how many it kept of how many, and how many did not fit in UR_LANES_MAX lanes.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include "json.h"
 #include "vocab.h"
 #include "reporters.h"
+#include "text.h"
 #include "uring.h"
 
 #define WAKE_SLICE_NS 1000
@@ -317,7 +319,7 @@ static void flight_other(struct tw *t, const struct report_meta *m)
 	jw_ku64(t->w, "flight_recorder_records", fl->records);
 	jw_kbool(t->w, "flight_recorder_cut_by_memory", fl->cut_by_memory);
 	jw_kstr(t->w, "flight_recorder_detail",
-		report_sanitize(fl->trigger.detail, strnlen(fl->trigger.detail, sizeof(fl->trigger.detail)),
+		text_sanitize(fl->trigger.detail, strnlen(fl->trigger.detail, sizeof(fl->trigger.detail)),
 				0, buf, sizeof(buf)));
 }
 
@@ -328,7 +330,7 @@ static void flight_instant(struct tw *t, const struct report_meta *m, const stru
 	const char *spec = tr->spec ? tr->spec : tr->kind ? tr->kind : "?";
 	char name[200], buf[1100];
 
-	snprintf(name, sizeof(name), "trigger: %s", report_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
+	snprintf(name, sizeof(name), "trigger: %s", text_sanitize(spec, strlen(spec), 80, buf, sizeof(buf)));
 	ev_begin(t, "i", tr->ts, on->pid, on->tid);
 	jw_kstr(t->w, "name", name);
 	jw_kstr(t->w, "cat", "flight_recorder");
@@ -349,7 +351,7 @@ static void flight_instant(struct tw *t, const struct report_meta *m, const stru
 		jw_null(t->w);
 	}
 	jw_ku64(t->w, "value_ns", tr->value_ns);
-	jw_kstr(t->w, "detail", report_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
+	jw_kstr(t->w, "detail", text_sanitize(tr->detail, strnlen(tr->detail, sizeof(tr->detail)), 0,
 						buf, sizeof(buf)));
 	jw_obj_end(t->w);
 	jw_obj_end(t->w);
@@ -650,7 +652,7 @@ static void uring_slices(struct tw *t, struct uctx *c)
 			jw_kbool(t->w, "fixed_file", f->fixed_file);
 			jw_key(t->w, "fd_target");
 			if (*f->fd_what)
-				jw_str(t->w, report_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)),
+				jw_str(t->w, text_sanitize(f->fd_what, strnlen(f->fd_what, sizeof(f->fd_what)),
 							     0, what, sizeof(what)));
 			else
 				jw_null(t->w);
@@ -679,13 +681,287 @@ static void uring_slices(struct tw *t, struct uctx *c)
 	}
 }
 
+/* The trace's threads, one per (pid, tid), sorted: those of the timeline's records, the workers
+ * parked at the end and the trigger's thread; a worker index and "it polls" merged per thread.
+ * Returns how many (th has room for n + nworkers + 1). */
+static size_t thread_table(struct tinfo *th, const struct ev *ev, size_t n,
+			   const struct an_worker *const *workers, size_t nworkers,
+			   const struct report_meta *m, struct tinfo *trig_on)
+{
+	size_t nth = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct an_tl_rec *r = ev[i].r;
+
+		th[nth++] = (struct tinfo){ r->pid, r->tid,
+			r->type == AN_TL_POLL || r->type == AN_TL_PARK ? r->worker : -1,
+			r->type == AN_TL_POLL };
+	}
+	for (size_t i = 0; i < nworkers; i++)
+		if (workers[i]->parked)
+			th[nth++] = (struct tinfo){ workers[i]->pid, workers[i]->tid, workers[i]->index,
+						    false };
+	if (m->flight) { /* the trigger's thread gets a name too (th has room for one more) */
+		*trig_on = trigger_thread(m, th, nth);
+		th[nth++] = *trig_on;
+	}
+	qsort(th, nth, sizeof(*th), cmp_tinfo);
+	for (size_t i = 0; i < nth; i++) {
+		if (k && !cmp_tinfo(&th[k - 1], &th[i])) {
+			if (th[i].worker >= 0)
+				th[k - 1].worker = th[i].worker;
+			th[k - 1].polls |= th[i].polls;
+		} else {
+			th[k++] = th[i];
+		}
+	}
+	return k;
+}
+
+/* Wake slices: at most WAKE_SLICE_NS, within the enclosing slice of their thread, and ending
+ * before the thread's next event */
+static void wake_slices(struct ev *ev, size_t *idx, size_t n)
+{
+	g_ev = ev;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort(idx, n, sizeof(*idx), cmp_by_thread);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t open_end = 0;
+
+		for (; j < n && ev[idx[j]].r->pid == ev[idx[i]].r->pid &&
+		       ev[idx[j]].r->tid == ev[idx[i]].r->tid; j++) {
+			struct ev *e = &ev[idx[j]];
+			uint64_t room = WAKE_SLICE_NS;
+
+			if (e->r->type == AN_TL_POLL || e->r->type == AN_TL_PARK) {
+				if (e->r->end > open_end)
+					open_end = e->r->end;
+				continue;
+			}
+			if (e->r->type != AN_TL_WAKE)
+				continue;
+			if (open_end > e->r->ts && open_end - e->r->ts < room)
+				room = open_end - e->r->ts;
+			for (size_t k = j + 1; k < n && ev[idx[k]].r->pid == e->r->pid &&
+			     ev[idx[k]].r->tid == e->r->tid; k++) {
+				const struct an_tl_rec *nx = ev[idx[k]].r;
+
+				if (nx->type == AN_TL_SPAWN || nx->type == AN_TL_TERMINATE)
+					continue; /* instants do not nest */
+				if (nx->ts - e->r->ts < room)
+					room = nx->ts - e->r->ts;
+				break;
+			}
+			e->wake_dur = (uint32_t)room;
+		}
+		i = j;
+	}
+}
+
+/* Flows: the first bindable wake after a task's poll began → its next poll */
+static void wake_flows(struct ev *ev, size_t *idx, size_t n, uint32_t *next_flow)
+{
+	qsort(idx, n, sizeof(*idx), cmp_by_task);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		struct ev *pending = NULL;
+
+		for (; j < n && ev[idx[j]].r->pid == ev[idx[i]].r->pid &&
+		       rkey(ev[idx[j]].r) == rkey(ev[idx[i]].r); j++) {
+			struct ev *e = &ev[idx[j]];
+
+			if (e->r->type == AN_TL_WAKE) {
+				if (!pending && e->wake_dur >= FLOW_MIN_NS)
+					pending = e;
+			} else if (e->r->type == AN_TL_POLL) {
+				if (pending && e->r->end - e->r->ts >= FLOW_MIN_NS) {
+					pending->flow = *next_flow;
+					e->flow = (*next_flow)++;
+				}
+				pending = NULL;
+			}
+		}
+		i = j;
+	}
+}
+
+/* "otherData": the capture, the cut, the dump, io_uring */
+static void other_data(struct tw *t, const struct analyzer *a, const struct report_meta *m,
+		       const struct uctx *uc, const struct perfetto_stats *st)
+{
+	char buf[160];
+
+	jw_key(t->w, "otherData");
+	jw_obj_begin(t->w);
+	jw_kstr(t->w, "tool", "tokio-ebpf-trace");
+	jw_kstr(t->w, "mode", m->mode);
+	jw_kstr(t->w, "executable", m->executable ? m->executable : m->binary);
+	jw_ku64(t->w, "capture_duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	jw_ku64(t->w, "capture_start_offset_us", (m->start_ns - t->base) / 1000);
+	jw_ku64(t->w, "timeline_events_total", st->total);
+	jw_ku64(t->w, "timeline_events_kept", st->kept);
+	jw_kbool(t->w, "cut", st->kept < st->total);
+	if (st->kept < st->total) {
+		snprintf(buf, sizeof(buf), "the capture produced %llu timeline events; this trace keeps the last %llu (--timeline-events)",
+			 (unsigned long long)st->total, (unsigned long long)st->kept);
+		jw_kstr(t->w, "cut_note", buf);
+	}
+	if (m->flight)
+		flight_other(t, m);
+	if (ur_active(an_uring(a)))
+		uring_other(t, uc);
+	jw_obj_end(t->w);
+}
+
+/* A poll's result as the trace names it: probes.def's label, capitalized ("Pending") */
+static const char *poll_result(unsigned code, char *buf, size_t len)
+{
+	const char *l = code < TET_POLL_CODES ? tet_code_label(TET_SET_POLL, code) : NULL;
+
+	if (!l)
+		return "?";
+	snprintf(buf, len, "%c%s", toupper((unsigned char)l[0]), l + 1);
+	return buf;
+}
+
+/* One record of the timeline: a poll (and its flow's end), a wake (and its flow's start), a
+ * park, a spawn or a termination */
+static void timeline_event(struct tw *t, const struct ev *e, struct perfetto_stats *st)
+{
+	const struct an_tl_rec *r = e->r;
+	uint64_t dur = r->end >= r->ts ? r->end - r->ts : 0;
+	char buf[160], res[16];
+
+	switch (r->type) {
+	case AN_TL_POLL:
+		ev_begin(t, "X", r->ts, r->pid, r->tid);
+		k_site_name(t, site_of(t, r->pid, rkey(r)), rkey(r));
+		jw_kstr(t->w, "cat", "poll");
+		k_dur(t, dur);
+		jw_key(t->w, "args");
+		jw_obj_begin(t->w);
+		jw_ku64(t->w, "task", rkey(r));
+		jw_kstr(t->w, "result", poll_result(r->code, res, sizeof(res)));
+		jw_ki64(t->w, "worker", r->worker);
+		{
+			const struct tsite *ts = tsite_of(t, r->pid, rkey(r));
+
+			if (ts && ts->name) {
+				jw_key(t->w, "task_name");
+				jw_strn(t->w, ts->name, ts->name_len);
+			}
+			if (ts && ts->meta)
+				jw_ku64(t->w, "future_size", ts->future_size);
+		}
+		jw_obj_end(t->w);
+		jw_obj_end(t->w);
+		st->polls++;
+		if (e->flow) {
+			ev_begin(t, "f", r->ts + dur / 2, r->pid, r->tid);
+			jw_kstr(t->w, "name", "wake");
+			jw_kstr(t->w, "cat", "wake");
+			jw_ku64(t->w, "id", e->flow);
+			jw_kstr(t->w, "bp", "e");
+			jw_obj_end(t->w);
+		}
+		break;
+	case AN_TL_WAKE:
+		ev_begin(t, "X", r->ts, r->pid, r->tid);
+		task_label(buf, sizeof(buf), "wake task", rkey(r));
+		jw_kstr(t->w, "name", buf);
+		jw_kstr(t->w, "cat", "wake");
+		k_dur(t, e->wake_dur);
+		jw_key(t->w, "args");
+		jw_obj_begin(t->w);
+		jw_ku64(t->w, "task", rkey(r));
+		jw_kbool(t->w, "by_ref", r->code);
+		jw_obj_end(t->w);
+		jw_obj_end(t->w);
+		st->wakes++;
+		if (e->flow) {
+			ev_begin(t, "s", r->ts + e->wake_dur / 2, r->pid, r->tid);
+			jw_kstr(t->w, "name", "wake");
+			jw_kstr(t->w, "cat", "wake");
+			jw_ku64(t->w, "id", e->flow);
+			jw_obj_end(t->w);
+			st->flows++;
+		}
+		break;
+	case AN_TL_PARK:
+		ev_begin(t, "X", r->ts, r->pid, r->tid);
+		jw_kstr(t->w, "name", "parked");
+		jw_kstr(t->w, "cat", "park");
+		k_dur(t, dur);
+		jw_key(t->w, "args");
+		jw_obj_begin(t->w);
+		jw_ki64(t->w, "worker", r->worker);
+		jw_obj_end(t->w);
+		jw_obj_end(t->w);
+		st->parks++;
+		break;
+	case AN_TL_SPAWN:
+	case AN_TL_TERMINATE: {
+		const struct an_site *s = site_of(t, r->pid, rkey(r));
+
+		ev_begin(t, "i", r->ts, r->pid, r->tid);
+		if (r->type == AN_TL_SPAWN) {
+			task_label(buf, sizeof(buf), "spawn task", rkey(r));
+		} else {
+			size_t l = task_label(buf, sizeof(buf), "task", rkey(r));
+
+			snprintf(buf + l, sizeof(buf) - l, " %s",
+				 tet_code_label(TET_SET_TERM, r->code) ? tet_code_label(TET_SET_TERM, r->code) : "terminated");
+		}
+		jw_kstr(t->w, "name", buf);
+		jw_kstr(t->w, "cat", "task");
+		jw_kstr(t->w, "s", "t");
+		jw_key(t->w, "args");
+		jw_obj_begin(t->w);
+		jw_ku64(t->w, "task", rkey(r));
+		if (s && !s->unknown && !s->other && !s->typed) {
+			jw_key(t->w, "location");
+			jw_strn(t->w, s->location, s->location_len);
+			jw_key(t->w, "type_name");
+			jw_strn(t->w, s->type_name, s->type_len);
+		}
+		jw_obj_end(t->w);
+		jw_obj_end(t->w);
+		break;
+	}
+	}
+}
+
+/* Workers still parked at the end */
+static void parked_at_end(struct tw *t, const struct an_worker *const *workers, size_t nworkers,
+			  uint64_t end, struct perfetto_stats *st)
+{
+	for (size_t i = 0; i < nworkers; i++) {
+		const struct an_worker *w = workers[i];
+		uint64_t b = w->park_since > t->base ? w->park_since : t->base;
+
+		if (!w->parked || b >= end)
+			continue;
+		ev_begin(t, "X", b, w->pid, w->tid);
+		jw_kstr(t->w, "name", "parked");
+		jw_kstr(t->w, "cat", "park");
+		k_dur(t, end - b);
+		jw_key(t->w, "args");
+		jw_obj_begin(t->w);
+		jw_ki64(t->w, "worker", w->index);
+		jw_kbool(t->w, "at_end", true);
+		jw_obj_end(t->w);
+		jw_obj_end(t->w);
+		st->parks++;
+	}
+}
+
 int report_perfetto(FILE *out, const struct analyzer *a, const struct report_meta *m,
 		 struct perfetto_stats *st)
 {
-	static const char *const results[] = { "Pending", "Ready", "Notified", "Cancelled",
-					       "Panicked" };
 	const struct an_tl_rec *s1, *s2;
-	size_t n1, n2, n = an_timeline(a, &s1, &n1, &s2, &n2), nth = 0;
+	size_t n1, n2, n = an_timeline(a, &s1, &n1, &s2, &n2), nth;
 	const struct an_worker *const *workers;
 	size_t nworkers = an_workers(a, &workers);
 	struct ev *ev = malloc((n ? n : 1) * sizeof(*ev));
@@ -726,100 +1002,9 @@ int report_perfetto(FILE *out, const struct analyzer *a, const struct report_met
 	if (end < t.base)
 		end = t.base;
 
-	/* threads */
-	for (size_t i = 0; i < n; i++) {
-		const struct an_tl_rec *r = ev[i].r;
-
-		th[nth++] = (struct tinfo){ r->pid, r->tid,
-			r->type == AN_TL_POLL || r->type == AN_TL_PARK ? r->worker : -1,
-			r->type == AN_TL_POLL };
-	}
-	for (size_t i = 0; i < nworkers; i++)
-		if (workers[i]->parked)
-			th[nth++] = (struct tinfo){ workers[i]->pid, workers[i]->tid, workers[i]->index,
-						    false };
-	if (m->flight) { /* the trigger's thread gets a name too (th has room for one more) */
-		trig_on = trigger_thread(m, th, nth);
-		th[nth++] = trig_on;
-	}
-	qsort(th, nth, sizeof(*th), cmp_tinfo);
-	{
-		size_t k = 0;
-
-		for (size_t i = 0; i < nth; i++) {
-			if (k && !cmp_tinfo(&th[k - 1], &th[i])) {
-				if (th[i].worker >= 0)
-					th[k - 1].worker = th[i].worker;
-				th[k - 1].polls |= th[i].polls;
-			} else {
-				th[k++] = th[i];
-			}
-		}
-		nth = k;
-	}
-
-	/* wake slices: at most WAKE_SLICE_NS, within the enclosing slice of their thread, and
-	 * ending before the thread's next event */
-	g_ev = ev;
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
-	qsort(idx, n, sizeof(*idx), cmp_by_thread);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		uint64_t open_end = 0;
-
-		for (; j < n && ev[idx[j]].r->pid == ev[idx[i]].r->pid &&
-		       ev[idx[j]].r->tid == ev[idx[i]].r->tid; j++) {
-			struct ev *e = &ev[idx[j]];
-			uint64_t room = WAKE_SLICE_NS;
-
-			if (e->r->type == AN_TL_POLL || e->r->type == AN_TL_PARK) {
-				if (e->r->end > open_end)
-					open_end = e->r->end;
-				continue;
-			}
-			if (e->r->type != AN_TL_WAKE)
-				continue;
-			if (open_end > e->r->ts && open_end - e->r->ts < room)
-				room = open_end - e->r->ts;
-			for (size_t k = j + 1; k < n && ev[idx[k]].r->pid == e->r->pid &&
-			     ev[idx[k]].r->tid == e->r->tid; k++) {
-				const struct an_tl_rec *nx = ev[idx[k]].r;
-
-				if (nx->type == AN_TL_SPAWN || nx->type == AN_TL_TERMINATE)
-					continue; /* instants do not nest */
-				if (nx->ts - e->r->ts < room)
-					room = nx->ts - e->r->ts;
-				break;
-			}
-			e->wake_dur = (uint32_t)room;
-		}
-		i = j;
-	}
-
-	/* flows: the first bindable wake after a task's poll began → its next poll */
-	qsort(idx, n, sizeof(*idx), cmp_by_task);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		struct ev *pending = NULL;
-
-		for (; j < n && ev[idx[j]].r->pid == ev[idx[i]].r->pid &&
-		       rkey(ev[idx[j]].r) == rkey(ev[idx[i]].r); j++) {
-			struct ev *e = &ev[idx[j]];
-
-			if (e->r->type == AN_TL_WAKE) {
-				if (!pending && e->wake_dur >= FLOW_MIN_NS)
-					pending = e;
-			} else if (e->r->type == AN_TL_POLL) {
-				if (pending && e->r->end - e->r->ts >= FLOW_MIN_NS) {
-					pending->flow = next_flow;
-					e->flow = next_flow++;
-				}
-				pending = NULL;
-			}
-		}
-		i = j;
-	}
+	nth = thread_table(th, ev, n, workers, nworkers, m, &trig_on);
+	wake_slices(ev, idx, n);
+	wake_flows(ev, idx, n, &next_flow);
 	uring_lanes(&uc);
 	if (uring_flows(&uc, ev, n, &next_flow))
 		goto out;
@@ -836,26 +1021,7 @@ int report_perfetto(FILE *out, const struct analyzer *a, const struct report_met
 
 	jw_obj_begin(t.w);
 	jw_kstr(t.w, "displayTimeUnit", "ns");
-	jw_key(t.w, "otherData");
-	jw_obj_begin(t.w);
-	jw_kstr(t.w, "tool", "tokio-ebpf-trace");
-	jw_kstr(t.w, "mode", m->mode);
-	jw_kstr(t.w, "executable", m->executable ? m->executable : m->binary);
-	jw_ku64(t.w, "capture_duration_ns", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
-	jw_ku64(t.w, "capture_start_offset_us", (m->start_ns - t.base) / 1000);
-	jw_ku64(t.w, "timeline_events_total", st->total);
-	jw_ku64(t.w, "timeline_events_kept", st->kept);
-	jw_kbool(t.w, "cut", st->kept < st->total);
-	if (st->kept < st->total) {
-		snprintf(buf, sizeof(buf), "the capture produced %llu timeline events; this trace keeps the last %llu (--timeline-events)",
-			 (unsigned long long)st->total, (unsigned long long)st->kept);
-		jw_kstr(t.w, "cut_note", buf);
-	}
-	if (m->flight)
-		flight_other(&t, m);
-	if (ur_active(an_uring(a)))
-		uring_other(&t, &uc);
-	jw_obj_end(t.w);
+	other_data(&t, a, m, &uc, st);
 	jw_key(t.w, "traceEvents");
 	jw_arr_begin(t.w);
 	thread_names(&t, th, nth, m->executable ? m->executable : m->binary);
@@ -872,127 +1038,9 @@ int report_perfetto(FILE *out, const struct analyzer *a, const struct report_met
 	if (m->flight)
 		flight_instant(&t, m, &trig_on);
 	deadlock_instants(&t, a);
-	for (size_t i = 0; i < n; i++) {
-		const struct an_tl_rec *r = ev[i].r;
-		uint64_t dur = r->end >= r->ts ? r->end - r->ts : 0;
-
-		switch (r->type) {
-		case AN_TL_POLL:
-			ev_begin(&t, "X", r->ts, r->pid, r->tid);
-			k_site_name(&t, site_of(&t, r->pid, rkey(r)), rkey(r));
-			jw_kstr(t.w, "cat", "poll");
-			k_dur(&t, dur);
-			jw_key(t.w, "args");
-			jw_obj_begin(t.w);
-			jw_ku64(t.w, "task", rkey(r));
-			jw_kstr(t.w, "result", r->code < 5 ? results[r->code] : "?");
-			jw_ki64(t.w, "worker", r->worker);
-			{
-				const struct tsite *ts = tsite_of(&t, r->pid, rkey(r));
-
-				if (ts && ts->name) {
-					jw_key(t.w, "task_name");
-					jw_strn(t.w, ts->name, ts->name_len);
-				}
-				if (ts && ts->meta)
-					jw_ku64(t.w, "future_size", ts->future_size);
-			}
-			jw_obj_end(t.w);
-			jw_obj_end(t.w);
-			st->polls++;
-			if (ev[i].flow) {
-				ev_begin(&t, "f", r->ts + dur / 2, r->pid, r->tid);
-				jw_kstr(t.w, "name", "wake");
-				jw_kstr(t.w, "cat", "wake");
-				jw_ku64(t.w, "id", ev[i].flow);
-				jw_kstr(t.w, "bp", "e");
-				jw_obj_end(t.w);
-			}
-			break;
-		case AN_TL_WAKE:
-			ev_begin(&t, "X", r->ts, r->pid, r->tid);
-			task_label(buf, sizeof(buf), "wake task", rkey(r));
-			jw_kstr(t.w, "name", buf);
-			jw_kstr(t.w, "cat", "wake");
-			k_dur(&t, ev[i].wake_dur);
-			jw_key(t.w, "args");
-			jw_obj_begin(t.w);
-			jw_ku64(t.w, "task", rkey(r));
-			jw_kbool(t.w, "by_ref", r->code);
-			jw_obj_end(t.w);
-			jw_obj_end(t.w);
-			st->wakes++;
-			if (ev[i].flow) {
-				ev_begin(&t, "s", r->ts + ev[i].wake_dur / 2, r->pid, r->tid);
-				jw_kstr(t.w, "name", "wake");
-				jw_kstr(t.w, "cat", "wake");
-				jw_ku64(t.w, "id", ev[i].flow);
-				jw_obj_end(t.w);
-				st->flows++;
-			}
-			break;
-		case AN_TL_PARK:
-			ev_begin(&t, "X", r->ts, r->pid, r->tid);
-			jw_kstr(t.w, "name", "parked");
-			jw_kstr(t.w, "cat", "park");
-			k_dur(&t, dur);
-			jw_key(t.w, "args");
-			jw_obj_begin(t.w);
-			jw_ki64(t.w, "worker", r->worker);
-			jw_obj_end(t.w);
-			jw_obj_end(t.w);
-			st->parks++;
-			break;
-		case AN_TL_SPAWN:
-		case AN_TL_TERMINATE: {
-			const struct an_site *s = site_of(&t, r->pid, rkey(r));
-
-			ev_begin(&t, "i", r->ts, r->pid, r->tid);
-			if (r->type == AN_TL_SPAWN) {
-				task_label(buf, sizeof(buf), "spawn task", rkey(r));
-			} else {
-				size_t l = task_label(buf, sizeof(buf), "task", rkey(r));
-
-				snprintf(buf + l, sizeof(buf) - l, " %s",
-					 tet_code_label(TET_SET_TERM, r->code) ? tet_code_label(TET_SET_TERM, r->code) : "terminated");
-			}
-			jw_kstr(t.w, "name", buf);
-			jw_kstr(t.w, "cat", "task");
-			jw_kstr(t.w, "s", "t");
-			jw_key(t.w, "args");
-			jw_obj_begin(t.w);
-			jw_ku64(t.w, "task", rkey(r));
-			if (s && !s->unknown && !s->other && !s->typed) {
-				jw_key(t.w, "location");
-				jw_strn(t.w, s->location, s->location_len);
-				jw_key(t.w, "type_name");
-				jw_strn(t.w, s->type_name, s->type_len);
-			}
-			jw_obj_end(t.w);
-			jw_obj_end(t.w);
-			break;
-		}
-		}
-	}
-	/* workers still parked at the end */
-	for (size_t i = 0; i < nworkers; i++) {
-		const struct an_worker *w = workers[i];
-		uint64_t b = w->park_since > t.base ? w->park_since : t.base;
-
-		if (!w->parked || b >= end)
-			continue;
-		ev_begin(&t, "X", b, w->pid, w->tid);
-		jw_kstr(t.w, "name", "parked");
-		jw_kstr(t.w, "cat", "park");
-		k_dur(&t, end - b);
-		jw_key(t.w, "args");
-		jw_obj_begin(t.w);
-		jw_ki64(t.w, "worker", w->index);
-		jw_kbool(t.w, "at_end", true);
-		jw_obj_end(t.w);
-		jw_obj_end(t.w);
-		st->parks++;
-	}
+	for (size_t i = 0; i < n; i++)
+		timeline_event(&t, &ev[i], st);
+	parked_at_end(&t, workers, nworkers, end, st);
 	uring_slices(&t, &uc);
 	jw_arr_end(t.w);
 	jw_obj_end(t.w);

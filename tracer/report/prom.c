@@ -368,21 +368,9 @@ static void uring_metrics(FILE *out, const struct analyzer *a)
 		     "Completion of an io_uring request to the next poll of the task that submitted it, by opcode.");
 }
 
-static int render(FILE *out, const struct analyzer *a, const struct report_meta *m,
-		  struct plabels *L)
+/* The sites' figures summed into their label groups (the counts recomputed from the analyzer) */
+static void group_sites(struct plabels *L, const struct an_site *const *sites, size_t n)
 {
-	const struct an_site *const *sites;
-	size_t n = an_sites(a, &sites), nw;
-	const struct an_worker *const *workers;
-	const struct an_totals *t = an_totals(a);
-	uint64_t wbusy[PROM_WORKERS + 1] = { 0 }, wparked[PROM_WORKERS + 1] = { 0 };
-	uint64_t wpolls[PROM_WORKERS + 1] = { 0 };
-	bool wseen[PROM_WORKERS + 1] = { false };
-	uint64_t per_kind[AN_FINDING_KINDS] = { 0 };
-	const struct an_finding *f;
-	size_t nf = an_findings(a, &f);
-	char *exe;
-
 	for (size_t g = 0; g < L->ng; g++) { /* counts are recomputed from the analyzer */
 		char *lab = L->g[g].label;
 
@@ -408,6 +396,97 @@ static int render(FILE *out, const struct analyzer *a, const struct report_meta 
 			hist_for_each_bucket(h[k], to_le, p->h[k].b);
 		}
 	}
+}
+
+/* Findings by detector, and by spawn site and detector */
+static void findings_metrics(FILE *out, const struct analyzer *a, const struct plabels *L)
+{
+	const struct an_totals *t = an_totals(a);
+	uint64_t per_kind[AN_FINDING_KINDS] = { 0 };
+	const struct an_finding *f;
+	size_t nf = an_findings(a, &f);
+
+	for (size_t i = 0; i < nf; i++)
+		if ((unsigned)f[i].kind < AN_FINDING_KINDS)
+			per_kind[f[i].kind]++;
+	head(out, "tokio_trace_findings_total", "counter",
+	     "Findings by detector (each task is reported once per kind).");
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		fprintf(out, "tokio_trace_findings_total{kind=\"%s\"} %llu\n", an_finding_name(k),
+			(unsigned long long)per_kind[k]);
+	fprintf(out, "tokio_trace_findings_total{kind=\"omitted\"} %llu\n",
+		(unsigned long long)t->findings_omitted);
+	head(out, "tokio_trace_site_findings_total", "counter",
+	     "Findings by spawn site and detector (sites with findings only).");
+	for (size_t g = 0; g < L->ng; g++)
+		for (int k = 0; k < AN_FINDING_KINDS; k++)
+			if (L->g[g].findings[k])
+				fprintf(out, "tokio_trace_site_findings_total{site=\"%s\",kind=\"%s\"} %llu\n",
+					L->g[g].label, an_finding_name(k),
+					(unsigned long long)L->g[g].findings[k]);
+}
+
+/* Polls, busy and parked time by worker (index beyond PROM_WORKERS: "other") */
+static void worker_metrics(FILE *out, const struct analyzer *a)
+{
+	const struct an_worker *const *workers;
+	uint64_t wbusy[PROM_WORKERS + 1] = { 0 }, wparked[PROM_WORKERS + 1] = { 0 };
+	uint64_t wpolls[PROM_WORKERS + 1] = { 0 };
+	bool wseen[PROM_WORKERS + 1] = { false };
+	size_t nw = an_workers(a, &workers);
+
+	for (size_t i = 0; i < nw; i++) {
+		size_t k = workers[i]->index >= 0 && workers[i]->index < PROM_WORKERS ?
+			   (size_t)workers[i]->index : PROM_WORKERS;
+
+		wseen[k] = true;
+		wbusy[k] += workers[i]->busy_ns;
+		wparked[k] += workers[i]->parked_ns;
+		wpolls[k] += workers[i]->polls;
+	}
+	head(out, "tokio_trace_worker_polls_total", "counter", "Polls run by each worker thread.");
+	for (size_t k = 0; k <= PROM_WORKERS; k++)
+		if (wseen[k]) {
+			if (k < PROM_WORKERS)
+				fprintf(out, "tokio_trace_worker_polls_total{worker=\"%zu\"} %llu\n", k,
+					(unsigned long long)wpolls[k]);
+			else
+				fprintf(out, "tokio_trace_worker_polls_total{worker=\"other\"} %llu\n",
+					(unsigned long long)wpolls[k]);
+		}
+	head(out, "tokio_trace_worker_busy_seconds_total", "counter",
+	     "Time each worker thread spent inside polls.");
+	for (size_t k = 0; k <= PROM_WORKERS; k++)
+		if (wseen[k]) {
+			if (k < PROM_WORKERS)
+				fprintf(out, "tokio_trace_worker_busy_seconds_total{worker=\"%zu\"} ", k);
+			else
+				fputs("tokio_trace_worker_busy_seconds_total{worker=\"other\"} ", out);
+			secs(out, wbusy[k]);
+			fputc('\n', out);
+		}
+	head(out, "tokio_trace_worker_parked_seconds_total", "counter",
+	     "Time each worker thread spent parked (completed parks).");
+	for (size_t k = 0; k <= PROM_WORKERS; k++)
+		if (wseen[k]) {
+			if (k < PROM_WORKERS)
+				fprintf(out, "tokio_trace_worker_parked_seconds_total{worker=\"%zu\"} ", k);
+			else
+				fputs("tokio_trace_worker_parked_seconds_total{worker=\"other\"} ", out);
+			secs(out, wparked[k]);
+			fputc('\n', out);
+		}
+}
+
+static int render(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		  struct plabels *L)
+{
+	const struct an_site *const *sites;
+	size_t n = an_sites(a, &sites);
+	const struct an_totals *t = an_totals(a);
+	char *exe;
+
+	group_sites(L, sites, n);
 
 	head(out, "tokio_trace_info", "gauge",
 	     "The tracer's capture: attach mode and traced executable (value 1).");
@@ -461,68 +540,8 @@ static int render(FILE *out, const struct analyzer *a, const struct report_meta 
 		  "Scheduling delays (runnable to the next poll begin), by spawn site.");
 	histogram(out, L, 2, "tokio_trace_pending_seconds",
 		  "Pending times (a poll returned Pending to the wake), by spawn site.");
-
-	for (size_t i = 0; i < nf; i++)
-		if ((unsigned)f[i].kind < AN_FINDING_KINDS)
-			per_kind[f[i].kind]++;
-	head(out, "tokio_trace_findings_total", "counter",
-	     "Findings by detector (each task is reported once per kind).");
-	for (int k = 0; k < AN_FINDING_KINDS; k++)
-		fprintf(out, "tokio_trace_findings_total{kind=\"%s\"} %llu\n", an_finding_name(k),
-			(unsigned long long)per_kind[k]);
-	fprintf(out, "tokio_trace_findings_total{kind=\"omitted\"} %llu\n",
-		(unsigned long long)t->findings_omitted);
-	head(out, "tokio_trace_site_findings_total", "counter",
-	     "Findings by spawn site and detector (sites with findings only).");
-	for (size_t g = 0; g < L->ng; g++)
-		for (int k = 0; k < AN_FINDING_KINDS; k++)
-			if (L->g[g].findings[k])
-				fprintf(out, "tokio_trace_site_findings_total{site=\"%s\",kind=\"%s\"} %llu\n",
-					L->g[g].label, an_finding_name(k),
-					(unsigned long long)L->g[g].findings[k]);
-
-	nw = an_workers(a, &workers);
-	for (size_t i = 0; i < nw; i++) {
-		size_t k = workers[i]->index >= 0 && workers[i]->index < PROM_WORKERS ?
-			   (size_t)workers[i]->index : PROM_WORKERS;
-
-		wseen[k] = true;
-		wbusy[k] += workers[i]->busy_ns;
-		wparked[k] += workers[i]->parked_ns;
-		wpolls[k] += workers[i]->polls;
-	}
-	head(out, "tokio_trace_worker_polls_total", "counter", "Polls run by each worker thread.");
-	for (size_t k = 0; k <= PROM_WORKERS; k++)
-		if (wseen[k]) {
-			if (k < PROM_WORKERS)
-				fprintf(out, "tokio_trace_worker_polls_total{worker=\"%zu\"} %llu\n", k,
-					(unsigned long long)wpolls[k]);
-			else
-				fprintf(out, "tokio_trace_worker_polls_total{worker=\"other\"} %llu\n",
-					(unsigned long long)wpolls[k]);
-		}
-	head(out, "tokio_trace_worker_busy_seconds_total", "counter",
-	     "Time each worker thread spent inside polls.");
-	for (size_t k = 0; k <= PROM_WORKERS; k++)
-		if (wseen[k]) {
-			if (k < PROM_WORKERS)
-				fprintf(out, "tokio_trace_worker_busy_seconds_total{worker=\"%zu\"} ", k);
-			else
-				fputs("tokio_trace_worker_busy_seconds_total{worker=\"other\"} ", out);
-			secs(out, wbusy[k]);
-			fputc('\n', out);
-		}
-	head(out, "tokio_trace_worker_parked_seconds_total", "counter",
-	     "Time each worker thread spent parked (completed parks).");
-	for (size_t k = 0; k <= PROM_WORKERS; k++)
-		if (wseen[k]) {
-			if (k < PROM_WORKERS)
-				fprintf(out, "tokio_trace_worker_parked_seconds_total{worker=\"%zu\"} ", k);
-			else
-				fputs("tokio_trace_worker_parked_seconds_total{worker=\"other\"} ", out);
-			secs(out, wparked[k]);
-			fputc('\n', out);
-		}
+	findings_metrics(out, a, L);
+	worker_metrics(out, a);
 	head(out, "tokio_trace_spawn_sites", "gauge",
 	     "Spawn sites seen (each beyond the label limit is counted under site=\"(other)\").");
 	fprintf(out, "tokio_trace_spawn_sites %zu\n", n);

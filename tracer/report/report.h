@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report.h — the terminal summary and the JSON report (docs/report-schema.md) of a capture.
+ * report.h — what a capture's reports are made from (report_meta: the run beside the analyzer)
+ * and the text and figures they all share (model.c, uring_report.c's text). The writers
+ * themselves (terminal, JSON, HTML, Perfetto, metrics, folded stacks, the output files) are in
+ * reporters.h; JSON pieces they share in jsonparts.h.
  */
 #ifndef TET_REPORT_H
 #define TET_REPORT_H
@@ -14,6 +17,7 @@
 #include "why.h"
 #include "kuring.h"
 #include "pmem.h"
+#include "text.h"
 
 #define REPORT_SCHEMA_VERSION 1
 
@@ -122,46 +126,16 @@ struct report_meta {
 	void *io_ctx;
 };
 
-/* Full summary (final) or the short one printed every -i interval. */
-void report_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m,
-		     bool final);
-/* Returns 0 or -EIO. */
-int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m);
-
 /* Plain-language sentence for a finding (naming its spawn site; printable text only). */
 void report_finding_detail(const struct an_finding *f, char *buf, size_t len);
-/* Untrusted bytes → printable UTF-8: control characters and invalid bytes as \xNN,
- * backslash as \\, cut at max_chars characters with "…". Returns buf. */
-const char *report_sanitize(const char *p, size_t n, size_t max_chars, char *buf, size_t len);
+/* A time as an offset from the capture's start (0 before it): the reports' "_at_ns". */
+static inline uint64_t report_rel(const struct report_meta *m, uint64_t ts)
+{
+	return ts > m->start_ns ? ts - m->start_ns : 0;
+}
 /* A spawn site as the terminal names it: its location (sanitized), "(spawned before the
  * trace)", "(other sites)", or "future TYPE" in the fallback. Returns buf. */
 const char *report_site_loc(const struct an_site *s, char *buf, size_t len);
-/* io_uring (uring_report.c): the terminal section and the JSON's "io_uring" (null when no ring
- * of the target was seen); a stalled task's requests in flight appended to its finding's
- * sentence, and listed in its JSON finding. */
-struct jw;
-void report_uring_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m);
-void report_uring_json(struct jw *w, const struct analyzer *a, const struct report_meta *m);
-void report_uring_capture_json(struct jw *w, const struct report_meta *m);
-void report_uring_task_json(struct jw *w, const struct ur_task_stats *st);
-/* A task with no Tokio wait registered and an io_uring request of its own in flight: that
- * request (the oldest), else NULL. Its wait is then on io_uring: report_uring_task_wait writes
- * the wait's "kind": "io_uring", "class": "request" and "io_uring" (the request). */
-const struct ur_inflight *report_uring_task_request(const struct analyzer *a,
-						    const struct an_task_summary *t);
-void report_uring_task_wait(struct jw *w, const struct analyzer *a, const struct report_meta *m,
-			    const struct ur_inflight *req);
-/* The io_uring totals (rings … polls_nested_too_deep), for the JSON report and the page data. */
-void report_uring_totals_json(struct jw *w, const struct ur_totals *t, const struct report_meta *m);
-/* "location" and "type_name" of a spawn site (null for the pseudo sites, and location null for
- * the fallback's typed sites). */
-void report_json_site_ref(struct jw *w, const struct an_site *s);
-/* A histogram as the report writes distributions: {count, min, p50, p90, p99, max, mean, sum}. */
-void report_json_hist(struct jw *w, const char *key, const struct hist *h);
-void report_uring_finding_text(const struct analyzer *a, const struct an_finding *f, char *buf,
-			       size_t len);
-void report_uring_finding_json(struct jw *w, const struct analyzer *a,
-			       const struct report_meta *m, const struct an_finding *f);
 /* What a pending task waits for (task_wait), in words: "a timer due in 9m58s", "I/O: fd 7
  * readable (TCP listener 127.0.0.1:40123)", "tokio::sync::Notify 0x…", "the JoinHandle of task
  * 14" (printable text). now: the moment it is judged at. Returns buf. */
@@ -170,28 +144,12 @@ const char *report_wait_text(const struct an_wait *w, uint32_t pid, uint64_t now
 /* A stalled finding's wait, appended to its sentence ("; waiting on …"). */
 void report_wait_finding_text(const struct analyzer *a, const struct report_meta *m,
 			      const struct an_finding *f, char *buf, size_t len);
-/* JSON: one wait object; a task's "name", "future_size", "future_boxed" and "wait"; a
- * finding's wait-reason fields. */
-void report_wait_json(struct jw *w, const struct an_wait *x, uint32_t pid, uint64_t now,
-		      const struct report_meta *m);
-/* A starvation finding's holders and victims (findings[] keys). */
-void report_starvation_json(struct jw *w, const struct report_meta *m, const struct an_finding *f);
-/* deadlock: "cycle": every member (task, site, name, what it waits on, held by whom) */
-void report_deadlock_json(struct jw *w, const struct report_meta *m, const struct an_finding *f);
-/* A lock's holder as an object: primitive, mode, task_id, site, held_ns, other_holders, state */
-void report_lock_holder_json(struct jw *w, const struct analyzer *a, uint32_t pid, unsigned prim,
-			     uint64_t holder, const struct an_site *site, uint64_t held_ns,
-			     uint32_t others);
 /* "; waiting on tokio::sync::Mutex 0x… held by task 12, spawned at …, for 5.1s, itself …" */
 void report_lock_held_text(const struct analyzer *a, const struct report_meta *m, uint32_t pid,
 			   const struct an_wait *w, unsigned prim, uint64_t holder,
 			   const struct an_site *site, uint64_t held_ns, uint32_t others,
 			   char *buf, size_t len);
 const struct an_wait *report_lock_wait(const struct an_wait *v, unsigned n, uint64_t object);
-void report_task_wait_json(struct jw *w, const struct analyzer *a, const struct report_meta *m,
-			   const struct an_task_summary *t, uint64_t now);
-void report_finding_wait_json(struct jw *w, const struct analyzer *a,
-			      const struct report_meta *m, const struct an_finding *f);
 /* A task's name as the reports show it: sanitized, "" when it has none. Returns buf. */
 const char *report_task_name(const char *name, size_t n, char *buf, size_t len);
 /* A signal's name ("SIGSEGV"), or "signal N" when it has none. Returns buf. */
@@ -216,20 +174,11 @@ uint64_t report_total_drops(const struct report_meta *m);
 uint64_t report_total(const struct report_meta *m, const struct an_totals *t, unsigned type);
 /* The analyzer's workers in (pid, index) order (NULL and *n = 0 if out of memory); free() it. */
 const struct an_worker **report_sorted_workers(const struct analyzer *a, size_t *n);
-
-/* Runs of keys the JSON report and the HTML page's data blob (tracer/report/html.c) both write, with
- * the same names in the same order; each writes into the object the caller has open. */
-struct jw;
-/* "started_at" (ISO 8601 UTC), "duration_ns" */
-void report_json_started(struct jw *w, const struct report_meta *m);
-/* "long_poll_ns", "stall_ns", "lost_waker_ns", "never_yields_ns" */
-void report_json_thresholds_ns(struct jw *w, const struct an_opts *o);
-/* "events", "drops", "polls", "wakes", "spawns" */
-void report_json_totals_head(struct jw *w, const struct an_totals *t, const struct report_meta *m);
-/* "sched", "why_no_sched", "profile_hz", "why_no_profile", "cpu_samples",
- * "cpu_samples_in_polls", "offcpu_periods_in_polls", "stack_errors", "notes" */
-void report_json_why_head(struct jw *w, const struct why_report *r);
-/* "pid", "worker", "tid", "polls", "busy_ns", "parks", "parked_ns" */
-void report_json_worker_counts(struct jw *w, const struct an_worker *wk);
+/* Estimated time the uprobe fallback's probes added to the traced process (ns). */
+double report_fallback_overhead_ns(const struct report_fallback *f, const struct an_totals *t);
+/* "on CPU 0.1ms · preempted 0 · blocked 49.9ms; blocked 49.9ms in clock_nanosleep ← f ← g;
+ * hottest of 12 CPU samples: f (80 %), g (20 %)" — a finding's why in one line (printable
+ * text; "" when nothing is known). Returns buf. */
+const char *why_finding_line(const struct why_finding *wf, char *buf, size_t len);
 
 #endif

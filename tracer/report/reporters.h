@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reporters.h — the reports people look at (docs/reports.md), besides the terminal summary and
- * the JSON report of report.h:
+ * reporters.h — the format writers (docs/reports.md), drawn from report.h's model:
+ *   terminal.c  the terminal summary
+ *   jsonreport.c the JSON report (docs/report-schema.md)
+ *   folded.c    --stacks: folded CPU stacks
  *   html.c      report.html: one self-contained file (styles, script and data inline)
  *   perfetto.c  a Chrome trace-event JSON file (Perfetto UI, chrome://tracing)
  *   prom.c      a Prometheus /metrics endpoint served while tracing
@@ -18,6 +20,20 @@
 
 #include "analyzer.h"
 #include "report.h"
+
+/* ---- terminal.c ---- */
+/* Full summary (final) or the short one printed every -i interval. */
+void report_terminal(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		     bool final);
+
+/* ---- jsonreport.c ---- */
+/* The JSON report (docs/report-schema.md). Returns 0 or -EIO / -ENOMEM. */
+int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m);
+
+/* ---- folded.c ---- */
+/* --stacks FILE: the CPU samples as folded stacks, one line per distinct stack, root first:
+ * "SITE;frame;…;frame COUNT" (flamegraph.pl, inferno, speedscope). Returns 0 or -EIO. */
+int report_folded(FILE *out, const struct report_meta *m);
 
 /* ---- html.c ---- */
 /* Returns 0 or -EIO / -ENOMEM. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * uring_report.c — io_uring in the terminal summary and the JSON report (report.h; the figures
+ * uring_report.c — io_uring in the terminal summary and the JSON report (uring_report.h; the figures
  * come from uring.h, docs/report-schema.md describes the fields). Nothing is shown for a target
  * that used no io_uring: the JSON's "io_uring" is null, the terminal has no section.
  */
@@ -11,17 +11,14 @@
 #include <string.h>
 
 #include "json.h"
-#include "report.h"
+#include "jsonparts.h"
+#include "text.h"
+#include "uring_report.h"
 #include "units.h"
 #include "uring.h"
 
 #define UR_JSON_INFLIGHT_MAX 1000  /* requests in flight listed in the JSON (the rest counted) */
 #define UR_FINDING_OPS 4           /* … in a finding */
-
-static uint64_t rel(const struct report_meta *m, uint64_t ts)
-{
-	return ts > m->start_ns ? ts - m->start_ns : 0;
-}
 
 #define opname ur_opcode_str
 
@@ -35,7 +32,7 @@ static const char *op_target(const struct ur_inflight *f, char *buf, size_t len)
 		snprintf(buf, len, "%s registered file %d", n, f->fd);
 	} else if (f->fd >= 0) {
 		if (*f->fd_what)
-			report_sanitize(f->fd_what, strlen(f->fd_what), 80, what, sizeof(what));
+			text_sanitize(f->fd_what, strlen(f->fd_what), 80, what, sizeof(what));
 		snprintf(buf, len, "%s fd %d%s%s%s", n, f->fd, *f->fd_what ? " (" : "",
 			 *f->fd_what ? what : "", *f->fd_what ? ")" : "");
 	} else {
@@ -138,7 +135,7 @@ static void j_request(struct jw *w, const struct report_meta *m, const struct ur
 		jw_null(w);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->user_data);
 	jw_kstr(w, "user_data", hex);
-	jw_ku64(w, "submitted_at_ns", rel(m, f->submit_ts));
+	jw_ku64(w, "submitted_at_ns", report_rel(m, f->submit_ts));
 }
 
 static void j_inflight(struct jw *w, const struct report_meta *m, const struct ur_inflight *f,
@@ -202,7 +199,7 @@ void report_uring_finding_json(struct jw *w, const struct analyzer *a,
 		for (size_t i = 0; i < k && i < 64; i++) {
 			jw_obj_begin(w);
 			j_request(w, m, &e[i]->req);
-			jw_ku64(w, "ended_at_ns", rel(m, e[i]->done_ts));
+			jw_ku64(w, "ended_at_ns", report_rel(m, e[i]->done_ts));
 			jw_ku64(w, "in_flight_ns", e[i]->done_ts - e[i]->req.submit_ts);
 			jw_ki64(w, "res", e[i]->res);
 			jw_kstr(w, "outcome", outcome(e[i]->res));

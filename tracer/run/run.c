@@ -105,9 +105,9 @@ static void on_detect(void *ctx, const struct an_detect *d)
 	char loc[160];
 
 	if (d->site && d->site->location)
-		report_sanitize(d->site->location, d->site->location_len, 120, loc, sizeof(loc));
+		text_sanitize(d->site->location, d->site->location_len, 120, loc, sizeof(loc));
 	else if (d->site && d->site->type_name)
-		report_sanitize(d->site->type_name, d->site->type_len, 120, loc, sizeof(loc));
+		text_sanitize(d->site->type_name, d->site->type_len, 120, loc, sizeof(loc));
 	else
 		snprintf(loc, sizeof(loc), "spawned before the trace");
 	if (fr_rt_match_detect(&r->fl, d, loc, &t))
