@@ -12,6 +12,7 @@
 
 #include "events.h"
 #include "hist.h"
+#include "starve.h"
 #include "uring.h"
 
 enum an_finding_kind { /* findings.def */
@@ -200,16 +201,6 @@ struct an_cycle_member {
 	uint64_t pending_since;     /* this member's wait began */
 	uint16_t name_len;
 	char name[48];              /* the task's name (task_meta), untrusted bytes, cut */
-};
-
-/* starvation: a poll that held a worker thread during the episode */
-#define AN_HOLDERS_MAX 8
-struct an_holder {
-	uint32_t tid;
-	int32_t worker;
-	uint64_t task_id, header_ptr;
-	const struct an_site *site;
-	uint64_t poll_begin, poll_end; /* poll_end 0: still in the poll at the episode's end */
 };
 
 struct an_finding {

@@ -24,7 +24,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer.h"
+struct an_site;
+
+/* starvation: a poll that held a worker thread during the episode */
+#define AN_HOLDERS_MAX 8
+struct an_holder {
+	uint32_t tid;
+	int32_t worker;
+	uint64_t task_id, header_ptr;
+	const struct an_site *site;
+	uint64_t poll_begin, poll_end; /* poll_end 0: still in the poll at the episode's end */
+};
 
 #define SV_THREADS_MAX 1024   /* worker threads tracked (more: counted, no starvation for them) */
 #define SV_EPISODES_MAX 256   /* episodes kept (more: counted, not charged) */

@@ -43,6 +43,7 @@
 #include "units.h"
 #include "uring.h"
 #include "uring_report.h"
+#include "vocab.h"
 
 #define HTML_SITES        2000   /* sites listed */
 #define HTML_SITE_HISTS   100    /* … of which with histogram buckets (the busiest) */
@@ -1693,6 +1694,24 @@ static void j_uring(struct jw *w, const struct analyzer *a, const struct report_
 	jw_obj_end(w);
 }
 
+/* The vocabularies report.js names things with, so that it spells none itself: the finding
+ * kinds by enum value (findings.def), the poll results by code (probes.def). */
+static void j_vocab(struct jw *w)
+{
+	char buf[32];
+
+	jw_key(w, "kinds");
+	jw_arr_begin(w);
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		jw_str(w, an_finding_name(k));
+	jw_arr_end(w);
+	jw_key(w, "poll_results");
+	jw_arr_begin(w);
+	for (unsigned c = 0; c < TET_POLL_CODES; c++)
+		jw_str(w, report_poll_result(c, buf, sizeof(buf)));
+	jw_arr_end(w);
+}
+
 static int data_json(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_totals *t = an_totals(a);
@@ -1728,6 +1747,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 
 	jw_obj_begin(w);
 	jw_ku64(w, "v", 1);
+	j_vocab(w);
 	jw_key(w, "capture");
 	jw_obj_begin(w);
 	jw_kstr(w, "mode", m->mode);

@@ -9,6 +9,7 @@
  * Everything read from the traced process (file names, type names) is untrusted: the JSON
  * writer escapes it (and replaces invalid UTF-8), text for people goes through text_sanitize().
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -625,4 +626,14 @@ double report_fallback_overhead_ns(const struct report_fallback *f, const struct
 	uint64_t other = t->events > 2 * t->polls ? t->events - 2 * t->polls : 0;
 
 	return (double)t->polls * f->uretprobe_ns + (double)other * f->uprobe_ns;
+}
+
+const char *report_poll_result(unsigned code, char *buf, size_t len)
+{
+	const char *l = code < TET_POLL_CODES ? tet_code_label(TET_SET_POLL, code) : NULL;
+
+	if (!l)
+		return "?";
+	snprintf(buf, len, "%c%s", toupper((unsigned char)l[0]), l + 1);
+	return buf;
 }

@@ -41,7 +41,6 @@
  * requests come from uring.c's own ring of finished requests (as many records); otherData
  * says how many it kept of how many, and how many did not fit in UR_LANES_MAX lanes.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -815,17 +814,6 @@ static void other_data(struct tw *t, const struct analyzer *a, const struct repo
 	jw_obj_end(t->w);
 }
 
-/* A poll's result as the trace names it: probes.def's label, capitalized ("Pending") */
-static const char *poll_result(unsigned code, char *buf, size_t len)
-{
-	const char *l = code < TET_POLL_CODES ? tet_code_label(TET_SET_POLL, code) : NULL;
-
-	if (!l)
-		return "?";
-	snprintf(buf, len, "%c%s", toupper((unsigned char)l[0]), l + 1);
-	return buf;
-}
-
 /* One record of the timeline: a poll (and its flow's end), a wake (and its flow's start), a
  * park, a spawn or a termination */
 static void timeline_event(struct tw *t, const struct ev *e, struct perfetto_stats *st)
@@ -843,7 +831,7 @@ static void timeline_event(struct tw *t, const struct ev *e, struct perfetto_sta
 		jw_key(t->w, "args");
 		jw_obj_begin(t->w);
 		jw_ku64(t->w, "task", rkey(r));
-		jw_kstr(t->w, "result", poll_result(r->code, res, sizeof(res)));
+		jw_kstr(t->w, "result", report_poll_result(r->code, res, sizeof(res)));
 		jw_ki64(t->w, "worker", r->worker);
 		{
 			const struct tsite *ts = tsite_of(t, r->pid, rkey(r));

@@ -126,6 +126,9 @@ struct report_meta {
 	void *io_ctx;
 };
 
+/* A poll's result as the trace and the page name it: probes.def's label, capitalized
+ * ("Pending"); "?" for a code it does not have. */
+const char *report_poll_result(unsigned code, char *buf, size_t len);
 /* Plain-language sentence for a finding (naming its spawn site; printable text only). */
 void report_finding_detail(const struct an_finding *f, char *buf, size_t len);
 /* A time as an offset from the capture's start (0 before it): the reports' "_at_ns". */

@@ -8,8 +8,10 @@
   var F = D.flight || null;
   var SVG = 'http://www.w3.org/2000/svg';
   var $ = function (id) { return document.getElementById(id); };
-  var RESULT = ['Pending', 'Ready', 'Notified', 'Cancelled', 'Panicked'];
-  var KIND = ['long_poll', 'stalled', 'lost_waker', 'never_yields', 'self_wake', 'large_future', 'starvation', 'deadlock'];
+  /* the vocabularies, from the tracer's tables (html.c j_vocab): poll results by code, finding
+   * kinds by enum value */
+  var RESULT = D.poll_results || [];
+  var KIND = D.kinds || [];
   var COLORS = { poll0: '#2f6fd6', poll1: '#1e8449', poll2: '#8e44ad', poll3: '#7f8c8d',
     poll4: '#c0392b', pending: '#b8c0cc', runnable: '#f0a030', wake: '#d62828', busy: [192, 57, 43],
     parked: [36, 87, 197] };
