@@ -11,7 +11,8 @@
 #     distributions (SVG bars, overall and for a chosen site), the task timeline (a canvas with
 #     rows, zooming changes its range), the worker heat map (one row per worker, painted), the
 #     stalled/lost-waker table (the JSON's stalled + lost_waker findings), and the sortable site
-#     and task tables (a header click re-sorts);
+#     and task tables (a header click re-sorts; the sites' findings named by kind, the names
+#     coming from the tracer's table in the page's data);
 #   - a screenshot, kept in build/test-logs/screenshots/report-sample*.png;
 # the HTML is under 2 MB and has no external reference; the trace is valid trace-event JSON;
 # promtool accepts the scrape.
@@ -81,6 +82,7 @@ EXPR=$(cat <<'JS'
     stalled_rows: q('#stalled tbody tr').length,
     stalled_text: document.getElementById('stalled').textContent,
     site_rows: q('#sites tbody tr').length,
+    sites_text: document.getElementById('sites').textContent,
     task_rows: q('#tasks tbody tr').length,
   };
   return r;
@@ -133,6 +135,11 @@ done
 check_eq "stalled/lost-waker rows = the JSON's stalled + lost_waker findings" \
     "$(jq '[.findings[] | select(.kind == "stalled" or .kind == "lost_waker")] | length' "$R.json")" \
     "$(jq .eval.stalled_rows "$B")"
+# the site table names its findings by kind, with the tracer's names (the page's data: kinds)
+for kind in long_poll lost_waker; do
+    check "the site table counts the $kind findings by name" \
+        bash -c "jq -r .eval.sites_text '$B' | grep -qE '$kind [0-9]'"
+done
 check "three distributions drawn with bars" test "$(jq '[.eval.dist_bars[] | select(. > 0)] | length' "$B")" = 3
 check "per-site distributions offered" test "$(jq .eval.site_options "$B")" -gt 2
 check "a chosen site's distributions drawn" test "$(jq '.eval_after.site_dist_bars | add' "$B")" -gt 0
