@@ -485,8 +485,18 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t, char *err, size_t len)
 			return 0;
 		}
 	}
-	seterr(err, len, "--trigger %s: not a trigger (long_poll, stalled, lost_waker, never_yields, self_wake, starvation, deadlock, poll>D, sched_delay>D, exit, crash)",
-	       s);
+	{
+		char kinds[256];
+		size_t n = 0;
+
+		kinds[0] = 0;
+		for (unsigned k = 0; k < AN_FINDING_KINDS; k++)
+			if (k != AN_LARGE_FUTURE)
+				n += (size_t)snprintf(kinds + n, n < sizeof(kinds) ? sizeof(kinds) - n : 0,
+						      "%s, ", an_finding_name(k));
+		seterr(err, len, "--trigger %s: not a trigger (%spoll>D, sched_delay>D, exit, crash)", s,
+		       kinds);
+	}
 	return -EINVAL;
 }
 

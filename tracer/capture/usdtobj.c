@@ -17,6 +17,7 @@
 
 /* ---- libbpf log ---- */
 static bool libbpf_verbose;
+static const struct tet_msgs *libbpf_msgs;
 static char libbpf_last[512];
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -31,13 +32,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_WARN)
 		snprintf(libbpf_last, sizeof(libbpf_last), "%s", buf);
 	if (libbpf_verbose)
-		fprintf(stderr, "libbpf: %s\n", buf);
+		tet_say(libbpf_msgs, TET_MSG_INFO, "libbpf: %s", buf);
 	return 0;
 }
 
-void tet_libbpf_setup(bool verbose)
+void tet_libbpf_setup(bool verbose, const struct tet_msgs *msgs)
 {
 	libbpf_verbose = verbose;
+	libbpf_msgs = msgs;
 	libbpf_set_print(libbpf_print);
 }
 

@@ -32,7 +32,9 @@ struct tet_uring *tet_usdt_uring_attach(struct tokio_usdt *skel, struct tet_urin
 
 /* The last warning libbpf printed (for error messages), "" if none. */
 const char *tet_libbpf_last_error(void);
-/* libbpf's messages: kept for errors; printed on stderr with verbose. */
-void tet_libbpf_setup(bool verbose);
+/* libbpf's messages: the last warning kept for errors; with verbose, every one said through
+ * msgs (seterr.h) as "libbpf: …". */
+struct tet_msgs;
+void tet_libbpf_setup(bool verbose, const struct tet_msgs *msgs);
 
 #endif

@@ -467,7 +467,7 @@ static int open_session(struct run *r, char *err, size_t len)
 	struct tet_session_opts so = { 0 };
 	int ret;
 
-	tet_libbpf_setup(o->verbose);
+	tet_libbpf_setup(o->verbose, r->msgs);
 	so.pid = o->pid;
 	so.probes = o->probes;
 	so.ringbuf_bytes = o->ringbuf;
