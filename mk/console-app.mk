@@ -24,3 +24,4 @@ $(CONSOLE_APP): tests/fixtures/console-app/Cargo.toml.in $(SAMPLE_USDT_KIT) \
 	$(Q)install -D -m 755 $(BUILD)/cargo/console-app/release/app $@
 
 ALL_TARGETS += $(CONSOLE_APP)
+CARGO_TARGETS += $(CONSOLE_APP)

@@ -11,6 +11,13 @@
 # The package closure is pinned in crates/SUITE.pkgs ("name version" lines). When a pinned
 # version has left the mirror (sid moves), the closure is resolved afresh and the script says so.
 # With --update the pinned list is rewritten from a fresh resolve.
+#
+# The suites of one Debian suite (sid, sid-uring, sid-console) share its pool,
+# .cache/crates/pool-DIST: the package lists (updated once per `make deps`: scripts/deps.sh sets
+# VENDOR_RUN, and a run that finds the lists updated under the same VENDOR_RUN uses them; without
+# it they are always updated), the downloaded .debs (a file name is a package version: only the
+# missing ones are downloaded). Each suite extracts its own .debs (dpkg -x, in name order: on this
+# file system extracting in parallel, or linking from per-package extractions, was no faster).
 set -euo pipefail
 
 die() { echo "vendor-crates: $*" >&2; exit 1; }
@@ -54,22 +61,32 @@ mirror() {
 }
 
 APTDIR="$CACHE/apt-$SUITE"
-mkdir -p "$APTDIR"/{lists/partial,archives/partial,cache,etc,debs}
+POOL="$CACHE/pool-$DIST"
+mkdir -p "$APTDIR"/{archives/partial,cache,etc} "$POOL"/{lists/partial,debs}
+rm -rf "$APTDIR/lists" "$APTDIR/debs"   # the layout before the pool
 : > "$APTDIR/status"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -f "$KEYRING" ] || die "$KEYRING: missing (install debian-archive-keyring)"
 echo "deb [signed-by=$KEYRING] $(mirror) $DIST main" > "$APTDIR/etc/sources.list"
 
 apt_() {
-    apt-get -q -o Dir::State::Lists="$APTDIR/lists" -o Dir::State::status="$APTDIR/status" \
+    apt-get -q -o Dir::State::Lists="$POOL/lists" -o Dir::State::status="$APTDIR/status" \
         -o Dir::Cache="$APTDIR/cache" -o Dir::Cache::Archives="$APTDIR/archives" \
         -o Dir::Etc::SourceList="$APTDIR/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null \
         -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null \
         -o APT::Architecture=amd64 -o APT::Install-Recommends=0 -o Debug::NoLocking=1 "$@"
 }
 
-echo "vendor-crates: $SUITE: updating private package lists" >&2
-apt_ update >"$APTDIR/update.log" 2>&1 || { tail -5 "$APTDIR/update.log" >&2; die "$SUITE: apt-get update failed"; }
+if [ -n "${VENDOR_RUN:-}" ] && [ "$(cat "$POOL/lists/.vendor-run" 2>/dev/null)" = "$VENDOR_RUN" ] &&
+   cmp -s "$POOL/lists/.sources.list" "$APTDIR/etc/sources.list"; then
+    echo "vendor-crates: $SUITE: $DIST's package lists updated by this run" >&2
+else
+    echo "vendor-crates: $SUITE: updating private package lists" >&2
+    rm -f "$POOL/lists/.vendor-run"
+    apt_ update >"$APTDIR/update.log" 2>&1 || { tail -5 "$APTDIR/update.log" >&2; die "$SUITE: apt-get update failed"; }
+    cp "$APTDIR/etc/sources.list" "$POOL/lists/.sources.list"
+    [ -z "${VENDOR_RUN:-}" ] || echo "$VENDOR_RUN" > "$POOL/lists/.vendor-run"
+fi
 
 resolve() {
     apt_ -s install "${ROOTS[@]}" > "$APTDIR/resolve.log" 2>&1 \
@@ -84,22 +101,38 @@ fi
 
 LIST="$APTDIR/want.pkgs"
 cp "$PINS" "$LIST"
-rm -f "$APTDIR"/debs/*.deb
+# debs LIST: the pool's .deb of every "name version" of LIST, in name order (missing:NAME=VERSION
+# when it has none); apt names a downloaded file name_version_arch.deb, an epoch's colon as %3a
+debs() {
+    local n v f
+    while read -r n v; do
+        f=("$POOL/debs/${n}_${v//:/%3a}_"*.deb)
+        if [ -f "${f[0]}" ]; then echo "${f[0]}"; else echo "missing:$n=$v"; fi
+    done < "$1" | LC_ALL=C sort
+}
+# download LIST: the packages of LIST the pool lacks, downloaded into it (through a directory of
+# this suite's: a download that fails leaves nothing in the pool)
 download() {
-    local pkgs
-    mapfile -t pkgs < <(awk '{print $1 "=" $2}' "$1")
-    (cd "$APTDIR/debs" && apt_ download "${pkgs[@]}") > "$APTDIR/download.log" 2>&1
+    local pkgs dl="$APTDIR/download"
+    mapfile -t pkgs < <(debs "$1" | sed -n 's/^missing://p')
+    rm -rf "$dl" && mkdir -p "$dl"
+    echo "vendor-crates: $SUITE: $(wc -l < "$1") packages, $(( $(wc -l < "$1") - ${#pkgs[@]} )) already in the pool" >&2
+    [ ${#pkgs[@]} = 0 ] && return 0
+    (cd "$dl" && apt_ download "${pkgs[@]}") > "$APTDIR/download.log" 2>&1 || return 1
+    mv "$dl"/*.deb "$POOL/debs/"
 }
 if ! download "$LIST"; then
     echo "vendor-crates: WARNING: $SUITE: a pinned package has left the mirror ($(grep -m1 -E '^E:' "$APTDIR/download.log" | cut -c1-200 || true)); resolving afresh — the build may differ from the pinned Cargo.lock" >&2
     resolve > "$LIST"
-    rm -f "$APTDIR"/debs/*.deb
     download "$LIST" || { tail -5 "$APTDIR/download.log" >&2; die "$SUITE: download failed"; }
 fi
+mapfile -t DEBS < <(debs "$LIST")
+[ ${#DEBS[@]} -gt 0 ] || die "$SUITE: no packages"
+for d in "${DEBS[@]}"; do [ -f "$d" ] || die "$SUITE: ${d#missing:} is not in the pool after its download"; done
 
 TMP="$CACHE/.x-$SUITE"
 rm -rf "$TMP" "$OUT.new"; mkdir -p "$TMP" "$OUT.new"
-for d in "$APTDIR"/debs/*.deb; do dpkg -x "$d" "$TMP"; done
+for d in "${DEBS[@]}"; do dpkg -x "$d" "$TMP"; done
 REG="$TMP/usr/share/cargo/registry"
 [ -d "$REG" ] || die "$SUITE: packages held no crates"
 mv "$REG"/* "$OUT.new"/
