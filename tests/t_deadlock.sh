@@ -45,12 +45,10 @@ run() {
     start_bg "w.$label" "$bin" locks --duration 9s --wait-start "$TMPD/gate.$label"
     wp=$BG_PID
     wait_exec "$wp" "$bin" || not_ok "$label: program started"
-    port=$(free_port)
-    start_bg "tr.$label" "$TRACER" --pid "$wp" --capture "$cap" --duration 6s \
-        --metrics-addr "127.0.0.1:$port" --trace "$TMPD/$label.trace.json" \
-        -o "$TMPD/$label.json" -o "$TMPD/$label.html"
-    tp=$BG_PID
-    wait_for_line "$TMPD/tr.$label.err" attached 30 || not_ok "$label: tracer attached"
+    # bpftrace (the independent count) attaches first: no lock event can happen before the
+    # gate, and the gate opens as soon as the tracer is attached, so that the workload's lock
+    # events all fall inside the tracer's 6 s (bpftrace's attach, a few seconds on a busy
+    # machine, used to eat into them and leave the last releases after the capture's end)
     BT=""
     if [ "$label" = 1.53.batched ]; then
         bpftrace -p "$wp" -e "usdt:$bin:tokio:task_lock { @ops[arg1 <= 3 ? 0 : arg1] = count(); }
@@ -58,6 +56,12 @@ run() {
         BT=$!; track_pid "$BT"
         wait_for_line "$TMPD/bt.$label" '^ready' 30 || not_ok "$label: bpftrace attached"
     fi
+    port=$(free_port)
+    start_bg "tr.$label" "$TRACER" --pid "$wp" --capture "$cap" --duration 6s \
+        --metrics-addr "127.0.0.1:$port" --trace "$TMPD/$label.trace.json" \
+        -o "$TMPD/$label.json" -o "$TMPD/$label.html"
+    tp=$BG_PID
+    wait_for_line "$TMPD/tr.$label.err" attached 30 || not_ok "$label: tracer attached"
     touch "$TMPD/gate.$label"
     wait_for_line "$TMPD/w.$label.out" '^locks pid=[0-9]+ ready$' 20 || not_ok "$label: program ready"
     M="$TMPD/$label.prom"
