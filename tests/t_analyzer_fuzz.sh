@@ -1,5 +1,5 @@
 #!/bin/bash
-# Intent: the analyzer survives a bounded libFuzzer run (ASan + UBSan, default 20 s,
+# Intent: the analyzer survives a bounded libFuzzer run (ASan + UBSan, default 12 s,
 # ANALYZER_FUZZ_TIME to change) fed records as per-event capture and the uprobe fallback hand
 # them over — every record type, with whatever the traced process and the kernel side put in
 # them: reused ids, impossible orders, extreme values (tests/fuzz/fuzz_analyzer.c), with the
@@ -17,5 +17,5 @@ for f in "$CRASHERS"/*; do
     [ $rc = 0 ] || tail -5 "$TMPD/crasher.log"
 done
 mkdir -p "$TMPD/corpus"
-fuzz_bounded "$FUZZ" "${ANALYZER_FUZZ_TIME:-20}" "$TMPD/corpus" "$CRASHERS"
+fuzz_bounded "$FUZZ" "${ANALYZER_FUZZ_TIME:-12}" "$TMPD/corpus" "$CRASHERS"
 finish

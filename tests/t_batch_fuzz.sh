@@ -1,6 +1,6 @@
 #!/bin/bash
 # Intent: batched capture's decode stage and the analyzer it feeds survive a bounded libFuzzer run
-# (ASan + UBSan, default 20 s, BATCH_FUZZ_TIME to change) in which everything the traced process
+# (ASan + UBSan, default 12 s, BATCH_FUZZ_TIME to change) in which everything the traced process
 # controls — heads, records, open polls, strings, sequence numbers, stamps, the buffers read in
 # place — comes from the input (tests/fuzz/fuzz_batch.c; seeds: tests/fuzz/batch_seeds.py, well-formed
 # captures of each shape). The kept crashers (tests/fixtures/batch/crashers) run first, each
@@ -26,5 +26,5 @@ for s in "${!WANT[@]}"; do
     check_eq "seed $s decodes what it holds (batches records events sweep_records vanished strings after_cutoff polls)" "${WANT[$s]}" "$got"
 done
 mkdir -p "$TMPD/corpus"
-fuzz_bounded "$FUZZ" "${BATCH_FUZZ_TIME:-20}" "$TMPD/corpus" "$SEEDS" "$CRASHERS"
+fuzz_bounded "$FUZZ" "${BATCH_FUZZ_TIME:-12}" "$TMPD/corpus" "$SEEDS" "$CRASHERS"
 finish

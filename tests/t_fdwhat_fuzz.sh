@@ -1,7 +1,7 @@
 #!/bin/bash
 # Intent: what the tracer reads of a traced process's /proc to name an epoll token's fd — fd
 # links, the epoll fds' fdinfo, the TCP/UDP/unix socket tables, all shaped by the process —
-# survives a bounded libFuzzer run (ASan + UBSan, default 20 s, FDWHAT_FUZZ_TIME to change) on
+# survives a bounded libFuzzer run (ASan + UBSan, default 12 s, FDWHAT_FUZZ_TIME to change) on
 # made-up /proc directories (tests/fuzz/fuzz_fdwhat.c: every description NUL-terminated in its
 # buffer, of a known kind, with no control byte). The seeds come from this machine's own /proc
 # (tests/fuzz/fdwhat_seeds.py) and must reach every kind of description first, a unix path's
@@ -16,5 +16,5 @@ check_eq "the real seed reaches every kind (listener, 2 connections, udp, unix, 
     "$(awk '/^fd [0-9]+ / && !seen[$2]++ {print $3}' "$TMPD/real.out" | sort | tr '\n' ' ' | sed 's/ $//')"
 check "the unix socket's path: its newline escaped" grep -qE '^fd [0-9]+ unix unix socket .*s\\x0aock \(listening\)$' "$TMPD/real.out"
 mkdir -p "$TMPD/corpus"
-fuzz_bounded "$FUZZ" "${FDWHAT_FUZZ_TIME:-20}" "$TMPD/corpus" "$SEEDS"
+fuzz_bounded "$FUZZ" "${FDWHAT_FUZZ_TIME:-12}" "$TMPD/corpus" "$SEEDS"
 finish
