@@ -1325,6 +1325,19 @@ static bool want_any(const struct tgroup *g)
 }
 
 /* Adds [b, e) to a heat-map row, bin by bin (bins of width ns from w0). */
+/* One worker's row of the heat map: each bin's share of its width, in thousandths. */
+static void heat_row(struct jw *w, const char *key, const double *bins, double width)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (int b = 0; b < HTML_HEAT_BINS; b++) {
+		double v = width > 0 ? bins[b] / width * 1000 : 0;
+
+		jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
+	}
+	jw_arr_end(w);
+}
+
 static void heat_add(double *row, uint64_t w0, double width, uint64_t b, uint64_t e)
 {
 	for (uint64_t t = b; t < e;) {
@@ -1392,22 +1405,8 @@ static int j_heat(struct jw *w, const struct tl_ctx *c, const struct an_worker *
 		jw_ku64(w, "pid", workers[k]->pid);
 		jw_ki64(w, "worker", workers[k]->index);
 		jw_ku64(w, "tid", workers[k]->tid);
-		jw_key(w, "busy");
-		jw_arr_begin(w);
-		for (int b = 0; b < HTML_HEAT_BINS; b++) {
-			double v = width > 0 ? busy[k][b] / width * 1000 : 0;
-
-			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
-		}
-		jw_arr_end(w);
-		jw_key(w, "parked");
-		jw_arr_begin(w);
-		for (int b = 0; b < HTML_HEAT_BINS; b++) {
-			double v = width > 0 ? parked[k][b] / width * 1000 : 0;
-
-			jw_u64(w, v > 1000 ? 1000 : (uint64_t)(v + 0.5));
-		}
-		jw_arr_end(w);
+		heat_row(w, "busy", busy[k], width);
+		heat_row(w, "parked", parked[k], width);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

@@ -135,7 +135,7 @@ static void note_exit(struct run *r, const struct tet_exit_rec *rec)
 	x->code = rec->code;
 	x->group = rec->group_exit;
 	x->ts = rec->h.ts;
-	if (r->fl_on && fr_rt_exit_trigger(&r->fl, rec,
+	if (r->store && fr_rt_exit_trigger(&r->fl, rec,
 					   report_signal_name((int)(rec->code & 0x7f), sn, sizeof(sn)), &t))
 		fire(r, &t, rec->h.pid, rec->h.pid, false, true);
 }
@@ -187,7 +187,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		note_exit(r, data);
 		return 0;
 	}
-	if (r->fl_on) {
+	if (r->store) {
 		fr_store_add(r->store, data, size);
 		if (size >= sizeof(*h))
 			r->fl.last_pid = h->pid;
@@ -396,7 +396,6 @@ static int open_flight(struct run *r, struct run_opts *o)
 
 	if (fr_rt_init(&r->fl, &o->fl))
 		return -ENOMEM;
-	r->fl_on = true;
 	if (r->fl.trig_poll_ns && (!live.trig_poll_ns || r->fl.trig_poll_ns < live.trig_poll_ns))
 		live.trig_poll_ns = r->fl.trig_poll_ns;
 	if (r->fl.trig_sched_ns && (!live.trig_sched_ns || r->fl.trig_sched_ns < live.trig_sched_ns))
@@ -731,7 +730,7 @@ int run_step(struct run *r, bool stop, bool usr1, char *err, size_t len)
 	}
 	if (r->now >= r->next_tick && r->an)
 		step_tick(r);
-	if (r->fl_on)
+	if (r->store)
 		step_flight(r, usr1);
 	if (r->metrics && r->now >= r->next_metrics) {
 		/* rendered here, served by the metrics thread: the drain never waits for it */
@@ -813,7 +812,7 @@ void run_finish(struct run *r, int stop_signal)
 		;
 	if (r->gone)
 		note_gone(r);
-	if (r->fl_on) {
+	if (r->store) {
 		finish_flight(r, stop_signal);
 		return;
 	}
@@ -841,7 +840,7 @@ void run_finish(struct run *r, int stop_signal)
 
 int run_write(struct run *r, struct outputs *outs)
 {
-	if (r->fl_on) /* the dumps are its reports */
+	if (r->store) /* the dumps are its reports */
 		return 0;
 	return outputs_write(outs, r->an, &r->meta, r->msgs) ? -1 : 0;
 }

@@ -66,8 +66,7 @@ struct run {
 	size_t npids;
 	struct proc_exit exits[RUN_PIDS_MAX];
 	size_t nexits;
-	/* --flight-recorder */
-	bool fl_on;
+	/* --flight-recorder (store: NULL without it) */
 	struct fr_rt fl;
 	struct fr_store *store;
 	pid_t child;                 /* the dump being written */
