@@ -7,8 +7,11 @@
 # Also: the outputs are valid JSON with polls and findings (the sums are not of empty reports),
 # the per-event replay counts the polls its live capture reported (4088), a replay is
 # deterministic (twice the same bytes), and a truncated or missing dump is one error line and
-# exit 1, no report written.
+# exit 1, no report written. The record hook itself (TET_RECORD_DUMP, run.c) on a live capture
+# of fake_tokio: its recording replays to the live report's polls; a path it cannot write is
+# one line and the capture goes on, its report written.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
 REPLAY="$BUILD/tests/report_replay"
 FX="$ROOT/tests/fixtures/replay"
 need_file "$REPLAY" "report_replay"
@@ -39,4 +42,25 @@ for bad in "$TMPD/trunc.dump" "$TMPD/missing.dump"; do
     check_eq "$(basename "$bad"): one error line" 1 "$(wc -l < "$TMPD/bad.err")"
     check "$(basename "$bad"): no report" test ! -e "$TMPD/bad.json"
 done
+# the record hook on a live capture
+need_root
+need_tracer
+for how in ok nodir; do
+    start_bg "fx.$how" "$FAKE" --wait-attach
+    fx=$BG_PID
+    wait_for_line "$TMPD/fx.$how.out" '^pid ' 10 || die_test "fake_tokio started"
+    dump="$TMPD/live.dump"; [ $how = nodir ] && dump="$TMPD/nodir/live.dump"
+    TET_RECORD_DUMP=$dump "$TRACER" --pid "$fx" --duration 4s -q -o "$TMPD/live.$how.json" 2> "$TMPD/live.$how.err"
+    rc=$?
+    stop_pid "$fx"
+    check_eq "record hook ($how): the capture exits 0" 0 "$rc"
+    check "record hook ($how): its report written" test -s "$TMPD/live.$how.json"
+done
+"$REPLAY" records "$TMPD/live.dump" "$TMPD/live.replay" 2> "$TMPD/live.replay.err"
+check_eq "a live recording replays to the live report's polls" \
+    "$(jq .totals.polls "$TMPD/live.ok.json")" "$(jq .totals.polls "$TMPD/live.replay.json" 2>/dev/null)"
+check "… and they are not none" test "$(jq .totals.polls "$TMPD/live.ok.json")" -gt 0
+check_eq "an unwritable TET_RECORD_DUMP: one line naming it" \
+    "tokio-ebpf-trace: TET_RECORD_DUMP $TMPD/nodir/live.dump: No such file or directory" \
+    "$(grep TET_RECORD_DUMP "$TMPD/live.nodir.err")"
 finish

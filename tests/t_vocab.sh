@@ -37,7 +37,15 @@ check_eq "poll result codes" "$(code_rows '*poll result*')" "$(def_codes POLL)"
 check_eq "yield reason codes" "$(code_rows '*yield reason*')" "$(def_codes YIELD)"
 check_eq "terminate reason codes" "$(code_rows '*terminate reason*')" "$(def_codes TERM)"
 check_eq "wait kind codes" "$(code_rows '*wait kind*')" "$(def_codes WAIT)"
-# (a TET_CODES count that is not its codes' makes scripts/gen-vocab.c fail: no vocabulary)
+# a TET_CODES count that is not its codes' makes scripts/gen-vocab.c fail: one line, no output
+mkdir -p "$TMPD/def"
+sed 's/^TET_CODES(POLL, *5,/TET_CODES(POLL, 6,/' "$ROOT/bpf/probes.def" > "$TMPD/def/probes.def"
+cc -I"$TMPD/def" -I"$ROOT/tracer/discover" -o "$TMPD/gen-vocab-bad" "$ROOT/scripts/gen-vocab.c" &&
+    "$TMPD/gen-vocab-bad" > "$TMPD/bad.out" 2> "$TMPD/bad.err"
+rc=$?
+check_eq "a wrong TET_CODES count: gen-vocab exits 1" 1 "$rc"
+check_eq "… with one line naming the set, nothing on stdout" \
+    "gen-vocab: TET_CODES(POLL, 6): 5 TET_CODE entries|" "$(cat "$TMPD/bad.err")|$(cat "$TMPD/bad.out")"
 
 # no second list of probe names: no line of the scripts, tests or C sources names eight or more
 # probes (a list written out); naming a few in passing, or one per line, is not a list
