@@ -17,7 +17,7 @@
  *   4 cutoff           u64 ns
  *   5 start            u64 ns
  *   6 process memory   u8 thread, u16 offset, u16 n, n bytes written into its buffer
- *   7 sweep all        u64 now
+ *   7 sweep all        u64 now (every thread's buffer read)
  *   8 process gone     u8 thread (its memory reads fail with ESRCH from then on)
  * At the end: tb_finish, an_finish (FUZZ_BATCH_VERBOSE=1: then one line of what was decoded). Memory reads for sweeps and strings go to each thread's
  * buffer (head + 32 KiB of records), which op 6 writes; anything else fails.
@@ -57,9 +57,8 @@ static bool take(struct in *in, void *out, size_t len)
 	return true;
 }
 
-static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+static ssize_t read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
-	(void)ctx;
 	if (pid != PID || addr < BUF_BASE)
 		return -EIO;
 	for (unsigned t = 0; t < THREADS; t++) {
@@ -77,10 +76,20 @@ static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_
 	return -EIO;
 }
 
-static bool alive(void *ctx, uint32_t pid, uint32_t tid)
+static bool alive(uint32_t pid, uint32_t tid)
 {
-	(void)ctx;
 	return pid == PID && tid >= 1 && tid <= THREADS && !gone[tid - 1];
+}
+
+/* The capture's side of the decoder's reads (tb_next_read), answered from the buffers; at
+ * most a bounded number per call (the decoder asks for no read twice at one `now`). */
+static void serve(struct tb *b, uint64_t now)
+{
+	struct tb_read rq;
+
+	for (unsigned i = 0; i < 100000 && tb_next_read(b, now, &rq); i++)
+		tb_read_done(b, rq.kind == TB_READ_THREAD ? (alive(rq.pid, rq.tid) ? 0 : -ESRCH) :
+				read_mem(rq.pid, rq.addr, rq.buf, rq.len));
 }
 
 static int emit(void *ctx, const void *rec, size_t size)
@@ -156,8 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	o.emit = emit;
 	o.emit_ctx = an;
-	o.read = read_mem;
-	o.alive = alive;
+	o.reads = true;
 	b = tb_new(&o);
 	if (!b) {
 		an_free(an);
@@ -178,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 2:
 			if (take(&in, u, 8)) {
+				serve(b, u[0]);
 				tb_advance(b, u[0]);
 				an_tick(an, u[0]);
 			}
@@ -207,8 +216,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			in.n -= n;
 			break;
 		case 7:
-			if (take(&in, u, 8))
-				tb_sweep_all(b, u[0]);
+			if (!take(&in, u, 8))
+				break;
+			tb_sweep_all(b);
+			serve(b, u[0]);
 			break;
 		case 8:
 			if (take(&in, &th, 1))
@@ -216,6 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 	}
+	serve(b, 0);
 	tb_finish(b);
 	an_finish(an, UINT64_MAX / 2);
 	if (getenv("FUZZ_BATCH_VERBOSE")) { /* what a seed reaches (batch_seeds.py checks) */

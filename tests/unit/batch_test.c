@@ -165,19 +165,12 @@ static int feed(struct tb *t, struct batch *b, uint64_t ts)
 	return tb_feed(t, r, sizeof(*r) + r->copied);
 }
 
-static struct tb *fresh(tb_read_fn read, tb_alive_fn alive)
-{
-	struct tb_opts o = { .emit = emit, .read = read, .alive = alive, .start_ns = 1000 };
-
-	nev = 0;
-	return tb_new(&o);
-}
 
 /* ---- process memory for sweeps and strings ---- */
 static unsigned char mem[1 << 17];     /* the fake process's memory at address 0x10000… */
 static bool mem_gone, tid_alive = true;
 
-static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+static ssize_t read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
 	if (mem_gone)
 		return -ESRCH;
@@ -187,9 +180,46 @@ static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_
 	return (ssize_t)len;
 }
 
-static bool alive(void *ctx, uint32_t pid, uint32_t tid)
+static bool with_alive;               /* the test's capture tells a gone thread */
+static size_t reads_served;
+
+/* The capture's side: the reads the decoder asks for, answered from mem. */
+static void serve(struct tb *t, uint64_t now)
 {
-	return tid_alive;
+	struct tb_read rq;
+
+	while (tb_next_read(t, now, &rq)) {
+		ssize_t n;
+
+		if (rq.kind == TB_READ_THREAD)
+			n = !with_alive || tid_alive ? 0 : -ESRCH;
+		else
+			n = read_mem(rq.pid, rq.addr, rq.buf, rq.len);
+		reads_served++;
+		tb_read_done(t, n);
+	}
+}
+
+/* tb_advance and tb_finish as the capture calls them: the reads first */
+static void adv(struct tb *t, uint64_t now)
+{
+	serve(t, now);
+	tb_advance(t, now);
+}
+
+static void fin(struct tb *t)
+{
+	serve(t, 0);
+	tb_finish(t);
+}
+
+static struct tb *fresh(bool reads, bool alive)
+{
+	struct tb_opts o = { .emit = emit, .reads = reads, .start_ns = 1000 };
+
+	nev = 0;
+	with_alive = alive;
+	return tb_new(&o);
 }
 
 /* writes a batch's head and records where read_mem finds thread 1's buffer (0x10000) */
@@ -203,7 +233,7 @@ static void to_mem(struct batch *b)
 /* ---- tests ---- */
 static void test_poll(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: one poll record → begin, then end carrying the poll's yields (yield_now in bits
@@ -212,7 +242,7 @@ static void test_poll(void)
 	poll_rec(&b, 7, 3000, 4000, 0, 1, 2, 1);
 	poll_rec(&b, 7, 5000, 6000, 2, 1, 0, 0);
 	CHECK(feed(t, &b, 9000) == 0, "poll: a well-formed batch is accepted");
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:7@3000 2:7@4000 1:7@5000 2:7@6000 3:7@6000"),
 	      "poll: begin, end, begin, end, notified yield (%s)", trail());
 	CHECK_U64(ev[1].b, 2 | 1 << 16, "poll: the end carries 2 yield_now and 1 coop yield");
@@ -226,7 +256,7 @@ static void test_poll(void)
 
 static void test_order(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch a, c;
 
 	/* intent: a wake on thread 1 at 3000 and the poll it causes on thread 2 at 3500 come out
@@ -237,11 +267,11 @@ static void test_order(void)
 	b_init(&a, 1, 0, 2000, 8000);
 	wake_rec(&a, 9, 3000);
 	feed(t, &c, 5000);
-	tb_advance(t, 5000);
+	adv(t, 5000);
 	CHECK_U64(nev, 0, "order: thread 2's poll is held while thread 1 may still send earlier events");
 	feed(t, &a, 8000);
 	tb_ring_drained(t, 10000000);
-	tb_advance(t, 10000000);
+	adv(t, 10000000);
 	CHECK(!strcmp(trail(), "4:9@3000 1:9@3500 2:9@3600"), "order: wake, then begin and end (%s)", trail());
 	CHECK_U64(tb_stats(t)->late, 0, "order: nothing late");
 	tb_free(t);
@@ -249,7 +279,7 @@ static void test_order(void)
 
 static void test_open_poll(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: a poll listed in progress in a head gets its begin right away, once; its record
@@ -263,12 +293,12 @@ static void test_open_poll(void)
 	b.h.open[0] = (struct tet_batch_open){ 42, 4000, 0 };
 	feed(t, &b, 12000);
 	tb_ring_drained(t, 20000000);
-	tb_advance(t, 20000000);
+	adv(t, 20000000);
 	CHECK(!strcmp(trail(), "1:42@4000"), "open poll: its begin goes out while it runs (%s)", trail());
 	b_init(&b, 1, 2, 12000, 15000);
 	poll_rec(&b, 42, 4000, 14000, 1, 0, 0, 0);
 	feed(t, &b, 15000);
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:42@4000 2:42@14000"), "open poll: its record adds only the end (%s)", trail());
 	CHECK_U64(tb_stats(t)->open_polls_seen, 1, "open poll: counted once");
 	tb_free(t);
@@ -276,7 +306,7 @@ static void test_open_poll(void)
 
 static void test_waker_stamps(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: a clone takes the previous stamp of its thread (not before the window), a drop
@@ -289,7 +319,7 @@ static void test_waker_stamps(void)
 	wake_rec(&b, 6, 4000);
 	put(&b, 1, w0(TET_BREC_DROP, 0, 5));      /* last: the flush, 9000 */
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "5:5@2000 4:6@3000 5:5@3000 6:5@4000 4:6@4000 6:5@9000"),
 	      "waker stamps: clone ≤ its time ≤ drop (%s)", trail());
 	tb_free(t);
@@ -297,7 +327,7 @@ static void test_waker_stamps(void)
 
 static void test_window(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: a batch left by an earlier capture (stamped before the start, 1000) is left out
@@ -310,7 +340,7 @@ static void test_window(void)
 	poll_rec(&b, 3, 7000, 7100, 0, 0, 0, 0);
 	tb_set_cutoff(t, 5000);
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:2@2000 2:2@2100"), "window: only the capture's records (%s)", trail());
 	CHECK_U64(tb_stats(t)->before_start, 2, "window: 2 events before the start");
 	CHECK_U64(tb_stats(t)->after_cutoff, 2, "window: 2 events after the cutoff");
@@ -320,7 +350,7 @@ static void test_window(void)
 
 static void test_seq(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: a gap in a thread's sequence numbers is counted as lost batches; a batch seen
@@ -332,7 +362,7 @@ static void test_seq(void)
 	poll_rec(&b, 2, 5100, 5200, 0, 0, 0, 0);
 	feed(t, &b, 6000);
 	feed(t, &b, 6000);
-	tb_finish(t);
+	fin(t);
 	CHECK_U64(tb_stats(t)->lost_batches, 2, "seq: batches 1 and 2 lost");
 	CHECK_U64(nev, 4, "seq: the duplicate adds nothing");
 	tb_free(t);
@@ -340,7 +370,7 @@ static void test_seq(void)
 
 static void test_malformed(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: a batch with a bad magic, version, tid, reason, open_max, data_cap or rate, or a
@@ -378,14 +408,14 @@ static void test_malformed(void)
 	b_init(&b, 1, 1, 3000, 4000);
 	put(&b, 2, w0(TET_BREC_POLL, 0, 3), 3100);
 	CHECK(feed(t, &b, 4000) == -EINVAL, "malformed: a record past the end is reported");
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:1@2100 2:1@2200"), "malformed: records before the bad one kept (%s)", trail());
 	tb_free(t);
 }
 
 static void test_strings(void)
 {
-	struct tb *t = fresh(read_mem, NULL);
+	struct tb *t = fresh(true, false);
 	struct batch b;
 	const char file[] = "src/main.rs", type[] = "app::Handler";
 	uint64_t fw[2] = { 0 }, tw[2] = { 0 };
@@ -402,7 +432,7 @@ static void test_strings(void)
 	    4ull | 1ull << 32, 0ull, 0ull);
 	(void)tw;
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	CHECK_U64(nev, 2, "strings: two spawns");
 	CHECK(!strcmp(ev[0].file, file), "strings: file from the batch (%s)", ev[0].file);
 	CHECK(!strcmp(ev[0].type_name, type), "strings: type name read from the process (%s)", ev[0].type_name);
@@ -414,7 +444,7 @@ static void test_strings(void)
 
 static void test_waits(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 	const char name[] = "conn-\xff-worker"; /* untrusted bytes pass through */
 	uint64_t nw[2] = { 0 }; /* 13 bytes: 2 words */
@@ -433,7 +463,7 @@ static void test_waits(void)
 	poll_rec(&b, 5, 3000, 3200, 0, 0, 0, 0);
 	poll_rec(&b, 9, 2800, 3500, 0, 0, 0, 0);
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "0:5@2500 11:5@2500 1:9@2800 1:5@3000 10:5@3199 10:5@3199 2:5@3200 10:9@3499 2:9@3500"),
 	      "waits: inside their polls, meta after its spawn: %s", trail());
 	CHECK(nev == 9 && ev[1].a == 20000 && ev[1].b == 3 && !strcmp(ev[1].name, name),
@@ -447,30 +477,30 @@ static void test_waits(void)
 	 * thread's previous stamp is older (the task was spawned elsewhere since: at the older
 	 * stamp the clone would come before the spawn); a clone of another task's waker keeps
 	 * the previous stamp */
-	t = fresh(NULL, NULL);
+	t = fresh(false, false);
 	b_init(&b, 1, 0, 2000, 9000);
 	wake_rec(&b, 7, 2200);
 	put(&b, 1, w0(TET_BREC_CLONE, 0, 5));
 	put(&b, 1, w0(TET_BREC_CLONE, 0, 8));
 	poll_rec(&b, 5, 3000, 3200, 0, 0, 0, 0);
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "4:7@2200 5:8@2200 5:5@3000 1:5@3000 2:5@3200"),
 	      "clones: inside its task's poll at the poll's begin: %s", trail());
 	tb_free(t);
 
-	t = fresh(NULL, NULL);
+	t = fresh(false, false);
 	b_init(&b, 1, 0, 2000, 9000);
 	put(&b, 3, w0(TET_BREC_META, 0, 5), 64ull, 129ull);
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	CHECK_U64(tb_stats(t)->bad_records, 1, "waits: a meta with 129 name bytes is refused");
 	tb_free(t);
 }
 
 static void test_locks(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 	size_t locks = 0;
 
@@ -488,7 +518,7 @@ static void test_locks(void)
 	put(&b, 3, w0(TET_BREC_WAIT, TET_WAIT_SEMAPHORE, 5), 0x8300ull, 1ull);
 	poll_rec(&b, 5, 3000, 3200, 0, 0, 0, 0);
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:5@3000 12:5@3199 10:5@3199 2:5@3200"),
 	      "locks: 100 take-and-give-back pairs leave the lock still held: %s", trail());
 	CHECK(nev == 4 && ev[1].a == TET_LOCK_WRITE && ev[1].hdr == 0x8200 && ev[1].b == 1,
@@ -499,7 +529,7 @@ static void test_locks(void)
 
 	/* intent: more distinct locks in one poll than a thread holds (32) are counted; a
 	 * release of a lock taken in an earlier poll is sent as it is */
-	t = fresh(NULL, NULL);
+	t = fresh(false, false);
 	b_init(&b, 1, 0, 2000, 9000);
 	put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_SEMAPHORE, 6), 0x9000ull, 2ull);
 	poll_rec(&b, 6, 2500, 2600, 0, 0, 0, 0);
@@ -509,7 +539,7 @@ static void test_locks(void)
 	put(&b, 3, w0(TET_BREC_LOCK, TET_LOCK_RELEASE, 6), 0x9000ull, 2ull);
 	poll_rec(&b, 6, 3300, 3400, 0, 0, 0, 0);
 	feed(t, &b, 9000);
-	tb_finish(t);
+	fin(t);
 	for (size_t i = 0; i < nev; i++)
 		locks += ev[i].type == TET_EV_LOCK;
 	CHECK(locks == 2 + 32, "locks: 32 of a poll's 40 kept, the other poll's two sent (%zu)", locks);
@@ -536,7 +566,7 @@ static void registered(struct tb *t, struct batch *b)
 
 static void test_sweep(void)
 {
-	struct tb *t = fresh(read_mem, alive);
+	struct tb *t = fresh(true, true);
 	struct batch b;
 
 	/* intent: a quiet thread's buffer is read in place: its records go out without waiting
@@ -544,31 +574,31 @@ static void test_sweep(void)
 	registered(t, &b);
 	to_mem(&b);                                         /* seq 1 in progress, one poll */
 	tb_ring_drained(t, 100000000);
-	tb_advance(t, 100000000);                           /* quiet for long: swept */
+	adv(t, 100000000);                           /* quiet for long: swept */
 	CHECK(!strcmp(trail(), "1:5@2500 2:5@2600"), "sweep: the poll out before any flush (%s)", trail());
 	CHECK_U64(tb_stats(t)->sweep_records, 4, "sweep: 4 words read in place");
 	poll_rec(&b, 6, 2700, 2800, 0, 0, 0, 0);
 	b.h.flush_clock = b.h.flush_ns = 100000100;
 	feed(t, &b, 100000100);                             /* the flush of seq 1: both polls */
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:5@2500 2:5@2600 1:6@2700 2:6@2800"), "sweep: nothing decoded twice (%s)", trail());
 	tb_free(t);
 
 	/* intent: a thread found gone is declared gone (its last window lost) only once the ring
 	 * has been read past that moment: its last batch may still be on its way */
-	t = fresh(read_mem, alive);
+	t = fresh(true, true);
 	b_init(&b, 1, 0, 1500, 2000);
 	b.buf = 0x10000;
 	feed(t, &b, 2000);
 	mem_gone = true;
-	tb_advance(t, 50000000);
+	adv(t, 50000000);
 	CHECK_U64(tb_stats(t)->threads_vanished, 0, "gone: not declared while the ring may hold its batches");
 	tb_ring_drained(t, 60000000);
-	tb_advance(t, 60000000);
+	adv(t, 60000000);
 	CHECK_U64(tb_stats(t)->threads_vanished, 0,
 		  "gone: not declared within 100 ms of ring reading past it (a record not committed yet stops the reader)");
 	tb_ring_drained(t, 160000000);
-	tb_advance(t, 160000000);
+	adv(t, 160000000);
 	CHECK_U64(tb_stats(t)->threads_vanished, 1, "gone: declared once the ring is read 100 ms past it");
 	mem_gone = false;
 	tb_free(t);
@@ -576,22 +606,22 @@ static void test_sweep(void)
 	/* intent: a final batch that comes after the verdict takes it back: not vanished, its
 	 * unflushed counts withdrawn, what a sweep read of it not decoded twice (the CI once had
 	 * every task of a worker polled twice too often after such a verdict) */
-	t = fresh(read_mem, alive);
+	t = fresh(true, true);
 	registered(t, &b);
 	to_mem(&b);
 	tb_ring_drained(t, 100000000);
-	tb_advance(t, 100000000);                           /* swept: poll 5 out */
+	adv(t, 100000000);                           /* swept: poll 5 out */
 	mem_gone = true;
 	tid_alive = false;
-	tb_advance(t, 200000000);                           /* found gone */
+	adv(t, 200000000);                           /* found gone */
 	tb_ring_drained(t, 400000000);
-	tb_advance(t, 400000000);
+	adv(t, 400000000);
 	CHECK_U64(tb_stats(t)->threads_vanished, 1, "late final: first judged vanished");
 	poll_rec(&b, 6, 2700, 2800, 0, 0, 0, 0);
 	b.h.reason = TET_BATCH_REASON_EXIT;
 	b.h.flush_clock = b.h.flush_ns = 190000000;
 	CHECK(feed(t, &b, 190000000) == 0, "late final: its batch taken");
-	tb_finish(t);
+	fin(t);
 	CHECK_U64(tb_stats(t)->threads_vanished, 0, "late final: the verdict taken back");
 	CHECK_U64(tb_stats(t)->threads_revived, 1, "late final: counted as such");
 	CHECK_U64(tb_stats(t)->unflushed[TET_EV_POLL_BEGIN], 0, "late final: no unflushed events left");
@@ -602,9 +632,82 @@ static void test_sweep(void)
 	tb_free(t);
 }
 
+static void test_reads(void)
+{
+	struct tb *t = fresh(true, true);
+	struct batch b;
+	struct tb_read rq, again;
+	const char type[] = "app::Handler";
+
+	/* intent: the decoder reads nothing itself: a sweep is three reads it asks for one at a
+	 * time (head, the records not decoded yet, head again), each asked again until answered;
+	 * nothing is decoded before the last one */
+	registered(t, &b);
+	to_mem(&b);
+	tb_ring_drained(t, 100000000);
+	CHECK(tb_next_read(t, 100000000, &rq) && rq.kind == TB_READ_MEM && rq.addr == 0x10000 &&
+	      rq.len == sizeof(struct tet_batch_head), "reads: a quiet thread's head first");
+	CHECK(tb_next_read(t, 100000000, &again) && again.addr == rq.addr && again.buf == rq.buf,
+	      "reads: an unanswered read is asked again");
+	tb_read_done(t, read_mem(rq.pid, rq.addr, rq.buf, rq.len));
+	CHECK(tb_next_read(t, 100000000, &rq) && rq.addr == 0x10000 + sizeof(struct tet_batch_head) &&
+	      rq.len == 32, "reads: then its 4 record words");
+	tb_read_done(t, read_mem(rq.pid, rq.addr, rq.buf, rq.len));
+	CHECK(tb_next_read(t, 100000000, &rq) && rq.addr == 0x10000 &&
+	      rq.len == sizeof(struct tet_batch_head), "reads: then its head again");
+	CHECK_U64(tb_stats(t)->sweep_records, 0, "reads: nothing decoded before the last read");
+	tb_read_done(t, read_mem(rq.pid, rq.addr, rq.buf, rq.len));
+	CHECK(!tb_next_read(t, 100000000, &rq), "reads: then nothing more at that time");
+	CHECK_U64(tb_stats(t)->sweep_records, 4, "reads: the sweep decoded");
+	tb_free(t);
+
+	/* intent: any other call drops a sweep half read: a batch fed meanwhile decoded what the
+	 * sweep had begun to read, and the rest of the sweep would decode it again */
+	t = fresh(true, true);
+	registered(t, &b);
+	to_mem(&b);
+	tb_ring_drained(t, 100000000);
+	CHECK(tb_next_read(t, 100000000, &rq), "dropped: a sweep begins");
+	tb_read_done(t, read_mem(rq.pid, rq.addr, rq.buf, rq.len));
+	b.h.flush_clock = b.h.flush_ns = 99000000;
+	feed(t, &b, 99000000);                              /* its flush comes meanwhile */
+	adv(t, 100000000);
+	fin(t);
+	CHECK_U64(tb_stats(t)->sweep_records, 0, "dropped: the sweep half read decodes nothing");
+	CHECK(!strcmp(trail(), "1:5@2500 2:5@2600"), "dropped: the poll once (%s)", trail());
+	tb_free(t);
+
+	/* intent: a spawn whose string record was lost asks for the string once, however many
+	 * spawns name it; a string whose record comes before the read is not read */
+	t = fresh(true, false);
+	memcpy(mem + 0x100, type, sizeof(type) - 1);
+	b_init(&b, 1, 0, 2000, 9000);
+	for (uint64_t id = 1; id <= 3; id++)
+		put(&b, 7, w0(TET_BREC_SPAWN, 0, id), 0xabcull, 3000ull + id, 0ull, 0ull, 0x10100ull,
+		    (uint64_t)(sizeof(type) - 1));
+	put(&b, 7, w0(TET_BREC_SPAWN, 0, 4), 0xabcull, 3004ull, 0ull, 0ull, 0x10200ull, 3ull);
+	put(&b, 3, w0(TET_BREC_STRING, 0, 3), 0x10200ull, 0x636261ull);   /* "abc", after its spawn */
+	feed(t, &b, 9000);
+	reads_served = 0;
+	fin(t);
+	CHECK_U64(reads_served, 1, "strings asked: one read for three spawns, none for a string that came");
+	CHECK_U64(tb_stats(t)->strings_read, 1, "strings asked: counted once");
+	CHECK_U64(nev, 4, "strings asked: four spawns");
+	CHECK(!strcmp(ev[2].type_name, type), "strings asked: the third spawn has it too (%s)", ev[2].type_name);
+	CHECK(!strcmp(ev[3].type_name, "abc"), "strings asked: the inline one (%s)", ev[3].type_name);
+	tb_free(t);
+
+	/* intent: a capture that cannot read (reads false) is asked nothing */
+	t = fresh(false, false);
+	registered(t, &b);
+	feed(t, &b, 9000);
+	CHECK(!tb_next_read(t, 100000000, &rq), "no reads: nothing asked");
+	tb_free(t);
+}
+
 static void test_torn(void)
 {
-	struct tb *t = fresh(read_mem, alive);
+	struct tb *t = fresh(true, true);
 	struct batch b;
 	uint64_t pending;
 
@@ -615,12 +718,12 @@ static void test_torn(void)
 	poll_rec(&b, 6, 2700, 2800, 0, 0, 0, 0);
 	to_mem(&b);                                         /* 8 words in place */
 	tb_ring_drained(t, 100000000);
-	tb_advance(t, 100000000);
+	adv(t, 100000000);
 	CHECK_U64(tb_stats(t)->sweep_records, 8, "torn: 8 words read in place");
 	b.nw = 4;                                           /* the same seq, now 4 words */
 	to_mem(&b);
 	tb_ring_drained(t, 200000000);
-	tb_advance(t, 200000000);                           /* a sweep sees it shrink: refused */
+	adv(t, 200000000);                           /* a sweep sees it shrink: refused */
 	CHECK_U64(tb_stats(t)->sweep_failures, 1, "torn: a shrunk head is a failed sweep");
 	b.h.flush_clock = b.h.flush_ns = 200000100;
 	pending = tb_stats(t)->pending_max;
@@ -631,7 +734,7 @@ static void test_torn(void)
 	b.buf = 0x10000;
 	poll_rec(&b, 7, 250000000, 250000100, 0, 0, 0, 0);
 	CHECK(feed(t, &b, 300000000) == 0, "torn: the next batch is decoded");
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:5@2500 2:5@2600 1:6@2700 2:6@2800 1:7@250000000 2:7@250000100"),
 	      "torn: every poll once (%s)", trail());
 	tb_free(t);
@@ -639,7 +742,7 @@ static void test_torn(void)
 
 static void test_strings_bound(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 	uint64_t seq = 0, addr = 0x100000;
 	unsigned want = 65536 + 100;
@@ -665,7 +768,7 @@ static void test_strings_bound(void)
 
 static void test_implausible(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: a head's figures are the process's: a window count over 2^24 is clamped and a
@@ -688,7 +791,7 @@ static void test_implausible(void)
 
 static void test_threads_bound(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 	int refused = 0;
 
@@ -713,7 +816,7 @@ static void test_threads_bound(void)
 		feed(t, &b, 3000);
 	}
 	tb_ring_drained(t, 4000);
-	tb_advance(t, 4000);
+	adv(t, 4000);
 	b_init(&b, 20000, 0, 3000, 4000);
 	b.buf = 0x10000ull * 20000;
 	CHECK(feed(t, &b, 4000) == 0, "threads: room again once exited threads are pruned");
@@ -730,7 +833,7 @@ static void test_threads_bound(void)
 
 static void test_clock(void)
 {
-	struct tb *t = fresh(NULL, NULL);
+	struct tb *t = fresh(false, false);
 	struct batch b;
 
 	/* intent: TSC stamps convert by interpolation between pairs (3 ticks per ns here), and a
@@ -745,7 +848,7 @@ static void test_clock(void)
 	b.h.flush_ns = 3000000;
 	poll_rec(&b, 1, 4500000, 7500000, 0, 0, 0, 0);
 	feed(t, &b, 3000000);
-	tb_finish(t);
+	fin(t);
 	CHECK(!strcmp(trail(), "1:1@1500000 2:1@2500000"), "clock: TSC poll converted (%s)", trail());
 	/* intent: a flush_ns the process made up (here 2^63 ns off) is not a clock error */
 	b_init(&b, 1, 1, 3000000, 12000000);
@@ -768,6 +871,7 @@ int main(void)
 	test_seq();
 	test_malformed();
 	test_strings();
+	test_reads();
 	test_waits();
 	test_locks();
 	test_sweep();

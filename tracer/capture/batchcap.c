@@ -173,9 +173,8 @@ static int mem_allowed(uint32_t pid)
 	return errno == EACCES ? -EPERM : -errno;
 }
 
-static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+static ssize_t read_mem(struct tet_bc *s, uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct tet_bc *s = ctx;
 	ssize_t n;
 
 	n = pmem_read(pid, addr, buf, len); /* bounded in time: the target cannot hold it */
@@ -192,7 +191,7 @@ static ssize_t read_mem(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_
 	return n < 0 ? n : -EIO;
 }
 
-static bool thread_alive(void *ctx, uint32_t pid, uint32_t tid)
+static bool thread_alive(uint32_t pid, uint32_t tid)
 {
 	char path[80];
 
@@ -200,11 +199,31 @@ static bool thread_alive(void *ctx, uint32_t pid, uint32_t tid)
 	return !access(path, F_OK);
 }
 
+/* The reads the decoder asks for (sweeps of quiet threads, lost strings), one at a time.
+ * now 0: the strings only. */
+static void serve_reads(struct tet_bc *s, uint64_t now)
+{
+	struct tb_read rq;
+
+	while (tb_next_read(s->tb, now, &rq)) {
+		ssize_t n;
+
+		if (rq.kind == TB_READ_THREAD)
+			n = thread_alive(rq.pid, rq.tid) ? 0 : -ESRCH;
+		else if (s->info.sweeps)
+			n = read_mem(s, rq.pid, rq.addr, rq.buf, rq.len);
+		else
+			n = -EPERM;
+		tb_read_done(s->tb, n);
+	}
+}
+
 /* ---- ring ---- */
 static void advance(struct tet_bc *s, uint64_t now)
 {
 	if (now - s->last_pair_ns >= 10000000ull)
 		clock_pair(s);
+	serve_reads(s, now);
 	tb_advance(s->tb, now);
 	s->last_advance_ns = now;
 }
@@ -223,13 +242,11 @@ static int ring_cb(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(*h) && (h->type == TET_REC_OFFCPU || h->type == TET_REC_SAMPLE ||
 				   h->type == TET_REC_EXIT))
-		return tet_decode_late(s->cutoff_ns, data, size, NULL) ? 0 :
-		       s->o.on_event(s->o.ctx, data, size);
+		return s->o.on_event(s->o.ctx, data, size); /* the session leaves out the late */
 	if (size >= sizeof(*h) && h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH) {
 		if (!s->hooked && !s->cutoff_ns)
 			uring_hooks(s);
-		return tet_decode_late(s->cutoff_ns, data, size, NULL) ? 0 :
-		       s->o.on_event(s->o.ctx, data, size);
+		return s->o.on_event(s->o.ctx, data, size);
 	}
 	if (size >= sizeof(*h) && h->type == TET_REC_BATCH) {
 		uint64_t now = mono_ns();
@@ -434,9 +451,7 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	}
 	to.emit = emit;
 	to.emit_ctx = s;
-	to.read = s->info.sweeps ? read_mem : NULL;
-	to.alive = thread_alive;
-	to.read_ctx = s;
+	to.reads = s->info.sweeps;
 	s->tb = tb_new(&to);
 	if (getenv("TET_BATCH_DUMP")) {
 		s->dump = fopen(getenv("TET_BATCH_DUMP"), "we");
@@ -551,8 +566,6 @@ static void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 {
 	if (!s->batch.nlinks && !s->batch.nfds)
 		return;
-	if (!cutoff)
-		cutoff = mono_ns();
 	s->cutoff_ns = cutoff;
 	tb_set_cutoff(s->tb, cutoff);
 	/* the kernel side stops at the cutoff; batches still come (they hold earlier events) */
@@ -561,7 +574,8 @@ static void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 	/* what is in the ring, then what the threads still hold, then stop them */
 	tet_bc_drain(s);
 	clock_pair(s);
-	tb_sweep_all(s->tb, mono_ns());
+	tb_sweep_all(s->tb);
+	serve_reads(s, mono_ns());
 	tet_att_release(&s->batch);
 	tet_att_release(&s->rate);
 	tet_sched_detach(s->sched);
@@ -569,6 +583,7 @@ static void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 	tet_uring_detach(s->uring);
 	s->uring = NULL;
 	tet_bc_drain(s);
+	serve_reads(s, 0);
 	tb_finish(s->tb);
 }
 

@@ -2,13 +2,17 @@
 /*
  * capture.c — the capture session (see capture.h): the backend the targets and options call
  * for, opened with its own options, then used through its operations table (capture_ops.h)
- * only.
+ * only. The session owns the capture's end: it picks the instant, hands it to the backend
+ * (whose BPF side stops at it) and leaves out every record stamped later, whichever backend
+ * it came through.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "batchcap.h"
 #include "capture.h"
+#include "decode.h"
 #include "fallback.h"
 #include "perevent.h"
 #include "seterr.h"
@@ -18,14 +22,30 @@ struct tet_session {
 	const struct tet_capture_ops *ops;
 	void *b;                     /* the backend */
 	unsigned probes;             /* attached (bits of enum tet_event) */
+	tet_event_fn on_event;       /* the caller's */
+	void *ctx;
+	uint64_t cutoff_ns;          /* the capture's end (0: running) */
+	uint64_t late[TET_EV_COUNT]; /* events stamped after it (the BPF side stops at it, but an
+				      * event that passed that check can be stamped just after) */
 };
+
+/* Every record of every backend comes through here: what is stamped after the capture's end
+ * is neither analyzed nor counted as a hit. */
+static int session_event(void *ctx, void *data, size_t size)
+{
+	struct tet_session *s = ctx;
+
+	if (tet_decode_late(s->cutoff_ns, data, size, s->late))
+		return 0;
+	return s->on_event(s->ctx, data, size);
+}
 
 static int open_fallback(struct tet_session *s, const struct tet_session_opts *o,
 			 const struct tet_targets *t, char *err, size_t len)
 {
 	struct tet_fb_opts fo = { .pid = o->pid, .probes = o->probes,
 				  .ringbuf_bytes = o->ringbuf_bytes, .sched = o->sched,
-				  .no_uring = o->no_uring, .on_event = o->on_event, .ctx = o->ctx };
+				  .no_uring = o->no_uring, .on_event = session_event, .ctx = s };
 	struct tet_fb *fb;
 	int ret = tet_fb_open(&fb, &fo, t->fb_attach, t->syms, err, len);
 
@@ -43,7 +63,7 @@ static int open_batched(struct tet_session *s, const struct tet_session_opts *o,
 	struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
 				  .sample_rate = o->sample_rate ? o->sample_rate : 1,
 				  .sched = o->sched, .no_uring = o->no_uring,
-				  .on_event = o->on_event, .ctx = o->ctx, .msgs = o->msgs };
+				  .on_event = session_event, .ctx = s, .msgs = o->msgs };
 	struct tet_bc *bc;
 	int ret = tet_bc_open(&bc, &bo, t, err, len);
 
@@ -61,7 +81,7 @@ static int open_per_event(struct tet_session *s, const struct tet_session_opts *
 {
 	struct tet_pe_opts po = { .pid = o->pid, .probes = o->probes,
 				  .ringbuf_bytes = o->ringbuf_bytes, .sched = o->sched,
-				  .no_uring = o->no_uring, .on_event = o->on_event, .ctx = o->ctx };
+				  .no_uring = o->no_uring, .on_event = session_event, .ctx = s };
 	struct tet_pe *pe;
 	int ret = tet_pe_open(&pe, &po, t, err, len);
 
@@ -83,6 +103,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->on_event = o->on_event;
+	s->ctx = o->ctx;
 	ret = t->fallback ? open_fallback(s, o, t, err, len) :
 	      o->batched ? open_batched(s, o, t, err, len) : open_per_event(s, o, t, err, len);
 	if (ret) {
@@ -156,11 +178,25 @@ int tet_session_drain(struct tet_session *s)
 
 int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 {
-	return s->ops->counters(s->b, sum);
+	int ret = s->ops->counters(s->b, sum);
+
+	/* probe hits of the capture: those after its end were not analyzed */
+	for (int i = 0; !ret && i < TET_EV_COUNT; i++)
+		sum->seen[i] -= s->late[i] < sum->seen[i] ? s->late[i] : sum->seen[i];
+	return ret;
 }
 
 void tet_session_end(struct tet_session *s, uint64_t cutoff_ns)
 {
+	if (s->cutoff_ns)
+		return;
+	if (!cutoff_ns) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+		cutoff_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	s->cutoff_ns = cutoff_ns;
 	s->ops->end(s->b, cutoff_ns);
 }
 

@@ -58,9 +58,6 @@ struct tet_fb {
 	struct tet_sched_info sched_info;
 	struct tet_uring *uring;
 	struct tet_uring_info uring_info;
-	uint64_t cutoff_ns;     /* the capture's end (0: running) */
-	uint64_t late[TET_EV_COUNT]; /* hits stamped after it (the BPF side stops at it, but an
-				      * event that passed that check can be stamped just after) */
 };
 
 static uint64_t mono_ns(void)
@@ -164,8 +161,6 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	struct tet_event_rec r;
 	const struct tet_hdr *h = data;
 
-	if (tet_decode_late(s->cutoff_ns, data, size, s->late))
-		return 0; /* after the end: neither analyzed nor counted as a hit */
 	if (size < sizeof(r) || h->type >= TET_EV_COUNT)
 		return s->on_event(s->ctx, data, size);
 	memcpy(&r, data, sizeof(r));
@@ -442,11 +437,7 @@ static int tet_fb_drain(struct tet_fb *s)
 
 static int tet_fb_counters(struct tet_fb *s, struct tet_counters *sum)
 {
-	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
-
-	for (int i = 0; !ret && i < TET_EV_COUNT; i++)
-		sum->seen[i] -= s->late[i] < sum->seen[i] ? s->late[i] : sum->seen[i];
-	return ret;
+	return tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 }
 
 static void tet_fb_detach(struct tet_fb *s, uint64_t cutoff)
@@ -455,10 +446,9 @@ static void tet_fb_detach(struct tet_fb *s, uint64_t cutoff)
 
 	if (!s->att.nlinks && !s->att.nfds)
 		return;
-	s->cutoff_ns = cutoff ? cutoff : t0;
 	/* every program stops at the cutoff, before the links go one by one */
-	if (s->skel->bss)
-		__atomic_store_n(&s->skel->bss->stop_ns, s->cutoff_ns, __ATOMIC_SEQ_CST);
+	if (cutoff && s->skel->bss)
+		__atomic_store_n(&s->skel->bss->stop_ns, cutoff, __ATOMIC_SEQ_CST);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
 	tet_uring_detach(s->uring);

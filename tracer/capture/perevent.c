@@ -44,12 +44,10 @@ struct tet_pe {
 	size_t nlinks;
 	unsigned probes;
 	struct tet_pe_opts o;
-	uint64_t cutoff_ns;          /* set at detach: later events are not analyzed */
 	struct tet_sched *sched;
 	struct tet_sched_info sched_info;
 	struct tet_uring *uring;
 	struct tet_uring_info uring_info;
-	uint64_t late[TET_EV_COUNT]; /* events after the cutoff, by type */
 };
 
 
@@ -84,8 +82,6 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	const struct tet_hdr *h = data;
 	struct tet_spawn_rec copy;
 
-	if (tet_decode_late(s->cutoff_ns, data, size, s->late))
-		return 0;
 	if (size >= sizeof(struct tet_spawn_rec) && h->type == TET_EV_SPAWN)
 		return s->o.on_event(s->o.ctx, (void *)tet_decode_spawn(data, &copy), size);
 	return s->o.on_event(s->o.ctx, data, size);
@@ -256,29 +252,16 @@ static int pe_counters(void *b, struct tet_counters *sum)
 	struct tet_pe *s = b;
 	int ret = tet_counters_sum(bpf_map__fd(s->skel->maps.counters), sum);
 
-	if (ret)
-		return ret;
-	/* probe hits of the capture: those after its end were not analyzed */
-	for (int i = 0; i < TET_EV_COUNT; i++)
-		sum->seen[i] -= s->late[i] < sum->seen[i] ? s->late[i] : sum->seen[i];
-	return 0;
+	return ret;
 }
 
 static void pe_end(void *b, uint64_t cutoff_ns)
 {
 	struct tet_pe *s = b;
 
-	if (!s->cutoff_ns)
-		s->cutoff_ns = cutoff_ns;
-	if (!s->cutoff_ns) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
-		s->cutoff_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	}
 	/* every program stops at the cutoff, before the links go one by one */
-	if (s->skel && s->skel->bss)
-		__atomic_store_n(&s->skel->bss->stop_ns, s->cutoff_ns, __ATOMIC_SEQ_CST);
+	if (cutoff_ns && s->skel && s->skel->bss)
+		__atomic_store_n(&s->skel->bss->stop_ns, cutoff_ns, __ATOMIC_SEQ_CST);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
 	tet_uring_detach(s->uring);

@@ -7,10 +7,13 @@
  * it through tokio:event_batch: one ring record holds the buffer's head (sequence number,
  * counts, the polls in progress) and its records. A thread that has gone quiet with records
  * still in its buffer (a worker inside a long poll, a blocking-pool thread waiting for work)
- * is "swept": its buffer is read in place (process_vm_readv), like a seqlock reader — head,
- * records, head again; the copy is kept only if the sequence number and the polls in
- * progress did not change in between. Records already decoded by a sweep are skipped when
- * the batch arrives (`consumed`).
+ * is "swept": its buffer is read in place, like a seqlock reader — head, records, head again;
+ * the copy is kept only if the sequence number and the polls in progress did not change in
+ * between. Records already decoded by a sweep are skipped when the batch arrives (`consumed`).
+ * The decoder reads nothing itself: tb_next_read says which read comes next (a state machine
+ * per sweep, one read at a time), the capture performs it (process_vm_readv) and hands the
+ * outcome to tb_read_done. A spawn whose strings are not in the table (their record lost)
+ * asks for them the same way, before the spawn is delivered.
  *
  * Records → events. A poll is one record written at its end (begin and end stamps); it becomes
  * task_poll_begin at its begin, its yields, and task_poll_end at its end — unless its
@@ -97,6 +100,7 @@ struct thread {
 	uint64_t last_seen;         /* its last batch (BPF time) or sweep */
 	uint64_t last_try;          /* tracer time of its last batch fed or sweep tried */
 	uint64_t gone_ns;           /* found gone at this time, not confirmed yet (0: no) */
+	bool sweep_now;             /* tb_sweep_all: read it whatever its last try */
 	uint64_t order;
 	int32_t worker;             /* from its latest poll or park record */
 	struct opened opened[OPEN_MAX]; /* polls whose begin went out before their record came */
@@ -112,10 +116,22 @@ struct thread {
 	size_t qhead, qlen, qcap;
 };
 
+enum string_state { STR_OK, STR_WANTED, STR_FAILED };
+
 struct string {
 	uint64_t pid, ptr;
 	uint16_t len;
+	uint8_t state;              /* STR_WANTED: asked of the capture, STR_FAILED: it could not */
 	char bytes[STRING_MAX];
+};
+
+/* the reads asked of the capture (tb_next_read / tb_read_done): one at a time */
+enum rd_stage { RD_NONE, RD_STRING, RD_HEAD, RD_ALIVE, RD_RECS, RD_HEAD2 };
+#define STRQ_MAX 1024                  /* strings waiting to be read (beyond: missed) */
+
+struct strq {
+	uint64_t pid, ptr;
+	uint16_t len;
 };
 
 struct pair {
@@ -150,6 +166,20 @@ struct tb {
 	size_t ndrops;
 	struct thread **heap;
 	size_t heap_cap;
+	struct {
+		enum rd_stage stage;    /* the read asked for, or prepared to be */
+		struct tb_read rq;
+		struct thread *t;       /* the thread being swept */
+		uint64_t now;
+		struct tet_batch_head h, h2;
+		uint64_t *recs;
+		size_t scan;            /* threads looked at for a due sweep, at scan_now */
+		uint64_t scan_now;
+		struct strq q[STRQ_MAX]; /* ring */
+		size_t qhead, qlen;
+		uint64_t str_pid, str_ptr;
+		char str[STRING_MAX];
+	} rd;
 };
 
 /* ---- clock ---- */
@@ -230,6 +260,7 @@ static uint64_t to_ns(struct tb *b, const struct thread *t, uint64_t stamp)
  * in the index as a slot that matches nothing until then. */
 static uint64_t mix(uint64_t a, uint64_t b);
 static void thread_revive(struct tb *b, struct thread *t);
+static void reads_reset(struct tb *b);
 
 static struct thread **thread_slot(struct tb *b, uint32_t pid, uint32_t tid)
 {
@@ -494,8 +525,33 @@ static void string_put(struct tb *b, uint64_t pid, uint64_t ptr, const void *byt
 	}
 	s->pid = pid;
 	s->ptr = ptr;
+	s->state = STR_OK;
 	s->len = (uint16_t)(n > STRING_MAX ? STRING_MAX : n);
-	memcpy(s->bytes, bytes, s->len);
+	if (s->len)
+		memcpy(s->bytes, bytes, s->len);
+}
+
+/* A spawn names the string at ptr (len bytes): not in the table, it is asked of the capture
+ * (tb_next_read), once while the ask is open. */
+static void string_want(struct tb *b, uint32_t pid, uint64_t ptr, uint64_t len)
+{
+	struct string *s;
+	struct strq *q;
+
+	if (!b->o.reads || !ptr || !len)
+		return;
+	s = (struct string *)string_get(b, pid, ptr);
+	if (s && s->state != STR_FAILED)
+		return;
+	if (b->rd.qlen == STRQ_MAX)
+		return; /* missed when delivered */
+	string_put(b, pid, ptr, NULL, 0);
+	s = (struct string *)string_get(b, pid, ptr);
+	if (!s)
+		return; /* refused (the bound) or out of memory */
+	s->state = STR_WANTED;
+	q = &b->rd.q[(b->rd.qhead + b->rd.qlen++) % STRQ_MAX];
+	*q = (struct strq){ .pid = pid, .ptr = ptr, .len = len < STRING_MAX ? (uint16_t)len : STRING_MAX };
 }
 
 /* Copies the string at ptr (len bytes, as the spawn said) into dst[max]; returns the count. */
@@ -507,17 +563,7 @@ static uint16_t string_fill(struct tb *b, uint32_t pid, uint64_t ptr, uint64_t l
 	if (!ptr || !want)
 		return 0;
 	s = string_get(b, pid, ptr);
-	if (!s && b->o.read) {
-		char tmp[STRING_MAX];
-		ssize_t n = b->o.read(b->o.read_ctx, pid, ptr, tmp, want);
-
-		if (n > 0) {
-			string_put(b, pid, ptr, tmp, (size_t)n);
-			b->s.strings_read++;
-			s = string_get(b, pid, ptr);
-		}
-	}
-	if (!s) {
+	if (!s || s->state != STR_OK) {
 		b->s.string_misses++;
 		return 0;
 	}
@@ -841,6 +887,9 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 			e->w[4] = w[i + 5];
 			e->w[5] = w[i + 6];
 			stamp_seen(b, t, e->ts);
+			/* their string records come first (PROBES.md): missing, they were lost */
+			string_want(b, t->pid, w[i + 3], w[i + 4] & 0xffffffffu);
+			string_want(b, t->pid, w[i + 5], w[i + 6] & 0xffffffffu);
 			break;
 		case TET_BREC_TERMINATE:
 			e = push(b, t, TET_EV_TERMINATE, to_ns(b, t, w[i + 2]));
@@ -943,6 +992,7 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 	uint32_t from;
 	int ret;
 
+	reads_reset(b);
 	if (size < sizeof(*r) || r->h.type != TET_REC_BATCH || r->copied < HEAD_BYTES ||
 	    r->copied > size - sizeof(*r)) {
 		b->s.bad_batches++;
@@ -1080,73 +1130,198 @@ static void thread_revive(struct tb *b, struct thread *t)
 	memset(t->unflushed, 0, sizeof(t->unflushed));
 }
 
-static int sweep(struct tb *b, struct thread *t, uint64_t now_ns)
+/* The sweep of thread t begins: its head first. */
+static void sweep_begin(struct tb *b, struct thread *t, uint64_t now_ns)
 {
-	struct tet_batch_head h, h2;
-	uint64_t *recs = NULL;
-	ssize_t n;
-	int ret = 0;
-
-	if (!b->o.read || !t->buf || t->exited || t->dead)
-		return 0;
 	t->last_try = now_ns;
+	t->sweep_now = false;
 	b->s.sweeps++;
-	n = b->o.read(b->o.read_ctx, t->pid, t->buf, &h, sizeof(h));
-	if (n != (ssize_t)sizeof(h) || !head_ok(&h, t->tid, HEAD_BYTES + TET_BATCH_DATA_MAX)) {
+	b->rd.t = t;
+	b->rd.now = now_ns;
+	b->rd.stage = RD_HEAD;
+	b->rd.rq = (struct tb_read){ .kind = TB_READ_MEM, .pid = t->pid, .tid = t->tid,
+				     .addr = t->buf, .buf = &b->rd.h, .len = sizeof(b->rd.h) };
+}
+
+static void sweep_end(struct tb *b)
+{
+	b->rd.stage = RD_NONE;
+	b->rd.t = NULL;
+	b->ntmp = 0;
+	free(b->rd.recs);
+	b->rd.recs = NULL;
+}
+
+/* The head came: the records not decoded yet, or the head again. */
+static void sweep_head(struct tb *b, ssize_t n)
+{
+	struct thread *t = b->rd.t;
+	const struct tet_batch_head *h = &b->rd.h;
+
+	if (n != (ssize_t)sizeof(*h) || !head_ok(h, t->tid, HEAD_BYTES + TET_BATCH_DATA_MAX)) {
 		/* gone, exiting (the buffer freed: its last batch is on its way) or unreadable */
-		if (n == -ESRCH || (b->o.alive && !b->o.alive(b->o.read_ctx, t->pid, t->tid)))
-			thread_gone(t, now_ns);
-		else
-			b->s.sweep_failures++;
-		return 0;
-	}
-	if (h.seq != t->next_seq)
-		return 0; /* batches in flight: the ring has them, wait */
-	if (h.len < t->consumed) { /* records read before are gone: torn (its flush counts it) */
-		b->s.sweep_failures++;
-		return 0;
-	}
-	if (h.len > t->consumed) {
-		recs = malloc(h.len);
-		if (!recs)
-			return -ENOMEM;
-		n = b->o.read(b->o.read_ctx, t->pid, t->buf + HEAD_BYTES + t->consumed,
-			      (char *)recs + t->consumed, h.len - t->consumed);
-		if (n != (ssize_t)(h.len - t->consumed)) {
-			b->s.sweep_failures++;
-			goto out;
+		if (n == -ESRCH) {
+			thread_gone(t, b->rd.now);
+		} else { /* is it still there? */
+			b->rd.stage = RD_ALIVE;
+			b->rd.rq = (struct tb_read){ .kind = TB_READ_THREAD, .pid = t->pid, .tid = t->tid };
+			return;
 		}
+		sweep_end(b);
+		return;
 	}
-	n = b->o.read(b->o.read_ctx, t->pid, t->buf, &h2, sizeof(h2));
-	if (n != (ssize_t)sizeof(h2) || !heads_agree(&h, &h2)) {
-		b->s.sweep_failures++; /* it flushed or moved on meanwhile: next time */
-		goto out;
+	if (h->seq != t->next_seq || h->len < t->consumed) {
+		if (h->seq == t->next_seq) /* records read before are gone: torn (its flush counts it) */
+			b->s.sweep_failures++;
+		sweep_end(b); /* else batches in flight: the ring has them, wait */
+		return;
 	}
-	ret = stage_begin(b, t, (h.len - t->consumed) / 8 + OPEN_MAX);
-	if (ret)
-		goto out;
-	if (recs) {
-		ret = decode(b, t, recs, t->consumed, h.len, now_ns - SWEEP_MARGIN_NS);
-		if (ret == -ENOMEM)
-			goto out;
-		b->s.sweep_records += (h.len - t->consumed) / 8;
-		t->consumed = h.len;
+	b->rd.stage = RD_HEAD2;
+	b->rd.rq.buf = &b->rd.h2;
+	if (h->len > t->consumed) {
+		b->rd.recs = malloc(h->len);
+		if (!b->rd.recs) {
+			sweep_end(b);
+			return;
+		}
+		b->rd.stage = RD_RECS;
+		b->rd.rq.addr = t->buf + HEAD_BYTES + t->consumed;
+		b->rd.rq.buf = (char *)b->rd.recs + t->consumed;
+		b->rd.rq.len = h->len - t->consumed;
 	}
-	ret = open_polls(b, t, &h);
-	if (ret)
-		goto out;
+}
+
+/* Head, records and head again agree: what was read is decoded. */
+static void sweep_decode(struct tb *b)
+{
+	struct thread *t = b->rd.t;
+	const struct tet_batch_head *h = &b->rd.h;
+	uint64_t now_ns = b->rd.now;
+
+	if (stage_begin(b, t, (h->len - t->consumed) / 8 + OPEN_MAX))
+		return;
+	if (b->rd.recs) {
+		if (decode(b, t, b->rd.recs, t->consumed, h->len, now_ns - SWEEP_MARGIN_NS) == -ENOMEM)
+			return;
+		b->s.sweep_records += (h->len - t->consumed) / 8;
+		t->consumed = h->len;
+	}
+	if (open_polls(b, t, h))
+		return;
 	tmp_window(b);
-	ret = queue_merge(b, t);
-	if (ret)
-		goto out;
-	head_counts(b, t->window, (const uint64_t *)h.counts, false);
+	if (queue_merge(b, t))
+		return;
+	head_counts(b, t->window, (const uint64_t *)h->counts, false);
 	if (now_ns - SWEEP_MARGIN_NS > t->complete_ns)
 		t->complete_ns = now_ns - SWEEP_MARGIN_NS;
 	t->last_seen = now_ns;
-out:
-	b->ntmp = 0;
-	free(recs);
-	return ret == -ENOMEM ? ret : 0;
+}
+
+static bool sweep_due(const struct tb *b, const struct thread *t, uint64_t now_ns)
+{
+	return t->buf && !t->exited && !t->dead && !t->gone_ns &&
+	       (t->sweep_now || (now_ns && t->last_try + b->o.sweep_after_ns <= now_ns));
+}
+
+/* Any call but tb_next_read/tb_read_done: an unanswered read is dropped, the scan restarts. */
+static void reads_reset(struct tb *b)
+{
+	if (b->rd.stage == RD_STRING) {
+		struct string *s = (struct string *)string_get(b, b->rd.str_pid, b->rd.str_ptr);
+
+		if (s && s->state == STR_WANTED)
+			s->state = STR_FAILED;
+	}
+	sweep_end(b);
+	b->rd.scan = 0;
+}
+
+bool tb_next_read(struct tb *b, uint64_t now_ns, struct tb_read *rq)
+{
+	if (b->rd.stage != RD_NONE) { /* the next step of a sweep, or a read asked again */
+		*rq = b->rd.rq;
+		return true;
+	}
+	if (!b->o.reads)
+		return false;
+	if (now_ns != b->rd.scan_now) {
+		b->rd.scan = 0;
+		b->rd.scan_now = now_ns;
+	}
+	while (b->rd.scan < b->nthreads) {
+		struct thread *t = b->threads[b->rd.scan++];
+
+		if (sweep_due(b, t, now_ns)) {
+			sweep_begin(b, t, now_ns);
+			*rq = b->rd.rq;
+			return true;
+		}
+	}
+	while (b->rd.qlen) {
+		struct strq q = b->rd.q[b->rd.qhead];
+		const struct string *s = string_get(b, q.pid, q.ptr);
+
+		b->rd.qhead = (b->rd.qhead + 1) % STRQ_MAX;
+		b->rd.qlen--;
+		if (!s || s->state != STR_WANTED)
+			continue; /* its record came after all */
+		b->rd.stage = RD_STRING;
+		b->rd.str_pid = q.pid;
+		b->rd.str_ptr = q.ptr;
+		b->rd.rq = (struct tb_read){ .kind = TB_READ_MEM, .pid = (uint32_t)q.pid,
+					     .addr = q.ptr, .buf = b->rd.str, .len = q.len };
+		*rq = b->rd.rq;
+		return true;
+	}
+	return false;
+}
+
+void tb_read_done(struct tb *b, ssize_t n)
+{
+	struct string *s;
+
+	switch (b->rd.stage) {
+	case RD_NONE:
+		return;
+	case RD_STRING:
+		b->rd.stage = RD_NONE;
+		s = (struct string *)string_get(b, b->rd.str_pid, b->rd.str_ptr);
+		if (!s || s->state != STR_WANTED)
+			return;
+		if (n > 0) {
+			string_put(b, b->rd.str_pid, b->rd.str_ptr, b->rd.str, (size_t)n);
+			b->s.strings_read++;
+		} else {
+			s->state = STR_FAILED;
+		}
+		return;
+	case RD_HEAD:
+		sweep_head(b, n);
+		return;
+	case RD_ALIVE:
+		if (n == -ESRCH)
+			thread_gone(b->rd.t, b->rd.now);
+		else
+			b->s.sweep_failures++;
+		break;
+	case RD_RECS:
+		if (n != (ssize_t)b->rd.rq.len) {
+			b->s.sweep_failures++;
+			break;
+		}
+		b->rd.stage = RD_HEAD2;
+		b->rd.rq.addr = b->rd.t->buf;
+		b->rd.rq.buf = &b->rd.h2;
+		b->rd.rq.len = sizeof(b->rd.h2);
+		return;
+	case RD_HEAD2:
+		if (n != (ssize_t)sizeof(b->rd.h2) || !heads_agree(&b->rd.h, &b->rd.h2))
+			b->s.sweep_failures++; /* it flushed or moved on meanwhile: next time */
+		else
+			sweep_decode(b);
+		break;
+	}
+	sweep_end(b);
 }
 
 /* ---- delivery ---- */
@@ -1296,17 +1471,16 @@ void tb_ring_drained(struct tb *b, uint64_t before_ns)
 
 void tb_advance(struct tb *b, uint64_t now_ns)
 {
+	reads_reset(b);
 	b->now = now_ns;
+	/* a sweep is safe whenever no batch of the thread is in flight (it checks), so quiet
+	 * threads are read on the tracer's clock (tb_next_read), even while the ring has a
+	 * backlog; the verdict on a thread found gone waits until the ring is read past that */
 	for (size_t i = 0; i < b->nthreads; i++) {
 		struct thread *t = b->threads[i];
 
-		/* a sweep is safe whenever no batch of the thread is in flight (it checks), so
-		 * quiet threads are read on the tracer's clock, even while the ring has a backlog;
-		 * the verdict on a thread found gone waits until the ring is read past that */
 		if (t->gone_ns && !t->dead && !t->exited && b->ring_ns >= t->gone_ns + VANISH_GRACE_NS)
 			thread_vanished(b, t);
-		else if (!t->gone_ns && t->last_try + b->o.sweep_after_ns <= now_ns)
-			sweep(b, t, now_ns);
 	}
 	release(b, watermark(b));
 	threads_prune(b);
@@ -1322,15 +1496,16 @@ void tb_set_cutoff(struct tb *b, uint64_t cutoff_ns)
 	b->cutoff = cutoff_ns;
 }
 
-void tb_sweep_all(struct tb *b, uint64_t now_ns)
+void tb_sweep_all(struct tb *b)
 {
+	reads_reset(b);
 	for (size_t i = 0; i < b->nthreads; i++)
-		if (!b->threads[i]->gone_ns)
-			sweep(b, b->threads[i], now_ns);
+		b->threads[i]->sweep_now = true;
 }
 
 void tb_finish(struct tb *b)
 {
+	reads_reset(b);
 	for (size_t i = 0; i < b->nthreads; i++)
 		if (b->threads[i]->gone_ns && !b->threads[i]->dead && !b->threads[i]->exited)
 			thread_vanished(b, b->threads[i]);
@@ -1389,5 +1564,6 @@ void tb_free(struct tb *b)
 	free(b->tix);
 	free(b->scratch);
 	free(b->heap);
+	free(b->rd.recs);
 	free(b);
 }

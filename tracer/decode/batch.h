@@ -2,9 +2,11 @@
 /*
  * batch.h — batched capture's decode stage: tokio:event_batch ring records (bpf/events.h
  * struct tet_batch_rec) → the per-event records the analyzer eats (struct tet_event_rec,
- * struct tet_spawn_rec), in timestamp order across threads. Pure computation: process
- * memory is read through a callback, so tests feed it synthetic batches. Design at the top
- * of batch.c.
+ * struct tet_spawn_rec), in timestamp order across threads. Pure computation: it reads no
+ * process memory and calls nothing of the capture. What it needs read (the buffers of quiet
+ * threads, a spawn's strings whose record was lost) it asks for with tb_next_read; the capture
+ * reads and hands back the outcome with tb_read_done. Tests answer with synthetic memory.
+ * Design at the top of batch.c.
  */
 #ifndef TET_BATCH_H
 #define TET_BATCH_H
@@ -17,18 +19,12 @@
 
 /* Receives one record in the per-event layout (the analyzer's an_event). */
 typedef int (*tb_emit_fn)(void *ctx, const void *rec, size_t size);
-/* Reads len bytes of process pid at addr; returns the count read, or a negative errno
- * (-ESRCH: the process or thread is gone). */
-typedef ssize_t (*tb_read_fn)(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len);
-/* Does thread tid of process pid still exist? */
-typedef bool (*tb_alive_fn)(void *ctx, uint32_t pid, uint32_t tid);
 
 struct tb_opts {
 	tb_emit_fn emit;
 	void *emit_ctx;
-	tb_read_fn read;            /* NULL: no sweeps, no strings read from the process */
-	tb_alive_fn alive;          /* NULL: threads are alive until their last batch */
-	void *read_ctx;
+	bool reads;                 /* the capture answers tb_next_read (false: no sweeps, no
+				     * strings read from the process) */
 	uint64_t start_ns;          /* the capture's start: earlier records are left out */
 	uint64_t sweep_after_ns;    /* read the buffer of a thread silent this long (30 ms) */
 	uint64_t max_delay_ns;      /* hold no event longer than this for ordering (2 s) */
@@ -83,17 +79,38 @@ int tb_feed(struct tb *b, const void *rec, size_t size);
 /* The ring was read empty by a consume that began at before_ns (CLOCK_MONOTONIC): every
  * record submitted before that has been fed. */
 void tb_ring_drained(struct tb *b, uint64_t before_ns);
-/* Sweeps the threads silent for sweep_after_ns (of ring time), then delivers every event no
- * thread can still precede. now_ns: the tracer's CLOCK_MONOTONIC. Call after each drain. */
+/* What the decoder asks the capture to read from the traced process. */
+enum tb_read_kind {
+	TB_READ_MEM,                /* len bytes at addr into buf */
+	TB_READ_THREAD,             /* does thread tid of process pid still exist? (len 0) */
+};
+struct tb_read {
+	enum tb_read_kind kind;
+	uint32_t pid, tid;
+	uint64_t addr;
+	void *buf;                  /* the decoder's memory, len bytes */
+	size_t len;
+};
+/* The next read the decoder needs at now_ns (the tracer's CLOCK_MONOTONIC): a step of the
+ * sweep of a thread silent for sweep_after_ns (head, records, head again), or a spawn's
+ * string its record did not bring. False: nothing more now. now_ns 0: no sweep is due, only
+ * the strings. Answer each with tb_read_done before any other call. */
+bool tb_next_read(struct tb *b, uint64_t now_ns, struct tb_read *rq);
+/* The outcome of the read tb_next_read asked for: TB_READ_MEM the count read or a negative
+ * errno (-ESRCH: the process or thread is gone); TB_READ_THREAD 0 (it exists) or -ESRCH. */
+void tb_read_done(struct tb *b, ssize_t n);
+/* Delivers every event no thread can still precede. now_ns: the tracer's CLOCK_MONOTONIC.
+ * Call after each drain, once tb_next_read has nothing more. */
 void tb_advance(struct tb *b, uint64_t now_ns);
 /* The capture starts at start_ns: earlier records (an earlier capture's) are left out. */
 void tb_set_start(struct tb *b, uint64_t start_ns);
 /* The capture ends at cutoff_ns: later records are left out (counted). */
 void tb_set_cutoff(struct tb *b, uint64_t cutoff_ns);
-/* Reads every thread's buffer one last time (call after tb_set_cutoff, before detaching),
- * so what the threads still hold is not lost. */
-void tb_sweep_all(struct tb *b, uint64_t now_ns);
-/* Delivers everything still held (call after the last drain). */
+/* Every thread's buffer is to be read one last time, by the next tb_next_read (call after
+ * tb_set_cutoff, before detaching), so what the threads still hold is not lost. */
+void tb_sweep_all(struct tb *b);
+/* Delivers everything still held (call after the last drain, and after tb_next_read with
+ * now_ns 0 has nothing more). */
 void tb_finish(struct tb *b);
 const struct tb_stats *tb_stats(const struct tb *b);
 /* Is the event stream sampled (a batch said rate > 1)? */
