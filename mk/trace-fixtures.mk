@@ -17,12 +17,12 @@ ALL_TARGETS += $(FIXTURES)/fake_tokio $(FIXTURES)/fake_tokio_so $(FIXTURES)/libf
                $(FIXTURES)/stock_like $(FIXTURES)/unit_trace $(FIXTURES)/fake_tokio_nop5 \
                $(FIXTURES)/batch_badrate $(FIXTURES)/stallmon $(FIXTURES)/hostile $(FIXTURES)/hostile_batch
 
-$(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
+$(FIXTURES)/fake_tokio: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fixture_main.h $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c
 
-$(FIXTURES)/fake_tokio_nop5: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
+$(FIXTURES)/fake_tokio_nop5: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fixture_main.h $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -DFAKE_NOP5 -o $@ $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_rt.c
@@ -32,7 +32,7 @@ $(FIXTURES)/libfake_rt.so: $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIC -shared -o $@ $(FIXTURE_SRC)/fake_rt.c
 
-$(FIXTURES)/fake_tokio_so: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fake_workers.h $(FIXTURES)/libfake_rt.so
+$(FIXTURES)/fake_tokio_so: $(FIXTURE_SRC)/fake_tokio.c $(FIXTURE_SRC)/fixture_main.h $(FIXTURE_SRC)/fake_workers.h $(FIXTURES)/libfake_rt.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/fake_tokio.c -L$(FIXTURES) -lfake_rt \
 	    -Wl,-rpath,'$$ORIGIN'

@@ -17,7 +17,7 @@ TRACER_LIBS += -pthread
 # timeline, heat map, trace and metrics, with spawn locations as hostile as a process can make
 # them (--hostile) and many distinct sites (--sites N)
 ALL_TARGETS += $(FIXTURES)/report_tokio
-$(FIXTURES)/report_tokio: $(FIXTURE_SRC)/report_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h
+$(FIXTURES)/report_tokio: $(FIXTURE_SRC)/report_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fixture_main.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/report_tokio.c $(FIXTURE_SRC)/fake_rt.c
@@ -26,7 +26,7 @@ $(FIXTURES)/report_tokio: $(FIXTURE_SRC)/report_tokio.c $(FIXTURE_SRC)/fake_rt.c
 # poll times and scheduling delays, spawn_local, cancelled and panicked tasks, self-wake ratios,
 # a contradicted lost waker; --findings N / --sites N for the report's limits)
 ALL_TARGETS += $(FIXTURES)/doc_tokio
-$(FIXTURES)/doc_tokio: $(FIXTURE_SRC)/doc_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fake_workers.h
+$(FIXTURES)/doc_tokio: $(FIXTURE_SRC)/doc_tokio.c $(FIXTURE_SRC)/fake_rt.c $(FIXTURE_SRC)/fake_rt.h $(FIXTURE_SRC)/fixture_main.h $(FIXTURE_SRC)/fake_workers.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $(FIXTURE_SRC)/doc_tokio.c $(FIXTURE_SRC)/fake_rt.c

@@ -92,9 +92,9 @@ $(NOTES_FX)/tokio_partial: $(NOTES_SRC)/tokio_probes.c $(SDT_ASM)
 $(NOTES_FX)/libtokioprobes.so: $(NOTES_SRC)/tokio_probes.c $(SDT_ASM)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -fPIC -shared -DTOKIO_LIB -o $@ $<
-$(NOTES_FX)/tokio_host: $(NOTES_SRC)/tokio_host.c $(NOTES_FX)/libtokioprobes.so
+$(NOTES_FX)/tokio_host: $(NOTES_SRC)/tokio_probes.c $(NOTES_FX)/libtokioprobes.so
 	$(call msg,CC,$@)
-	$(Q)$(NOTES_CC) -O2 -o $@ $< -L$(NOTES_FX) -ltokioprobes -Wl,-rpath,'$$ORIGIN'
+	$(Q)$(NOTES_CC) -O2 -DTOKIO_HOST -o $@ $< -L$(NOTES_FX) -ltokioprobes -Wl,-rpath,'$$ORIGIN'
 $(NOTES_FX)/tokio_upstream: $(NOTES_SRC)/tokio_upstream.c $(SDT_ASM)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(NOTES_CC) -O2 -o $@ $<

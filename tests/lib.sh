@@ -43,6 +43,18 @@ finish() {
     exit $?
 }
 
+# fuzz_crashers FUZZER DIR: every kept crasher in DIR (README.md aside) runs clean, each alone.
+fuzz_crashers() {
+    local f rc
+    for f in "$2"/*; do
+        [ "$(basename "$f")" = README.md ] && continue
+        "$1" "$f" > "$TMPD/crasher.log" 2>&1
+        rc=$?
+        check_eq "kept crasher $(basename "$f") runs clean" 0 "$rc"
+        [ $rc = 0 ] || tail -5 "$TMPD/crasher.log"
+    done
+}
+
 # fuzz_bounded FUZZER SECONDS CORPUS_DIR…: a bounded libFuzzer run (ASan + UBSan builds in
 # build/fuzz; a crash's input goes to build/fuzz/artifacts/); prints its stats and checks it
 # exits 0 and ran at least 10000 inputs.

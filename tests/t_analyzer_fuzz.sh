@@ -9,13 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 FUZZ="$BUILD/fuzz/fuzz_analyzer"; CRASHERS="$ROOT/tests/fixtures/analyzer/crashers"
 [ -x "$FUZZ" ] || die_test "$FUZZ missing: run 'make'"
-for f in "$CRASHERS"/*; do
-    [ "$(basename "$f")" = README.md ] && continue
-    "$FUZZ" "$f" > "$TMPD/crasher.log" 2>&1
-    rc=$?
-    check_eq "kept crasher $(basename "$f") runs clean" 0 "$rc"
-    [ $rc = 0 ] || tail -5 "$TMPD/crasher.log"
-done
+fuzz_crashers "$FUZZ" "$CRASHERS"
 mkdir -p "$TMPD/corpus"
 fuzz_bounded "$FUZZ" "${ANALYZER_FUZZ_TIME:-12}" "$TMPD/corpus" "$CRASHERS"
 finish

@@ -10,13 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 FUZZ="$BUILD/fuzz/fuzz_batch"; SEEDS="$BUILD/fuzz/batch-seeds"; CRASHERS="$ROOT/tests/fixtures/batch/crashers"
 [ -x "$FUZZ" ] && [ -e "$SEEDS/.done" ] || die_test "$FUZZ or its seeds missing: run 'make'"
-for f in "$CRASHERS"/*; do
-    [ "$(basename "$f")" = README.md ] && continue
-    "$FUZZ" "$f" > "$TMPD/crasher.log" 2>&1
-    rc=$?
-    check_eq "kept crasher $(basename "$f") runs clean" 0 "$rc"
-    [ $rc = 0 ] || tail -5 "$TMPD/crasher.log"
-done
+fuzz_crashers "$FUZZ" "$CRASHERS"
 # seed → what it must reach: "batches records events sweep_records vanished strings after_cutoff polls"
 declare -A WANT=([polls]="2 9 9 0 0 2 0 2" [waits]="3 8 10 0 0 0 0 2" [tsc]="1 1 3 0 0 0 0 2"
                  [sweep]="2 2 4 4 1 0 0 2" [cutoff]="2 2 2 0 0 0 2 1")

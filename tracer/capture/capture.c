@@ -22,8 +22,7 @@ struct tet_session {
 	const struct tet_capture_ops *ops;
 	void *b;                     /* the backend */
 	unsigned probes;             /* attached (bits of enum tet_event) */
-	tet_event_fn on_event;       /* the caller's */
-	void *ctx;
+	struct tet_session_opts o;   /* the caller's */
 	uint64_t cutoff_ns;          /* the capture's end (0: running) */
 	uint64_t late[TET_EV_COUNT]; /* events stamped after it (the BPF side stops at it, but an
 				      * event that passed that check can be stamped just after) */
@@ -37,7 +36,7 @@ static int session_event(void *ctx, void *data, size_t size)
 
 	if (tet_decode_late(s->cutoff_ns, data, size, s->late))
 		return 0;
-	return s->on_event(s->ctx, data, size);
+	return s->o.on_event(s->o.ctx, data, size);
 }
 
 static int open_fallback(struct tet_session *s, const struct tet_session_opts *o,
@@ -96,15 +95,13 @@ static int open_per_event(struct tet_session *s, const struct tet_session_opts *
 int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		     const struct tet_targets *t, char *err, size_t len)
 {
-	struct tet_session *s;
+	struct tet_session *s = calloc(1, sizeof(*s));
 	int ret;
 
 	*out = NULL;
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->on_event = o->on_event;
-	s->ctx = o->ctx;
+	s->o = *o;
 	ret = t->fallback ? open_fallback(s, o, t, err, len) :
 	      o->batched ? open_batched(s, o, t, err, len) : open_per_event(s, o, t, err, len);
 	if (ret) {

@@ -164,22 +164,10 @@ int hist_merge(struct hist *dst, const struct hist *src)
 	return err;
 }
 
-uint64_t hist_quantile(const struct hist *h, double q)
+/* Calls fn on every non-empty bucket, lowest first, until it returns true (then true). */
+static bool walk(const struct hist *h, bool (*fn)(uint64_t lo, uint64_t hi, uint64_t n, void *ctx),
+		 void *ctx)
 {
-	uint64_t target, seen = 0;
-
-	if (!h->count)
-		return 0;
-	if (q <= 0)
-		return h->min;
-	if (q >= 1)
-		return h->max;
-	/* the rank of the value at quantile q, 1-based: ceil(q * count) */
-	target = (uint64_t)(q * (double)h->count);
-	if ((double)target < q * (double)h->count)
-		target++;
-	if (target == 0)
-		target = 1;
 	for (unsigned b = h->lo; b < (unsigned)h->lo + h->n; b++) {
 		const uint64_t *blk = block_at(h, b);
 
@@ -188,18 +176,54 @@ uint64_t hist_quantile(const struct hist *h, double q)
 		for (unsigned s = 0; s < HIST_SUB; s++) {
 			uint64_t lo, hi;
 
-			seen += blk[s];
-			if (seen < target)
+			if (!blk[s])
 				continue;
 			bucket_range(b, s, &lo, &hi);
-			if (hi > h->max)
-				hi = h->max;
-			if (hi < h->min)
-				hi = h->min;
-			return hi;
+			if (fn(lo, hi, blk[s], ctx))
+				return true;
 		}
 	}
-	return h->max; /* counts lost to -ENOMEM */
+	return false;
+}
+
+struct rank_walk {
+	uint64_t target, seen, hi;
+};
+
+/* the bucket holding the target-th value (1-based) */
+static bool rank_step(uint64_t lo, uint64_t hi, uint64_t n, void *ctx)
+{
+	struct rank_walk *r = ctx;
+
+	(void)lo;
+	r->seen += n;
+	r->hi = hi;
+	return r->seen >= r->target;
+}
+
+uint64_t hist_quantile(const struct hist *h, double q)
+{
+	struct rank_walk r = { 0 };
+
+	if (!h->count)
+		return 0;
+	if (q <= 0)
+		return h->min;
+	if (q >= 1)
+		return h->max;
+	/* the rank of the value at quantile q, 1-based: ceil(q * count) */
+	r.target = (uint64_t)(q * (double)h->count);
+	if ((double)r.target < q * (double)h->count)
+		r.target++;
+	if (r.target == 0)
+		r.target = 1;
+	if (!walk(h, rank_step, &r))
+		return h->max; /* counts lost to -ENOMEM */
+	if (r.hi > h->max)
+		r.hi = h->max;
+	if (r.hi < h->min)
+		r.hi = h->min;
+	return r.hi;
 }
 
 void hist_summarize(const struct hist *h, struct hist_summary *s)
@@ -214,20 +238,22 @@ void hist_summarize(const struct hist *h, struct hist_summary *s)
 	s->mean = h->count ? (double)h->sum / (double)h->count : 0;
 }
 
+struct each_walk {
+	hist_bucket_cb cb;
+	void *ctx;
+};
+
+static bool each_step(uint64_t lo, uint64_t hi, uint64_t n, void *ctx)
+{
+	const struct each_walk *e = ctx;
+
+	e->cb(lo, hi, n, e->ctx);
+	return false;
+}
+
 void hist_for_each_bucket(const struct hist *h, hist_bucket_cb cb, void *ctx)
 {
-	for (unsigned b = h->lo; b < (unsigned)h->lo + h->n; b++) {
-		const uint64_t *blk = block_at(h, b);
+	struct each_walk e = { cb, ctx };
 
-		if (!blk)
-			continue;
-		for (unsigned s = 0; s < HIST_SUB; s++) {
-			uint64_t lo, hi;
-
-			if (!blk[s])
-				continue;
-			bucket_range(b, s, &lo, &hi);
-			cb(lo, hi, blk[s], ctx);
-		}
-	}
+	walk(h, each_step, &e);
 }
