@@ -85,3 +85,19 @@ def circles(g):
 
 print('symbol_circles', circles(sym))
 print('include_circles', circles(inc))
+
+# the arrows between folders: folder A uses a symbol folder B defines, or includes a header of it
+folder = {u: os.path.basename(os.path.dirname(f)) for u, f in units.items()}
+for h, p in hdr.items():
+    folder.setdefault(h[:-2], os.path.basename(os.path.dirname(p)))
+arrows = set()
+for g in (sym, inc):
+    for a, bs in g.items():
+        for b in bs:
+            if folder[a] != folder[b]:
+                arrows.add('%s->%s' % (folder[a], folder[b]))
+for u, f in units.items():  # headers alone (data, inline): a unit including another folder's
+    for m in re.findall(r'#include "([^"]+)\.h"', open(f).read()):
+        if m + '.h' in hdr and folder.get(m) and folder[m] != folder[u]:
+            arrows.add('%s->%s' % (folder[u], folder[m]))
+print('folder_arrows', ' '.join(sorted(arrows)))

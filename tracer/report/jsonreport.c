@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "batch_stats.h"
 #include "json.h"
 #include "jsonparts.h"
 #include "locks.h"

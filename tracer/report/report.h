@@ -46,7 +46,7 @@ struct report_fallback {
 
 /* Batched capture (capture "batched"): how it went. */
 struct report_batch {
-	const struct tb_stats *stats;     /* the decode stage's figures (batch.h) */
+	const struct tb_stats *stats;     /* the decode stage's figures (batch_stats.h) */
 	uint64_t exact[TET_EV_COUNT];     /* per probe: the traced threads' own counts (every task,
 					   * sampled or not): the totals of a sampled capture */
 	size_t sites, rate_sites;

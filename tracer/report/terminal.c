@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "batch_stats.h"
 #include "reporters.h"
 #include "text.h"
 #include "units.h"
