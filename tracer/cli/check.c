@@ -9,8 +9,8 @@
  *   2. Tokio symbols, for the uprobe fallback of a stock build: the task vtable functions
  *      (tokio::runtime::task::raw::poll, the waker functions) in .symtab/.dynsym.
  *   3. The kernel: uprobe PMU, ref_ctr_offset, optimized uprobes, BTF, permissions.
- * Verdict → exit status: 0 ready (usdt), 1 fallback only (uprobes on symbols), 2 cannot.
- * --json gives the facts and both halves of the machine's gate (kernel.ok,
+ * Verdict → exit status (exits.def): 0 ready (usdt), 1 lacks probes (uprobes on symbols),
+ * 2 cannot. --json gives the facts and both halves of the machine's gate (kernel.ok,
  * kernel.permissions.ok) for the preflight and the kit, which decide nothing themselves.
  */
 #include <errno.h>
@@ -424,7 +424,7 @@ static const char *verdict_name(enum mode m)
 
 static int verdict_exit(enum mode m)
 {
-	return m == MODE_USDT ? TET_EXIT_OK : m == MODE_FALLBACK ? TET_EXIT_FALLBACK
+	return m == MODE_USDT ? TET_EXIT_OK : m == MODE_FALLBACK ? TET_EXIT_NOPROBES
 								  : TET_EXIT_CANNOT;
 }
 
@@ -691,10 +691,11 @@ static void check_usage(FILE *out)
 "      --pretty    indented JSON (implies --json)\n"
 "  -h, --help      show this help\n"
 "\n"
-"Exit status:\n"
-"  0  ready: the Tokio USDT probes will be used (attach mode usdt)\n"
-"  1  fallback only: no usable probes, uprobes on Tokio symbols (attach mode uprobe-fallback)\n"
-"  2  cannot trace: neither (e.g. stripped stock build), or the kernel/permissions forbid it\n"
+"Exit status (one table for the tracer, the preflight and the kit: docs/cli.md):\n"
+"  0  ok: ready, the Tokio USDT probes will be used (attach mode usdt)\n"
+"  1  lacks probes: no usable Tokio probes, uprobes on Tokio symbols (uprobe-fallback)\n"
+"  2  cannot trace: neither (e.g. stripped stock build), or the kernel (kernel.ok) or the\n"
+"     permissions (kernel.permissions.ok) forbid it\n"
 "  3  usage error\n"
 "  4  bad input: unreadable / not ELF / malformed file, no such process\n"
 "\n"
