@@ -6,40 +6,42 @@
 #   scripts/install_tokio_tracing.sh [--no-install] -p PID
 #
 # It
-#   1. installs the system packages the tracer needs at run time (libbpf, libelf, zlib; bpftool
-#      and bpftrace for diagnostics) when they are missing — unless --no-install;
-#   2. checks the kernel: uprobe PMU, USDT semaphore support (ref_ctr_offset), BTF at
-#      /sys/kernel/btf/vmlinux, and permission to load BPF (root, or CAP_BPF + CAP_PERFMON);
-#   3. checks the binary: which Tokio release(s) it was built from (the source paths of Tokio's
-#      panic locations, `…/tokio-1.47.5/src/…`, which even a stripped binary keeps) and whether
-#      the kit can patch that release (probes-patch/versions); does it carry the tokio:* USDT
-#      probes? If not, it says the binary must be rebuilt and prints the exact kit command. The verdict comes from `tokio-ebpf-trace check`
-#      when the tracer is built (build/bin/tokio-ebpf-trace), else from `readelf -n`.
+#   1. installs the system packages the tracer needs at run time (libbpf, libelf, zlib, jq;
+#      bpftool and bpftrace for diagnostics) when they are missing — unless --no-install;
+#   2. asks the tracer, `tokio-ebpf-trace check --json` (the decision `trace` acts on), and says
+#      what it found: the kernel (uprobe PMU, USDT semaphore support (ref_ctr_offset), BTF), the
+#      permission to load BPF (root, or CAP_BPF + CAP_PERFMON), and the binary: the tokio:* USDT
+#      probes, else Tokio's task symbols for the uprobe fallback;
+#   3. names the Tokio release(s) the binary was built from (the source paths of Tokio's panic
+#      locations, `…/tokio-1.47.5/src/…`, which even a stripped binary keeps) and whether the kit
+#      can patch that release (probes-patch/versions); when the binary lacks the probes, it prints
+#      the exact kit command that rebuilds it with them.
+# The tracer must be built (`make` in the kit's root builds build/bin/tokio-ebpf-trace), or
+# TOKIO_EBPF_TRACE must name an installed one: the verdict is only ever the tracer's.
 #
 # EXAMPLES
 #   scripts/install_tokio_tracing.sh target/release/myservice
 #   scripts/install_tokio_tracing.sh --no-install -p "$(pidof myservice)"
 #
-# EXIT STATUS
-#   0  ready: the binary carries the probes and this machine can trace it
-#   1  the binary lacks the tokio probes: rebuild it with the kit (command printed);
-#      stock Tokio can still be traced in uprobe-fallback mode when its symbols are present
-#   2  this kernel cannot trace (no uprobes or no BTF)
-#   3  no permission to load BPF programs (not root, no CAP_BPF+CAP_PERFMON)
-#   4  usage error or bad input (no such file, not an ELF, no such process)
-#   5  installing the packages failed
+# EXIT STATUS (the tracer's table, tracer/cli/exits.def: docs/cli.md)
+#   0  ok: ready, the binary carries the probes and this machine can trace it
+#   1  lacks probes: rebuild it with the kit (command printed); until then it can be traced
+#      in uprobe-fallback mode, on its Tokio symbols
+#   2  cannot trace: the kernel (no uprobes, no USDT semaphore support, no BTF) or the
+#      permissions (not root, no CAP_BPF+CAP_PERFMON) forbid it, or the binary has neither
+#      probes nor Tokio symbols (a stripped stock build: rebuild it with the kit)
+#   3  usage error
+#   4  bad input: no such file, not an ELF, no such process; a broken kit; the tracer not built
+#   5  install failed: installing the packages failed
 set -uo pipefail
 ME=install_tokio_tracing.sh
 KIT_ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 TRACER=${TOKIO_EBPF_TRACE:-$KIT_ROOT/build/bin/tokio-ebpf-trace}
-SYSFS=${TET_SYSFS_ROOT:-}     # tests point this at a fake /sys tree
-RUNTIME_PKGS=(libbpf1 libelf1 zlib1g bpftool bpftrace binutils)
-# the probes a usdt build must carry (required 1 in bpf/probes.def, for the shell in
-# scripts/tet-vocab.sh); task_wait and task_meta (wait reasons, task names and sizes) are newer:
-# a build without them is traced, with stalled judged by time alone
+RUNTIME_PKGS=(libbpf1 libelf1 zlib1g jq bpftool bpftrace binutils)
+# the exit codes (tracer/cli/exits.def, for the shell in scripts/tet-vocab.sh); without them, the
+# one literal: 4, bad input (a broken kit)
 . "$KIT_ROOT/scripts/tet-vocab.sh" 2> /dev/null
-PROBES=(${TET_VOCAB_REQUIRED[@]+"${TET_VOCAB_REQUIRED[@]}"})
-[ "${#PROBES[@]}" -gt 0 ] || { echo "$ME: no probes in $KIT_ROOT/scripts/tet-vocab.sh (a broken kit)" >&2; exit 4; }
+[ -n "${TET_EXIT_INPUT:-}" ] || { echo "$ME: no exit codes in $KIT_ROOT/scripts/tet-vocab.sh (a broken kit)" >&2; exit 4; }
 
 fail() { local code=$1; shift; echo "$ME: $*" >&2; exit "$code"; }
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
@@ -49,28 +51,17 @@ TARGET=""
 PID=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        -h|--help) usage; exit 0;;
+        -h|--help) usage; exit "$TET_EXIT_OK";;
         --no-install) INSTALL=0;;
-        -p|--pid) [ $# -ge 2 ] || fail 4 "-p needs a PID"; PID=$2; shift;;
-        -*) fail 4 "unknown option '$1' (see --help)";;
-        *) [ -z "$TARGET" ] || fail 4 "one binary at a time ('$TARGET' and '$1')"; TARGET=$1;;
+        -p|--pid) [ $# -ge 2 ] || fail "$TET_EXIT_USAGE" "-p needs a PID"; PID=$2; shift;;
+        -*) fail "$TET_EXIT_USAGE" "unknown option '$1' (see --help)";;
+        *) [ -z "$TARGET" ] || fail "$TET_EXIT_USAGE" "one binary at a time ('$TARGET' and '$1')"; TARGET=$1;;
     esac
     shift
 done
-if [ -n "$PID" ]; then
-    [[ "$PID" =~ ^[0-9]+$ ]] || fail 4 "PID '$PID' is not a number"
-    [ -d "/proc/$PID" ] || fail 4 "PID $PID: no such process"
-    TARGET=$(readlink "/proc/$PID/exe" 2>/dev/null) || fail 4 "PID $PID: cannot read /proc/$PID/exe (permission?)"
-    TARGET=${TARGET% (deleted)}
-    BIN_PATH="/proc/$PID/exe"
-else
-    [ -n "$TARGET" ] || { usage >&2; exit 4; }
-    BIN_PATH=$TARGET
-fi
-[ -e "$BIN_PATH" ] || fail 4 "$TARGET: no such file"
-[ -f "$BIN_PATH" ] || fail 4 "$TARGET: not a regular file"
-[ -r "$BIN_PATH" ] || fail 4 "$TARGET: not readable"
-[ "$(head -c4 "$BIN_PATH" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] || fail 4 "$TARGET: not an ELF file"
+[ -n "$PID$TARGET" ] || { usage >&2; exit "$TET_EXIT_USAGE"; }
+[ -z "$PID" ] || [ -z "$TARGET" ] || fail "$TET_EXIT_USAGE" "a binary or -p PID, not both"
+[ -x "$TRACER" ] || fail "$TET_EXIT_INPUT" "the tracer is not built ($TRACER): run 'make' in $KIT_ROOT, or set TOKIO_EBPF_TRACE to an installed tokio-ebpf-trace"
 
 # ---- 1. packages ------------------------------------------------------------------------------
 missing=()
@@ -82,7 +73,7 @@ if [ ${#missing[@]} -gt 0 ]; then
         echo "packages: installing ${missing[*]}"
         { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
           { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; }; } \
-            >/dev/null 2>&1 || fail 5 "installing ${missing[*]} failed (apt-get install)"
+            >/dev/null 2>&1 || fail "$TET_EXIT_INSTALL" "installing ${missing[*]} failed (apt-get install)"
     else
         echo "packages: missing ${missing[*]} (run as root without --no-install to install them)"
     fi
@@ -90,35 +81,27 @@ else
     echo "packages: ok (${RUNTIME_PKGS[*]})"
 fi
 
-# ---- 2. kernel and permissions ----------------------------------------------------------------
-kernel_ok=1
-if [ -e "$SYSFS/sys/bus/event_source/devices/uprobe/type" ]; then
-    echo "kernel: uprobe PMU: yes"
-else
-    echo "kernel: uprobe PMU: NO (CONFIG_UPROBE_EVENTS missing): nothing can be traced"; kernel_ok=0
-fi
-if [ -e "$SYSFS/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset" ]; then
-    echo "kernel: USDT semaphores (ref_ctr_offset): yes"
-else
-    echo "kernel: USDT semaphores (ref_ctr_offset): no (Linux < 4.20): probes gated by semaphores stay off"
-fi
-if [ -e "$SYSFS/sys/kernel/btf/vmlinux" ]; then
-    echo "kernel: BTF: yes"
-else
-    echo "kernel: BTF: NO (/sys/kernel/btf/vmlinux missing; CONFIG_DEBUG_INFO_BTF): the tracer's CO-RE programs cannot load"; kernel_ok=0
-fi
-perm_ok=1
-if [ "$(id -u)" = 0 ]; then
-    echo "permission: root"
-else
-    capeff=$(awk '/^CapEff:/{print $2}' /proc/self/status)
-    # CAP_PERFMON = 38, CAP_BPF = 39 (Linux 5.8)
-    if (( (16#$capeff >> 38 & 1) && (16#$capeff >> 39 & 1) )); then
-        echo "permission: CAP_BPF + CAP_PERFMON"
-    else
-        echo "permission: NO: not root and no CAP_BPF+CAP_PERFMON (run as root, or setcap cap_bpf,cap_perfmon+ep on the tracer)"; perm_ok=0
-    fi
-fi
+# ---- 2. the tracer's verdict: the kernel, the permissions, the binary -------------------------
+command -v jq > /dev/null || fail "$TET_EXIT_INPUT" "'jq' not found (run without --no-install as root, or install it)"
+if [ -n "$PID" ]; then who=(-p "$PID"); BIN_PATH=/proc/$PID/exe; else who=("$TARGET"); BIN_PATH=$TARGET; fi
+CHECK=$("$TRACER" check --json "${who[@]}" 2> /dev/null)
+rc=$?
+case $rc in
+    "$TET_EXIT_OK"|"$TET_EXIT_NOPROBES"|"$TET_EXIT_CANNOT") ;;
+    "$TET_EXIT_USAGE"|"$TET_EXIT_INPUT")   # the tracer's one line about the FILE or PID
+        fail "$rc" "$(jq -r '.error // empty' <<< "$CHECK" 2> /dev/null || echo "tokio-ebpf-trace check failed")";;
+    *) fail "$TET_EXIT_INPUT" "$TRACER check ${who[*]} failed (exit $rc): $("$TRACER" check "${who[@]}" 2>&1 > /dev/null | head -1)";;
+esac
+yn='if . then "yes" else "NO" end'
+jq -r ".kernel | \"kernel: \(.release) (\(.machine))\",
+    \"kernel: uprobe PMU: \(.uprobe_pmu | $yn)\",
+    \"kernel: USDT semaphores (ref_ctr_offset): \(.ref_ctr_offset | $yn)\",
+    \"kernel: BTF: \(.btf | $yn)\",
+    if .ok then \"kernel: can trace\" else \"kernel: NO: \(.problem)\" end,
+    if .permissions.ok then \"permission: yes (euid \(.permissions.euid))\"
+    else \"permission: NO: \(.permissions.problem) (run as root, or setcap cap_bpf,cap_perfmon+ep on the tracer)\" end" <<< "$CHECK"
+[ -n "$PID" ] && TARGET=$(jq -r '[.files[] | select(.main) | .path][0] // "?"' <<< "$CHECK")
+BINARY_MODE=$(jq -r .binary_mode <<< "$CHECK")
 
 # ---- 3. the binary ----------------------------------------------------------------------------
 rebuild_hint() {
@@ -172,48 +155,17 @@ for v in "${TOKIO_RELEASES[@]}"; do
 done
 [ ${#TOKIO_RELEASES[@]} -gt 1 ] && echo "binary: it links ${#TOKIO_RELEASES[@]} Tokio releases (a dependency pins another one)"
 
-verdict=""
-if [ -x "$TRACER" ]; then
-    # the tracer's own verdict, the one `trace` acts on (tokio-ebpf-trace check: 0 ready,
-    # 1 fallback only, 2 cannot trace); what the binary offers is its binary_mode (the kernel
-    # and the permissions are judged above, and by check's exit status)
-    if [ -n "$PID" ]; then who=(-p "$PID"); else who=("$TARGET"); fi
-    out=$("$TRACER" check "${who[@]}" 2>&1)
-    rc=$?
-    echo "$out" | sed 's/^/  check: /'
-    [ "$rc" -le 2 ] || fail 4 "$TARGET: tokio-ebpf-trace check failed (exit $rc)"
-    mode=$("$TRACER" check --json "${who[@]}" 2>/dev/null | grep -o '"binary_mode": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/')
-    case $mode in
-        usdt) verdict=usdt;;
-        uprobe-fallback) verdict=fallback;;
-        impossible) verdict=none;;
-        *) fail 4 "$TARGET: tokio-ebpf-trace check --json gave no binary_mode";;
-    esac
-    # check's exit status is trace's: a kernel or permission the checks above let pass still
-    # stops it
-    [ "$rc" = 2 ] && [ "$verdict" != none ] && [ "$kernel_ok" = 1 ] && [ "$perm_ok" = 1 ] && kernel_ok=0
-else
-    echo "binary: (tracer not built: using readelf -n; 'make' builds $TRACER)"
-    notes=$(readelf -n --wide "$BIN_PATH" 2>/dev/null | awk '/Provider: tokio/{getline; sub(/^ *Name: */,""); print}' | sort -u)
-    have=0; for p in "${PROBES[@]}"; do grep -qx "$p" <<< "$notes" && have=$((have+1)); done
-    if [ $have = ${#PROBES[@]} ]; then verdict=usdt
-    elif grep -q "${TET_VOCAB_TOKIO_FN[raw_poll]}" < <(nm "$BIN_PATH" 2>/dev/null); then verdict=fallback
-    else verdict=none; fi
-fi
-
-case $verdict in
+case $BINARY_MODE in
     usdt) echo "binary: $TARGET carries the tokio USDT probes";;
-    fallback)
+    uprobe-fallback)
         echo "binary: $TARGET has NO tokio USDT probes (stock Tokio). It must be rebuilt with the kit to be traced with USDT:"
         rebuild_hint
         echo "  (or trace it as it is in uprobe-fallback mode: fewer details, higher cost)";;
-    none)
+    *)
         echo "binary: $TARGET has neither tokio USDT probes nor Tokio symbols (stripped, or not a Tokio program). Rebuild it with the kit:"
         rebuild_hint;;
 esac
 
-[ $kernel_ok = 1 ] || exit 2
-[ $perm_ok = 1 ] || exit 3
-[ "$verdict" = usdt ] || exit 1
-echo "ready: trace it with $TRACER --pid PID (or --binary $TARGET)"
-exit 0
+jq -r '(.reasons[] | "check: - \(.)"), (.warnings[] | "check: ! \(.)")' <<< "$CHECK"
+[ "$rc" = "$TET_EXIT_OK" ] && echo "ready: trace it with $TRACER --pid PID (or --binary $TARGET)"
+exit "$rc"

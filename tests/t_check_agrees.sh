@@ -3,8 +3,10 @@
 # (usdt, stock, a stripped stock copy, each other dialect's program), the mode `check --json`
 # announces is the mode `trace --binary` then uses, and their exit statuses agree (check 0/1
 # → trace 0 in mode usdt / uprobe-fallback; check 2 → trace 2; check 4 → trace 4). The same
-# under a fake sysfs without kernel BTF, without uprobes and without ref_ctr_offset (both: 2),
-# and with a missing file (both: 4).
+# under a fake sysfs without kernel BTF, without uprobes and without ref_ctr_offset (both: 2,
+# and check --json's kernel verdict, kernel.ok / kernel.problem, is trace's own line; the
+# preflight and the kit read those fields), for a user without the permissions (both: 2,
+# kernel.permissions.problem is trace's line), and with a missing file (both: 4).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/notes_lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -57,5 +59,19 @@ for k in no-btf no-uprobes no-refctr; do
     agree "$k kernel, usdt sample" "$usdt" TET_SYSFS_ROOT="$K/$k"
     check_eq "$k kernel: check says cannot (2)" 2 \
         "$(TET_SYSFS_ROOT="$K/$k" "$TRACER" check "$usdt" > /dev/null 2>&1; echo $?)"
+    check_eq "$k kernel: check --json's kernel.ok false, kernel.problem trace's line, permissions ok" \
+        "false|$(sed 's/^tokio-ebpf-trace: //' "$TMPD/t.err")|true" \
+        "$(jq -r '"\(.kernel.ok)|\(.kernel.problem)|\(.kernel.permissions.ok)"' "$TMPD/c.json")"
 done
+check_eq "this kernel: kernel.ok true, no problem" "true null" "$(jq -r '"\(.kernel.ok) \(.kernel.problem)"' \
+    <("$TRACER" check --json "$usdt"))"
+# a user without the permissions: the same verdict, and check names trace's reason
+chmod 755 "$TMPD"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- "$@"; }
+crc=$(nobody "$TRACER" check --json "$usdt" > "$TMPD/c.json" 2> /dev/null; echo $?)
+trc=$(nobody "$TRACER" --binary "$usdt" --duration 300ms -q -o "$TMPD/nobody.json" > /dev/null 2> "$TMPD/t.err"; echo $?)
+check_eq "no permissions: check and trace both exit 2" "2 2" "$crc $trc"
+check_eq "no permissions: kernel.ok true, kernel.permissions.ok false, its problem trace's line" \
+    "true|false|$(sed 's/^tokio-ebpf-trace: //' "$TMPD/t.err")" \
+    "$(jq -r '"\(.kernel.ok)|\(.kernel.permissions.ok)|\(.kernel.permissions.problem)"' "$TMPD/c.json")"
 finish

@@ -4,7 +4,7 @@
 # path: the kit says it is newer, names the verified release with the same shape (1.53.1), patches
 # it, verifies that it compiles without the cfg too, and the binary carries every probe. A newer
 # release whose code no longer fits a hook point (1.53.1 renamed 1.55.0 with `fn complete(self)`
-# of the harness renamed, as a refactor would) is refused: exit 4, one line naming the hook and the
+# of the harness renamed, as a refactor would) is refused: exit 7 (unpatchable), one line naming the hook and the
 # file, the crate's tree and Cargo.lock byte-identical, nothing left in the target directory.
 . "$(dirname "$0")/lib.sh"
 base=1.53.1
@@ -64,7 +64,7 @@ snapshot "$TMPD/nofit" > "$TMPD/nofit.before"
 (cd "$TMPD/nofit" && "$ROOT/scripts/tokio-usdt-build" --release) > "$TMPD/nofit.out" 2> "$TMPD/nofit.err"
 rc=$?
 cat "$TMPD/nofit.err"
-check_eq "tokio 1.55.0 (a hook no longer fits): exit 4" 4 "$rc"
+check_eq "tokio 1.55.0 (a hook no longer fits): exit 7 (unpatchable)" 7 "$rc"
 check_eq "one line on stderr" 1 "$(wc -l < "$TMPD/nofit.err")"
 check "it names the hook and the file" grep -qE '^tokio-usdt-build: tokio 1\.55\.0: cannot be patched: hook harness\.[a-z_]+ .*src/runtime/task/harness\.rs' "$TMPD/nofit.err"
 check "it says nothing was changed" grep -q 'nothing was changed$' "$TMPD/nofit.err"

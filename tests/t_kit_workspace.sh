@@ -13,7 +13,7 @@
 #     a copy of the workspace with that snippet appended to its Cargo.toml builds with plain
 #     `cargo build --release` and those RUSTFLAGS into binaries that carry every probe; a second
 #     --vendor run replaces the tree it wrote; a DIR/tokio-1.53.2 it did not write (no
-#     .tokio-usdt-stamp) is refused in one line, exit 1, and left as it is;
+#     .tokio-usdt-stamp) is refused in one line, exit 4 (bad input), and left as it is;
 #   - the workspace's files (every manifest, Cargo.lock, sources, build script, .cargo) are
 #     byte-identical after every kit run.
 . "$(dirname "$0")/lib.sh"
@@ -259,7 +259,7 @@ FD="$TMPD/foreign"
 mkdir -p "$FD/tokio-$tv/src" && echo 'my own tokio' > "$FD/tokio-$tv/src/lib.rs"
 snapshot "$FD" > "$TMPD/fd.before"
 kit --release --vendor "$FD"
-check_eq "--vendor to a tree the kit did not write: exit 1" 1 "$krc"
+check_eq "--vendor to a tree the kit did not write: exit 4 (bad input)" 4 "$krc"
 check_eq "--vendor to a tree the kit did not write: one line naming it, nothing on stdout" \
     "tokio-usdt-build: $FD/tokio-$tv exists and is not a tree this kit wrote: remove it first|" \
     "$(cat "$TMPD/kit.err")|$(cat "$TMPD/kit.out")"

@@ -11,7 +11,7 @@ rc=$(run_tet "$TMPD/o" "$TMPD/e" --help)
 check_eq "--help exits 0" 0 "$rc"
 check "--help lists list/check/trace" grep -q 'list .*FILE | -p PID' "$TMPD/o"
 check "--help has examples" grep -q '^Examples:' "$TMPD/o"
-check "--help documents exit status 4" grep -q '4 bad input' "$TMPD/o"
+check "--help documents exit status 4" grep -q '^  4  bad input' "$TMPD/o"
 for c in list check; do
     rc=$(run_tet "$TMPD/o" "$TMPD/e" $c --help)
     check_eq "$c --help exits 0" 0 "$rc"
@@ -22,7 +22,7 @@ for c in list check; do
     check_eq "help $c exits 0" 0 "$rc"
     check "help $c == $c --help" cmp -s "$TMPD/o" "$TMPD/o2"
 done
-check "check --help documents 0/1/2" bash -c "grep -q '^  0  ready' '$TMPD/o' && grep -q '^  1  fallback only' '$TMPD/o' && grep -q '^  2  cannot trace' '$TMPD/o'"
+check "check --help documents 0/1/2" bash -c "grep -q '^  0  ok: ready' '$TMPD/o' && grep -q '^  1  lacks probes' '$TMPD/o' && grep -q '^  2  cannot trace' '$TMPD/o'"
 
 rc=$(run_tet "$TMPD/o" "$TMPD/e" -V)
 check_eq "-V exits 0" 0 "$rc"

@@ -40,7 +40,7 @@ check_eq "wait kind codes" "$(code_rows '*wait kind*')" "$(def_codes WAIT)"
 # a TET_CODES count that is not its codes' makes scripts/gen-vocab.c fail: one line, no output
 mkdir -p "$TMPD/def"
 sed 's/^TET_CODES(POLL, *5,/TET_CODES(POLL, 6,/' "$ROOT/bpf/probes.def" > "$TMPD/def/probes.def"
-cc -I"$TMPD/def" -I"$ROOT/tracer/discover" -o "$TMPD/gen-vocab-bad" "$ROOT/scripts/gen-vocab.c" &&
+cc -I"$TMPD/def" -I"$ROOT/tracer/discover" -I"$ROOT/tracer/cli" -o "$TMPD/gen-vocab-bad" "$ROOT/scripts/gen-vocab.c" &&
     "$TMPD/gen-vocab-bad" > "$TMPD/bad.out" 2> "$TMPD/bad.err"
 rc=$?
 check_eq "a wrong TET_CODES count: gen-vocab exits 1" 1 "$rc"

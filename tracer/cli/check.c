@@ -9,7 +9,9 @@
  *   2. Tokio symbols, for the uprobe fallback of a stock build: the task vtable functions
  *      (tokio::runtime::task::raw::poll, the waker functions) in .symtab/.dynsym.
  *   3. The kernel: uprobe PMU, ref_ctr_offset, optimized uprobes, BTF, permissions.
- * Verdict → exit status: 0 ready (usdt), 1 fallback only (uprobes on symbols), 2 cannot.
+ * Verdict → exit status (exits.def): 0 ready (usdt), 1 lacks probes (uprobes on symbols),
+ * 2 cannot. --json gives the facts and both halves of the machine's gate (kernel.ok,
+ * kernel.permissions.ok) for the preflight and the kit, which decide nothing themselves.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -214,7 +216,9 @@ struct kernel {
 	bool btf;
 	unsigned int euid;
 	bool cap_bpf, cap_perfmon, cap_sys_admin;
-	bool perms;
+	/* the two halves of trace's gate (tet_check_kernel, tet_check_privileges), and why not */
+	bool ok, perms;
+	char problem[TET_ERR_LEN], perm_problem[TET_ERR_LEN];
 };
 
 /* The uprobe syscall (x86_64 nr 336, Linux 6.18, "uprobes/x86: Add uprobe syscall to speed
@@ -244,8 +248,12 @@ static int probe_uprobe_syscall(void)
 #endif
 }
 
-static void check_kernel(struct kernel *k)
+/* The facts under sysfs_root ("" or NULL: the machine's; tests point TET_SYSFS_ROOT at a fake
+ * tree), and the verdicts of the functions trace gates on. */
+static void check_kernel(struct kernel *k, const char *sysfs_root)
 {
+	const char *root = sysfs_root ? sysfs_root : "";
+	char p[4096];
 	uint64_t eff;
 	FILE *fp;
 
@@ -253,15 +261,19 @@ static void check_kernel(struct kernel *k)
 	uname(&k->uts);
 	sscanf(k->uts.release, "%d.%d", &k->major, &k->minor);
 
-	fp = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	snprintf(p, sizeof(p), "%s/sys/bus/event_source/devices/uprobe/type", root);
+	fp = fopen(p, "re");
 	if (fp) {
 		k->uprobe_pmu = fscanf(fp, "%d", &k->uprobe_type) == 1;
 		fclose(fp);
 	}
 	/* perf uprobe PMU attribute, Linux 4.20 (a6ca88b241d5 "trace_uprobe: support reference
 	 * counter in fd-based uprobe") */
-	k->ref_ctr = access("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset", F_OK) == 0;
-	k->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	snprintf(p, sizeof(p), "%s/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset", root);
+	k->ref_ctr = access(p, F_OK) == 0;
+	snprintf(p, sizeof(p), "%s/sys/kernel/btf/vmlinux", root);
+	k->btf = access(p, R_OK) == 0;
+	k->ok = tet_check_kernel(root, k->problem, sizeof(k->problem)) == 0;
 
 	if (strcmp(k->uts.machine, "x86_64") != 0) {
 		snprintf(k->opt_how, sizeof(k->opt_how), "%s: optimized uprobes are x86_64 only",
@@ -282,7 +294,7 @@ static void check_kernel(struct kernel *k)
 	k->cap_bpf = eff & (1ULL << CAP_BPF);
 	k->cap_perfmon = eff & (1ULL << CAP_PERFMON);
 	k->cap_sys_admin = eff & (1ULL << CAP_SYS_ADMIN);
-	k->perms = caps_allow_tracing(eff);
+	k->perms = tet_check_privileges(k->perm_problem, sizeof(k->perm_problem)) == 0;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -412,7 +424,7 @@ static const char *verdict_name(enum mode m)
 
 static int verdict_exit(enum mode m)
 {
-	return m == MODE_USDT ? TET_EXIT_OK : m == MODE_FALLBACK ? TET_EXIT_FALLBACK
+	return m == MODE_USDT ? TET_EXIT_OK : m == MODE_FALLBACK ? TET_EXIT_NOPROBES
 								  : TET_EXIT_CANNOT;
 }
 
@@ -511,6 +523,7 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 						    : "NO");
 	printf("  optimized uprobes: %s (%s)\n", k->opt_uprobes ? "yes" : "no", k->opt_how);
 	printf("  BTF:               %s\n", k->btf ? "yes (/sys/kernel/btf/vmlinux)" : "NO");
+	printf("  usable:            %s%s\n", k->ok ? "yes" : "NO: ", k->ok ? "" : k->problem);
 	printf("  permissions:       %s (euid %u%s%s%s)\n", k->perms ? "yes" : "NO", k->euid,
 	       k->cap_bpf ? ", CAP_BPF" : "", k->cap_perfmon ? ", CAP_PERFMON" : "",
 	       k->cap_sys_admin ? ", CAP_SYS_ADMIN" : "");
@@ -625,9 +638,12 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 	jw_kbool(w, "optimized_uprobes", k->opt_uprobes);
 	jw_kstr(w, "optimized_uprobes_how", k->opt_how);
 	jw_kbool(w, "btf", k->btf);
+	jw_kbool(w, "ok", k->ok);
+	jw_kstr(w, "problem", k->ok ? NULL : k->problem);
 	jw_key(w, "permissions");
 	jw_obj_begin(w);
 	jw_kbool(w, "ok", k->perms);
+	jw_kstr(w, "problem", k->perms ? NULL : k->perm_problem);
 	jw_ki64(w, "euid", k->euid);
 	jw_kbool(w, "cap_bpf", k->cap_bpf);
 	jw_kbool(w, "cap_perfmon", k->cap_perfmon);
@@ -675,10 +691,11 @@ static void check_usage(FILE *out)
 "      --pretty    indented JSON (implies --json)\n"
 "  -h, --help      show this help\n"
 "\n"
-"Exit status:\n"
-"  0  ready: the Tokio USDT probes will be used (attach mode usdt)\n"
-"  1  fallback only: no usable probes, uprobes on Tokio symbols (attach mode uprobe-fallback)\n"
-"  2  cannot trace: neither (e.g. stripped stock build), or the kernel/permissions forbid it\n"
+"Exit status (one table for the tracer, the preflight and the kit: docs/cli.md):\n"
+"  0  ok: ready, the Tokio USDT probes will be used (attach mode usdt)\n"
+"  1  lacks probes: no usable Tokio probes, uprobes on Tokio symbols (uprobe-fallback)\n"
+"  2  cannot trace: neither (e.g. stripped stock build), or the kernel (kernel.ok) or the\n"
+"     permissions (kernel.permissions.ok) forbid it\n"
 "  3  usage error\n"
 "  4  bad input: unreadable / not ELF / malformed file, no such process\n"
 "\n"
@@ -751,7 +768,7 @@ int cmd_check(int argc, char **argv)
 		return TET_EXIT_INPUT;
 	}
 	scan(t);
-	check_kernel(&k);
+	check_kernel(&k, getenv("TET_SYSFS_ROOT"));
 	decide(t, &k, &v);
 	if (json_output)
 		print_json(t, &k, &v, pretty);

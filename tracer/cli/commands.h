@@ -12,13 +12,13 @@
 #include <errno.h>
 #include <stdbool.h>
 
-/* Exit statuses, shared by every command (documented in --help and docs/cli.md). */
-#define TET_EXIT_OK        0  /* list: done. check: ready, the USDT probes will be used */
-#define TET_EXIT_FALLBACK  1  /* check: no usable Tokio probes, uprobes on Tokio symbols */
-#define TET_EXIT_CANNOT    2  /* check: cannot trace (no probes and no symbols, kernel,
-                                 permissions); trace: tracing failed */
-#define TET_EXIT_USAGE     3  /* bad command line */
-#define TET_EXIT_INPUT     4  /* bad input: unreadable / not ELF / malformed file, no such PID */
+/* Exit statuses, shared by every command, the preflight and the kit: exits.def (documented
+ * in --help and docs/cli.md; scripts/tet-vocab.sh gives the scripts the same names). */
+enum tet_exit {
+#define TET_EXIT(name, code, label, what) TET_EXIT_##name = code,
+#include "exits.def"
+#undef TET_EXIT
+};
 
 /* The exit status of a failed tet_discover() (discover.h), the same for check and trace: bad
  * input (no such process or file, not ELF, malformed), or cannot trace. */

@@ -144,8 +144,11 @@ static void trace_usage(FILE *out)
 "  %s --pid 1234 --duration 10s --trace trace.json     (open in ui.perfetto.dev)\n"
 "  %s --pid 1234 --metrics-addr 127.0.0.1:9464 -q\n"
 "  %s --binary ./target/release/server -i 5s\n"
-"Exit status: 0 done (also when the traced process exited), 2 cannot trace, 3 usage, 4 no\n"
-"such PID or file.\n",
+"Exit status:\n"
+"  0  ok: done (also when the traced process exited)\n"
+"  2  cannot trace: tracing failed\n"
+"  3  usage error\n"
+"  4  bad input: no such PID or file\n",
 		TET_PROG, TET_PROFILE_HZ_DEFAULT, TET_PROG, TET_PROG, TET_PROG, TET_PROG);
 }
 
