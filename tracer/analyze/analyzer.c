@@ -2890,7 +2890,7 @@ size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, siz
 }
 
 const char an_finding_list[] =
-#define AN_FINDING(e, name, title, one, many, rank, advice) name ", "
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) name ", "
 #include "findings.def"
 #undef AN_FINDING
 	"all, none";
@@ -2898,12 +2898,23 @@ const char an_finding_list[] =
 const char *an_finding_name(enum an_finding_kind k)
 {
 	static const char *const names[] = {
-#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = name,
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = name,
 #include "findings.def"
 #undef AN_FINDING
 	};
 
 	return (unsigned)k < AN_FINDING_KINDS ? names[k] : "?";
+}
+
+bool an_finding_triggers(enum an_finding_kind k)
+{
+	static const bool trig[] = {
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = trigger,
+#include "findings.def"
+#undef AN_FINDING
+	};
+
+	return (unsigned)k < AN_FINDING_KINDS && trig[k];
 }
 
 const char *an_state_name(enum an_task_state s)

@@ -16,7 +16,7 @@
 #include "uring.h"
 
 enum an_finding_kind { /* findings.def */
-#define AN_FINDING(e, name, title, one, many, rank, advice) AN_##e,
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) AN_##e,
 #include "findings.def"
 #undef AN_FINDING
 	AN_FINDING_KINDS,
@@ -409,7 +409,9 @@ const struct lk_lock *an_lock(const struct analyzer *a, uint32_t pid, uint64_t o
 const struct lk_stats *an_lock_stats(const struct analyzer *a);
 
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
-/* "long_poll, stalled, …, deadlock, all, none": what --detect and --trigger accept */
+/* Whether the flight recorder can dump on a kind (findings.def's trigger: an incident). */
+bool an_finding_triggers(enum an_finding_kind k);
+/* "long_poll, stalled, …, deadlock, all, none": what --detect accepts */
 extern const char an_finding_list[];
 const char *an_state_name(enum an_task_state s);
 const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */
