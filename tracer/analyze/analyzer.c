@@ -66,6 +66,7 @@
 #include "htab.h"
 #include "locks.h"
 #include "starve.h"
+#include "units.h"
 #include "uring.h"
 
 /* ---- state ---- */
@@ -187,13 +188,8 @@ struct analyzer {
 void an_opts_default(struct an_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->long_poll_ns = 10ull * 1000000;
-	o->stall_ns = 1000ull * 1000000;
-	o->lost_waker_ns = 250ull * 1000000;
-	o->never_yields_ns = 1000ull * 1000000;
-	o->self_wake_ratio = 0.5;
-	o->self_wake_min = 3;
-	o->large_future_bytes = 1024;
+#define AN_THRESHOLD(kind, option, unit, field, def, min, max, help) o->field = def;
+#include "thresholds.def"
 	o->detect = AN_DETECT_ALL;
 	o->waker_events = true;
 	o->max_live_tasks = AN_MAX_LIVE_TASKS;

@@ -1759,7 +1759,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 		j_flight(w, m);
 	jw_key(w, "thresholds");
 	jw_obj_begin(w);
-	report_json_thresholds_ns(w, o);
+	report_json_thresholds(w, o, false);
 	jw_obj_end(w);
 	jw_key(w, "totals");
 	jw_obj_begin(w);
