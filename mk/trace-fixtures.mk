@@ -113,6 +113,17 @@ $(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) 
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(FLIGHT_TEST_SRCS)
 
+# thresholds_test: the finding kinds' thresholds table (tracer/analyze/thresholds.def) whole, its
+# defaults read back through the option parser (tests/t_thresholds_unit.sh)
+THRESHOLDS_TEST := $(BUILD)/tests/thresholds_test
+THRESHOLDS_TEST_SRCS := $(call tsrc,thresholds.c units.c analyzer.c starve.c locks.c htab.c uring.c hist.c)
+ALL_TARGETS += $(THRESHOLDS_TEST)
+$(THRESHOLDS_TEST): tests/unit/thresholds_test.c tests/unit/check.h $(THRESHOLDS_TEST_SRCS) \
+                    $(call tsrc,thresholds.h thresholds.def findings.def analyzer.h units.h seterr.h) bpf/events.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(THRESHOLDS_TEST_SRCS)
+
 # uring_test: unit tests of the io_uring request tracking (tracer/analyze/uring.c) on synthetic records
 # (tests/t_uring_unit.sh); calloc wrapped so a test can make one allocation fail
 URING_TEST := $(BUILD)/tests/uring_test

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * gen-vocab.c — writes scripts/tet-vocab.sh, the probe vocabulary of bpf/probes.def and the
- * Tokio task functions of tracer/discover/tokio_fns.def and the exit codes of
- * tracer/cli/exits.def for the shell, from the same X-macros the tracer and the BPF programs
+ * gen-vocab.c — writes scripts/tet-vocab.sh, the probe vocabulary of bpf/probes.def, the
+ * Tokio task functions of tracer/discover/tokio_fns.def, the exit codes of tracer/cli/exits.def
+ * and the finding kinds of tracer/analyze/findings.def with their threshold options
+ * (thresholds.def) for the shell, from the same X-macros the tracer and the BPF programs
  * compile (mk/vocab.mk).
  */
 #include <stdio.h>
@@ -13,6 +14,55 @@ static void list(const char *var, const char *what, const char *const *v, size_t
 	for (size_t i = 0; i < n; i++)
 		printf("%s%s", i ? " " : "", v[i]);
 	printf(")  # %s\n", what);
+}
+
+/* The finding kinds, those --trigger takes, and the threshold options each is judged by. */
+static void kinds(void)
+{
+	static const struct { const char *e, *name; int trigger; } k[] = {
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) { #e, name, trigger },
+#include "findings.def"
+#undef AN_FINDING
+	};
+	static const struct { const char *kind, *option, *field; } th[] = {
+#define AN_THRESHOLD(kind, option, unit, field, def, min, max, help) { #kind, option, #field },
+#include "thresholds.def"
+	};
+	static const struct { const char *kind, *field; } of[] = {
+#define AN_THRESHOLD_OF(kind, field) { #kind, #field },
+#include "thresholds.def"
+	};
+	const char *names[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		names[n++] = k[i].name;
+	list("KINDS", "finding kinds (tracer/analyze/findings.def), in enum order", names, n);
+	n = 0;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].trigger)
+			names[n++] = k[i].name;
+	list("TRIGGERS", "the kinds --trigger takes", names, n);
+	printf("declare -gA TET_VOCAB_KIND_OPTIONS=(");
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		const char *sep = "";
+
+		printf("%s[%s]=\"", i ? " " : "", k[i].name);
+		for (size_t t = 0; t < sizeof(th) / sizeof(th[0]); t++)
+			for (size_t o = 0; o < sizeof(of) / sizeof(of[0]); o++)
+				if (!__builtin_strcmp(of[o].kind, k[i].e) &&
+				    !__builtin_strcmp(of[o].field, th[t].field)) {
+					printf("%s%s", sep, th[t].option);
+					sep = " ";
+				}
+		for (size_t t = 0; t < sizeof(th) / sizeof(th[0]); t++)
+			if (!__builtin_strcmp(th[t].kind, k[i].e)) {
+				printf("%s%s", sep, th[t].option);
+				sep = " ";
+			}
+		printf("\"");
+	}
+	printf(")  # the threshold options each kind is judged by (thresholds.def)\n");
 }
 
 int main(void)
@@ -108,5 +158,6 @@ int main(void)
 	for (size_t i = 0; i < sizeof(exits) / sizeof(exits[0]); i++)
 		printf("%s[%d]=\"%s\"", i ? " " : "", exits[i].code, exits[i].label);
 	printf(")  # exit code → the label its EXIT STATUS docs use\n");
+	kinds();
 	return 0;
 }

@@ -66,6 +66,7 @@
 #include "htab.h"
 #include "locks.h"
 #include "starve.h"
+#include "units.h"
 #include "uring.h"
 
 /* ---- state ---- */
@@ -187,13 +188,8 @@ struct analyzer {
 void an_opts_default(struct an_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->long_poll_ns = 10ull * 1000000;
-	o->stall_ns = 1000ull * 1000000;
-	o->lost_waker_ns = 250ull * 1000000;
-	o->never_yields_ns = 1000ull * 1000000;
-	o->self_wake_ratio = 0.5;
-	o->self_wake_min = 3;
-	o->large_future_bytes = 1024;
+#define AN_THRESHOLD(kind, option, unit, field, def, min, max, help) o->field = def;
+#include "thresholds.def"
 	o->detect = AN_DETECT_ALL;
 	o->waker_events = true;
 	o->max_live_tasks = AN_MAX_LIVE_TASKS;
@@ -2890,7 +2886,7 @@ size_t an_timeline(const struct analyzer *a, const struct an_tl_rec **first, siz
 }
 
 const char an_finding_list[] =
-#define AN_FINDING(e, name, title, one, many, rank, advice) name ", "
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) name ", "
 #include "findings.def"
 #undef AN_FINDING
 	"all, none";
@@ -2898,12 +2894,23 @@ const char an_finding_list[] =
 const char *an_finding_name(enum an_finding_kind k)
 {
 	static const char *const names[] = {
-#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = name,
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = name,
 #include "findings.def"
 #undef AN_FINDING
 	};
 
 	return (unsigned)k < AN_FINDING_KINDS ? names[k] : "?";
+}
+
+bool an_finding_triggers(enum an_finding_kind k)
+{
+	static const bool trig[] = {
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = trigger,
+#include "findings.def"
+#undef AN_FINDING
+	};
+
+	return (unsigned)k < AN_FINDING_KINDS && trig[k];
 }
 
 const char *an_state_name(enum an_task_state s)

@@ -16,7 +16,7 @@
 #include "uring.h"
 
 enum an_finding_kind { /* findings.def */
-#define AN_FINDING(e, name, title, one, many, rank, advice) AN_##e,
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) AN_##e,
 #include "findings.def"
 #undef AN_FINDING
 	AN_FINDING_KINDS,
@@ -71,13 +71,14 @@ struct an_detect {
 typedef void (*an_detect_fn)(void *ctx, const struct an_detect *d);
 
 struct an_opts {
-	uint64_t long_poll_ns;      /* a poll longer than this: long_poll        (10 ms) */
-	uint64_t stall_ns;          /* pending longer than this without a wake    (1 s)   */
-	uint64_t lost_waker_ns;     /* pending with no live waker for this long   (250 ms) */
-	uint64_t never_yields_ns;   /* inside one poll for this long              (1 s)   */
-	double self_wake_ratio;     /* unexplained self-wakes / wakes, above      (0.5)   */
-	uint64_t self_wake_min;     /* … with at least this many self-wakes      (3)     */
-	uint64_t large_future_bytes; /* a future this large at spawn: large_future (1024) */
+	/* the thresholds: meaning, option and default in thresholds.def */
+	uint64_t long_poll_ns;
+	uint64_t stall_ns;
+	uint64_t lost_waker_ns;
+	uint64_t never_yields_ns;
+	double self_wake_ratio;
+	uint64_t self_wake_min;
+	uint64_t large_future_bytes;
 	bool wait_events;           /* task_wait attached: pending tasks say what they wait for */
 	unsigned detect;            /* bit mask of enum an_finding_kind */
 	bool waker_events;          /* waker_clone/drop attached: live waker counts exist */
@@ -409,7 +410,9 @@ const struct lk_lock *an_lock(const struct analyzer *a, uint32_t pid, uint64_t o
 const struct lk_stats *an_lock_stats(const struct analyzer *a);
 
 const char *an_finding_name(enum an_finding_kind k); /* "long_poll", … */
-/* "long_poll, stalled, …, deadlock, all, none": what --detect and --trigger accept */
+/* Whether the flight recorder can dump on a kind (findings.def's trigger: an incident). */
+bool an_finding_triggers(enum an_finding_kind k);
+/* "long_poll, stalled, …, deadlock, all, none": what --detect accepts */
 extern const char an_finding_list[];
 const char *an_state_name(enum an_task_state s);
 const char *an_kind_name(unsigned kind);              /* "spawn", "spawn_local", "blocking" */

@@ -479,7 +479,7 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t, char *err, size_t len)
 		return 0;
 	}
 	for (unsigned k = 0; k < AN_FINDING_KINDS; k++) {
-		if (k != AN_LARGE_FUTURE && !strcmp(s, an_finding_name(k))) { /* a spawn, no incident */
+		if (an_finding_triggers(k) && !strcmp(s, an_finding_name(k))) {
 			t->kind = FR_TRIG_DETECTOR;
 			t->detector = k;
 			return 0;
@@ -491,7 +491,7 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t, char *err, size_t len)
 
 		kinds[0] = 0;
 		for (unsigned k = 0; k < AN_FINDING_KINDS; k++)
-			if (k != AN_LARGE_FUTURE)
+			if (an_finding_triggers(k))
 				n += (size_t)snprintf(kinds + n, n < sizeof(kinds) ? sizeof(kinds) - n : 0,
 						      "%s, ", an_finding_name(k));
 		seterr(err, len, "--trigger %s: not a trigger (%spoll>D, sched_delay>D, exit, crash)", s,

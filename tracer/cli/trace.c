@@ -28,6 +28,7 @@
 #include "commands.h"
 #include "run.h"
 #include "seterr.h"
+#include "thresholds.h"
 #include "units.h"
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
@@ -42,6 +43,74 @@ static void on_signal(int sig)
 		stop_signal = sig;
 }
 
+
+#define USAGE_INDENT 27 /* where an option's text starts */
+#define USAGE_WIDTH  96
+
+/* HEAD, then TEXT wrapped at USAGE_WIDTH under USAGE_INDENT: lines break at a space or after a
+ * comma ("long_poll,stalled,"). */
+static void usage_wrap(FILE *out, const char *head, const char *text)
+{
+	size_t col = strlen(head);
+	bool space = false;
+
+	fputs(head, out);
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, " ,");
+
+		n += p[n] == ',';
+		if (col + space + n > USAGE_WIDTH && col > USAGE_INDENT) {
+			fprintf(out, "\n%*s", USAGE_INDENT, "");
+			col = USAGE_INDENT;
+		} else if (space) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, n, out);
+		col += n;
+		p += n;
+		space = *p == ' ';
+		p += strspn(p, " ");
+	}
+	fputc('\n', out);
+}
+
+/* --detect's and --trigger's lines: the kinds of findings.def */
+static void usage_kinds(FILE *out, bool trigger)
+{
+	char text[1024];
+	size_t n = 0;
+
+	n += (size_t)snprintf(text, sizeof(text), "%s",
+			      trigger ? "what dumps, repeatable: " : "detectors: ");
+	for (int k = 0, first = 1; k < AN_FINDING_KINDS; k++) {
+		if (trigger && !an_finding_triggers(k))
+			continue;
+		n += (size_t)snprintf(text + n, n < sizeof(text) ? sizeof(text) - n : 0, "%s%s",
+				      first ? "" : trigger ? ", " : ",", an_finding_name(k));
+		first = 0;
+	}
+	snprintf(text + n, n < sizeof(text) ? sizeof(text) - n : 0, "%s", trigger ?
+		 " (the detectors, with their thresholds); poll>D, sched_delay>D (a poll, a "
+		 "scheduling delay longer than D); exit (the process exits); crash (it dies on a "
+		 "signal). SIGUSR1 and crash always dump" :
+		 ", all or none (default all)");
+	usage_wrap(out, trigger ? "      --trigger T          " : "      --detect LIST        ", text);
+}
+
+/* "Thresholds:": thresholds.def's rows with their defaults */
+static void usage_thresholds(FILE *out)
+{
+	fputs("Thresholds:\n", out);
+	for (size_t i = 0; i < AN_THRESHOLDS; i++) {
+		const struct an_threshold *t = &an_thresholds[i];
+		char opt[64], def[32];
+
+		snprintf(opt, sizeof(opt), "--%s %s", t->option, an_unit_metavar(t->unit));
+		fprintf(out, "      %-27s %s (default %s)\n", opt, t->help,
+			an_threshold_format(t, NULL, def, sizeof(def)));
+	}
+}
 
 static void trace_usage(FILE *out)
 {
@@ -79,9 +148,10 @@ static void trace_usage(FILE *out)
 "                           life is traced); totals stay exact (default 1: every task)\n"
 "      --probes LIST        per-event capture: probe classes spawn,poll,yield,wake,waker,\n"
 "                           terminate,worker,wait or all (default: what the detectors need;\n"
-"                           waker only with lost_waker); batched capture records every class\n"
-"      --detect LIST        detectors: long_poll,stalled,lost_waker,never_yields,self_wake,\n"
-"                           large_future,starvation,deadlock, all or none (default all)\n"
+"                           waker only with lost_waker); batched capture records every class\n",
+		TET_PROG);
+	usage_kinds(out, false);
+	fprintf(out,
 "Why polls were slow (kernel side, no change to the program):\n"
 "      --profile-hz N       sample the target's CPU stacks N times a second per CPU and charge\n"
 "                           each sample to the task being polled (default %d; 0: off)\n"
@@ -96,13 +166,10 @@ static void trace_usage(FILE *out)
 "      --flight-recorder WINDOW  record continuously, keep only the last WINDOW in memory (a\n"
 "                           duration such as 60s, or a size such as 256M), analyse nothing\n"
 "                           and write nothing until a trigger fires; then dump the window as\n"
-"                           a JSON report, report.html and a Perfetto trace. Runs until stopped\n"
-"      --trigger T          what dumps, repeatable: long_poll, stalled, lost_waker, never_yields,\n"
-"                           self_wake, starvation, deadlock (the detectors, with their\n"
-"                           thresholds); poll>D,\n"
-"                           sched_delay>D (a poll, a scheduling delay longer than D); exit (the\n"
-"                           process exits); crash (it dies on a signal). SIGUSR1 and crash\n"
-"                           always dump\n"
+"                           a JSON report, report.html and a Perfetto trace. Runs until stopped\n",
+		TET_PROFILE_HZ_DEFAULT);
+	usage_kinds(out, true);
+	fputs(
 "      --post-trigger D     keep recording D after the trigger before dumping (default 500ms)\n"
 "      --trigger-cooldown D  at most one dump per D for detector and threshold triggers\n"
 "                           (default 60s; the others are counted as suppressed)\n"
@@ -110,15 +177,9 @@ static void trace_usage(FILE *out)
 "                           <executable>-<pid>-<UTC time>-<trigger>.{json,html,trace.json}\n"
 "      --dump-max-bytes SIZE  the dump directory's budget: the oldest dumps are removed first\n"
 "                           (default 1G)\n"
-"      --flight-memory SIZE  memory bound of a time WINDOW (default 256M)\n"
-"Thresholds:\n"
-"      --long-poll-threshold D     a poll longer than D is a long_poll (default 10ms)\n"
-"      --stall-threshold D         pending longer than D without a wake is stalled (default 1s)\n"
-"      --lost-waker-threshold D    pending with no live waker for D is a lost_waker (250ms)\n"
-"      --never-yields-threshold D  inside one poll for D is never_yields (default 1s)\n"
-"      --self-wake-ratio R         unexplained self-wakes per wake above R is self_wake (0.5)\n"
-"      --self-wake-min N           … with at least N of them (default 3)\n"
-"      --large-future-size SIZE    a future this large at spawn is large_future (default 1K)\n"
+"      --flight-memory SIZE  memory bound of a time WINDOW (default 256M)\n", out);
+	usage_thresholds(out);
+	fprintf(out,
 "Tuning:\n"
 "      --ringbuf-size SIZE  BPF ring buffer, power of two, K/M/G suffix (default 16M, 64M with\n"
 "                           batched capture: it absorbs bursts the analysis cannot follow)\n"
@@ -149,62 +210,30 @@ static void trace_usage(FILE *out)
 "  2  cannot trace: tracing failed\n"
 "  3  usage error\n"
 "  4  bad input: no such PID or file\n",
-		TET_PROG, TET_PROFILE_HZ_DEFAULT, TET_PROG, TET_PROG, TET_PROG, TET_PROG);
+		TET_PROG, TET_PROG, TET_PROG, TET_PROG);
 }
 
 static int parse_count(const char *flag, const char *s, uint64_t min, uint64_t max,
 		       uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	char err[256];
+	int ret = parse_whole(s, min, max, out, err, sizeof(err));
 
-	errno = 0;
-	if (!*s || *s == '-' || *s == '+') {
-		p_err("%s '%s': expected a whole number", flag, s);
-		return -EINVAL;
-	}
-	v = strtoull(s, &end, 10);
-	if (*end || errno) {
-		p_err("%s '%s': expected a whole number", flag, s);
-		return -EINVAL;
-	}
-	if (v < min || v > max) {
-		p_err("%s '%s': must be between %llu and %llu", flag, s, (unsigned long long)min,
-		      (unsigned long long)max);
-		return -ERANGE;
-	}
-	*out = v;
-	return 0;
+	if (ret)
+		p_err("%s %s", flag, err);
+	return ret;
 }
 
-/* A byte count: a number and K, M, G or T (powers of 1024), or bytes without a unit. The caller
- * checks the range. */
+/* A byte count (parse_byte_size); quiet: no message. The caller checks the range. */
 static int parse_bytes(const char *flag, const char *s, uint64_t *out, bool quiet)
 {
-	unsigned long long v, mult = 1;
-	char *end;
+	char err[256];
 
-	errno = 0;
-	v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
-	if (*s < '0' || *s > '9' || errno) {
+	if (parse_byte_size(s, out, err, sizeof(err))) {
 		if (!quiet)
-			p_err("%s '%s': expected a size such as 256M", flag, s);
+			p_err("%s %s", flag, err);
 		return -EINVAL;
 	}
-	if (!strcmp(end, "K") || !strcmp(end, "k"))
-		mult = 1ull << 10;
-	else if (!strcmp(end, "M"))
-		mult = 1ull << 20;
-	else if (!strcmp(end, "G"))
-		mult = 1ull << 30;
-	else if (!strcmp(end, "T"))
-		mult = 1ull << 40;
-	else if (*end) {
-		if (!quiet)
-			p_err("%s '%s': unknown unit '%s' (K, M, G or T)", flag, s, end);
-		return -EINVAL;
-	}
-	*out = v > UINT64_MAX / mult ? UINT64_MAX : v * mult;
 	return 0;
 }
 
@@ -323,11 +352,11 @@ static int parse_detect(const char *s, unsigned *out)
 }
 
 enum {
-	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_LONG_POLL, OPT_STALL, OPT_LOST_WAKER, OPT_NEVER_YIELDS,
-	OPT_SELF_WAKE_RATIO, OPT_SELF_WAKE_MIN, OPT_LARGE_FUTURE, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS, OPT_MAX_TASKS, OPT_SITES,
+	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS, OPT_MAX_TASKS, OPT_SITES,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
 	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
 	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
+	OPT_THRESHOLD, /* + the row of thresholds.def: the last */
 };
 
 static const struct option long_opts[] = {
@@ -346,13 +375,9 @@ static const struct option long_opts[] = {
 	{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 	{ "no-io-uring", no_argument, NULL, OPT_NO_URING },
 	{ "detect", required_argument, NULL, OPT_DETECT },
-	{ "long-poll-threshold", required_argument, NULL, OPT_LONG_POLL },
-	{ "stall-threshold", required_argument, NULL, OPT_STALL },
-	{ "lost-waker-threshold", required_argument, NULL, OPT_LOST_WAKER },
-	{ "never-yields-threshold", required_argument, NULL, OPT_NEVER_YIELDS },
-	{ "self-wake-ratio", required_argument, NULL, OPT_SELF_WAKE_RATIO },
-	{ "self-wake-min", required_argument, NULL, OPT_SELF_WAKE_MIN },
-	{ "large-future-size", required_argument, NULL, OPT_LARGE_FUTURE },
+#define AN_THRESHOLD(kind, option, unit, field, def, min, max, help) \
+	{ option, required_argument, NULL, OPT_THRESHOLD + AN_TH_##field },
+#include "thresholds.def"
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "drain-interval", required_argument, NULL, OPT_DRAIN },
 	{ "top", required_argument, NULL, OPT_TOP },
@@ -512,6 +537,7 @@ static int parse_capture_opt(int c, struct run_opts *o)
  * Returns 0, -EINVAL (message printed), or -ENOENT: not one of them. */
 static int parse_analysis_opt(int c, struct run_opts *o)
 {
+	char errbuf[1024]; /* p_err's bound */
 	uint64_t v;
 	int ret = 0;
 
@@ -522,41 +548,6 @@ static int parse_analysis_opt(int c, struct run_opts *o)
 		break;
 	case OPT_DETECT:
 		ret = parse_detect(optarg, &o->an.detect);
-		break;
-	case OPT_LONG_POLL:
-		ret = parse_dur("--long-poll-threshold", optarg, NSEC_PER_USEC, 3600 * NSEC_PER_SEC,
-				&o->an.long_poll_ns);
-		break;
-	case OPT_STALL:
-		ret = parse_dur("--stall-threshold", optarg, NSEC_PER_MSEC, DAY_NS, &o->an.stall_ns);
-		break;
-	case OPT_LOST_WAKER:
-		ret = parse_dur("--lost-waker-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
-				&o->an.lost_waker_ns);
-		break;
-	case OPT_NEVER_YIELDS:
-		ret = parse_dur("--never-yields-threshold", optarg, NSEC_PER_MSEC, DAY_NS,
-				&o->an.never_yields_ns);
-		break;
-	case OPT_SELF_WAKE_RATIO: {
-		char *end;
-		double r;
-
-		errno = 0;
-		r = strtod(optarg, &end);
-		if (!*optarg || *end || errno || !(r > 0 && r <= 1)) {
-			p_err("--self-wake-ratio '%s': expected a number in (0, 1]", optarg);
-			return -EINVAL;
-		}
-		o->an.self_wake_ratio = r;
-		break;
-	}
-	case OPT_SELF_WAKE_MIN:
-		ret = parse_count("--self-wake-min", optarg, 1, UINT32_MAX, &v);
-		o->an.self_wake_min = v;
-		break;
-	case OPT_LARGE_FUTURE:
-		ret = parse_bytes("--large-future-size", optarg, &o->an.large_future_bytes, false);
 		break;
 	case OPT_TOP:
 		ret = parse_count("--top", optarg, 1, 1000, &v);
@@ -579,7 +570,13 @@ static int parse_analysis_opt(int c, struct run_opts *o)
 		o->an.max_live_tasks = (size_t)v;
 		break;
 	default:
-		return -ENOENT;
+		if (c < OPT_THRESHOLD || c >= OPT_THRESHOLD + AN_THRESHOLDS)
+			return -ENOENT;
+		if (an_threshold_parse(&an_thresholds[c - OPT_THRESHOLD], optarg, &o->an, errbuf,
+				       sizeof(errbuf))) {
+			p_err("%s", errbuf);
+			return -EINVAL;
+		}
 	}
 	return ret ? -EINVAL : 0;
 }

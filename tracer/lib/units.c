@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* units.c — duration parsing and formatting (see units.h). */
+/* units.c — durations, counts, sizes and ratios parsed and formatted (see units.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "units.h"
@@ -126,4 +127,85 @@ const char *fmt_duration(uint64_t ns, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%lluns", (unsigned long long)ns);
 	return buf;
+}
+
+int parse_whole(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err,
+		size_t errlen)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!*s || *s == '-' || *s == '+') {
+		snprintf(err, errlen, "'%s': expected a whole number", s);
+		return -EINVAL;
+	}
+	v = strtoull(s, &end, 10);
+	if (*end || errno) {
+		snprintf(err, errlen, "'%s': expected a whole number", s);
+		return -EINVAL;
+	}
+	if (v < min || v > max) {
+		snprintf(err, errlen, "'%s': must be between %llu and %llu", s,
+			 (unsigned long long)min, (unsigned long long)max);
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+static const struct {
+	const char *suffix;
+	unsigned shift;
+} size_units[] = { { "T", 40 }, { "G", 30 }, { "M", 20 }, { "K", 10 }, { "k", 10 } };
+
+int parse_byte_size(const char *s, uint64_t *out, char *err, size_t errlen)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	errno = 0;
+	v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+	if (*s < '0' || *s > '9' || errno) {
+		snprintf(err, errlen, "'%s': expected a size such as 256M", s);
+		return -EINVAL;
+	}
+	for (size_t i = 0; *end && i < sizeof(size_units) / sizeof(size_units[0]); i++)
+		if (!strcmp(end, size_units[i].suffix))
+			mult = 1ull << size_units[i].shift;
+	if (*end && mult == 1) {
+		snprintf(err, errlen, "'%s': unknown unit '%s' (K, M, G or T)", s, end);
+		return -EINVAL;
+	}
+	*out = v > UINT64_MAX / mult ? UINT64_MAX : v * mult;
+	return 0;
+}
+
+const char *fmt_byte_size(uint64_t n, char *buf, size_t len)
+{
+	for (size_t i = 0; n && i < sizeof(size_units) / sizeof(size_units[0]); i++) {
+		uint64_t unit = 1ull << size_units[i].shift;
+
+		if (n % unit == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(n / unit), size_units[i].suffix);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)n);
+	return buf;
+}
+
+int parse_ratio(const char *s, double min, double max, double *out, char *err, size_t errlen)
+{
+	char *end;
+	double r;
+
+	errno = 0;
+	r = strtod(s, &end);
+	if (!*s || *end || errno || !(r > min && r <= max)) {
+		snprintf(err, errlen, "'%s': expected a number in (%g, %g]", s, min, max);
+		return -EINVAL;
+	}
+	*out = r;
+	return 0;
 }

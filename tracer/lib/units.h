@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* units.h — durations on the command line and in human output. */
+/* units.h — durations, counts, sizes and ratios on the command line and in human output. The
+ * parsers put a reason in err that the caller prefixes with the option ("--top '0': must be …"). */
 #ifndef TET_UNITS_H
 #define TET_UNITS_H
 #include <stddef.h>
@@ -21,5 +22,20 @@ int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *ou
 
 /* "1.52s", "830µs", "12ns": three significant digits, for terminal output. */
 const char *fmt_duration(uint64_t ns, char *buf, size_t len);
+
+/* A whole number in [min, max]: decimal digits only. -EINVAL "'S': expected a whole number",
+ * -ERANGE "'S': must be between MIN and MAX". */
+int parse_whole(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err,
+		size_t errlen);
+
+/* A byte count: a number and K, M, G or T (powers of 1024), or bytes without a unit; too large
+ * saturates. The caller checks the range. -EINVAL with the reason. */
+int parse_byte_size(const char *s, uint64_t *out, char *err, size_t errlen);
+
+/* "1K", "256M", "1000": the largest unit that divides n exactly (parse_byte_size reads it back). */
+const char *fmt_byte_size(uint64_t n, char *buf, size_t len);
+
+/* A number in (min, max]. -EINVAL "'S': expected a number in (MIN, MAX]". */
+int parse_ratio(const char *s, double min, double max, double *out, char *err, size_t errlen);
 
 #endif

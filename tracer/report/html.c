@@ -86,7 +86,7 @@ static const char *task_name(uint64_t key, char *buf, size_t len)
 }
 
 static const char *const kind_title[AN_FINDING_KINDS] = {
-#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = title,
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = title,
 #include "findings.def"
 #undef AN_FINDING
 };
@@ -309,7 +309,7 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 /* Findings grouped by kind and spawn site, the worst first: one entry per group, worded
  * by its worst finding, with the other tasks listed after it. */
 static const int kind_rank[AN_FINDING_KINDS] = {
-#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = rank,
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = rank,
 #include "findings.def"
 #undef AN_FINDING
 };
@@ -345,7 +345,7 @@ static void findings_html(FILE *out, const struct analyzer *a, const struct repo
 	size_t n = an_findings(a, &f), *ix, groups = 0, shown = 0, sites = 0;
 	unsigned per[AN_FINDING_KINDS] = { 0 };
 	static const char *const names[AN_FINDING_KINDS][2] = {
-#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = { one, many },
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = { one, many },
 #include "findings.def"
 #undef AN_FINDING
 	};
@@ -1759,7 +1759,7 @@ static int data_json(FILE *out, const struct analyzer *a, const struct report_me
 		j_flight(w, m);
 	jw_key(w, "thresholds");
 	jw_obj_begin(w);
-	report_json_thresholds_ns(w, o);
+	report_json_thresholds(w, o, false);
 	jw_obj_end(w);
 	jw_key(w, "totals");
 	jw_obj_begin(w);

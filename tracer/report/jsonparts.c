@@ -11,6 +11,7 @@
 #include "json.h"
 #include "jsonparts.h"
 #include "locks.h"
+#include "thresholds.h"
 #include "units.h"
 #include "vocab.h"
 
@@ -242,12 +243,13 @@ void report_json_started(struct jw *w, const struct report_meta *m)
 	jw_ku64(w, "monotonic_start_ns", m->start_ns);
 }
 
-void report_json_thresholds_ns(struct jw *w, const struct an_opts *o)
+void report_json_thresholds(struct jw *w, const struct an_opts *o, bool all)
 {
-	jw_ku64(w, "long_poll_ns", o->long_poll_ns);
-	jw_ku64(w, "stall_ns", o->stall_ns);
-	jw_ku64(w, "lost_waker_ns", o->lost_waker_ns);
-	jw_ku64(w, "never_yields_ns", o->never_yields_ns);
+	/* a RATIO's member is a double, every other one a uint64_t (thresholds.c checks) */
+#define AN_THRESHOLD(kind, option, unit, field, def, min, max, help)                           \
+	if (all || AN_UNIT_##unit == AN_UNIT_DURATION)                                           \
+		_Generic(o->field, double: jw_kdouble, default: jw_ku64)(w, #field, o->field);
+#include "thresholds.def"
 }
 
 void report_json_totals_head(struct jw *w, const struct an_totals *t, const struct report_meta *m)

@@ -34,8 +34,9 @@ void report_finding_wait_json(struct jw *w, const struct analyzer *a,
 /* Runs of keys the JSON report and the HTML page's data blob both write: */
 /* "started_at" (ISO 8601 UTC), "duration_ns" */
 void report_json_started(struct jw *w, const struct report_meta *m);
-/* "long_poll_ns", "stall_ns", "lost_waker_ns", "never_yields_ns" */
-void report_json_thresholds_ns(struct jw *w, const struct an_opts *o);
+/* thresholds.def's rows, by their an_opts member ("long_poll_ns": 10000000, …): every one, or
+ * (all false) the durations only */
+void report_json_thresholds(struct jw *w, const struct an_opts *o, bool all);
 /* "events", "drops", "polls", "wakes", "spawns" */
 void report_json_totals_head(struct jw *w, const struct an_totals *t, const struct report_meta *m);
 /* "sched", "why_no_sched", "profile_hz", "why_no_profile", "cpu_samples",

@@ -176,10 +176,7 @@ static void j_capture(struct jw *w, const struct analyzer *a, const struct repor
 		jw_null(w);
 	jw_key(w, "thresholds");
 	jw_obj_begin(w);
-	report_json_thresholds_ns(w, o);
-	jw_kdouble(w, "self_wake_ratio", o->self_wake_ratio);
-	jw_ku64(w, "self_wake_min", o->self_wake_min);
-	jw_ku64(w, "large_future_bytes", o->large_future_bytes);
+	report_json_thresholds(w, o, true);
 	jw_obj_end(w);
 	jw_key(w, "detectors");
 	jw_arr_begin(w);

@@ -21,7 +21,7 @@
 #include "text.h"
 #include "units.h"
 static const char *const finding_advice[AN_FINDING_KINDS] = {
-#define AN_FINDING(e, name, title, one, many, rank, advice) [AN_##e] = advice,
+#define AN_FINDING(e, name, title, one, many, rank, trigger, advice) [AN_##e] = advice,
 #include "findings.def"
 #undef AN_FINDING
 };
