@@ -26,6 +26,15 @@ km_releases() {
              END { for (i = 1; i <= n; i++) print last[order[i]] }' <<< "$all"
 }
 
+# km_compared MODE RELEASE…: of a run's releases (sorted), those also built without the cfg and
+# unpatched and compared with nm: make test (MODE test) the oldest, a middle one and the newest;
+# KIT_MATRIX=cover|latest|all every one. t_kit_notes leaves these to the matrix.
+km_compared() {
+    local mode=$1; shift
+    if [ "$mode" = test ]; then printf '%s\n' "$1" "${@:$(( $# / 2 + 1 )):1}" "${@: -1}" | awk '!seen[$0]++'
+    else printf '%s\n' "$@"; fi
+}
+
 # "name size" of every function in .text, hashes stripped, sorted (nm: an observer we did not write)
 km_func_sizes() {
     nm -C -S --defined-only "$1" | awk '$3 ~ /^[tTwW]$/ { sz = $2; $1 = ""; $2 = ""; $3 = ""; print $0, sz }' |
