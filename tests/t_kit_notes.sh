@@ -21,6 +21,7 @@ trap 'restore_locks; _cleanup' EXIT
 # all; since make test compares three of the cover, 1.24.2 was compared nowhere.)
 . "$(dirname "$0")/kit/matrix_lib.sh"
 mapfile -t COVER < <(km_releases cover | sort -uV)
+[ ${#COVER[@]} -ge 2 ] || die_test "probes-patch/hooks.py cover or tests/kit/registry.sh --list failed: cannot tell which releases t_kit_matrix compares"
 MATRIX_COMPARED=" $(km_compared test "${COVER[@]}" | tr '\n' ' ')"
 
 for line in "${LINES[@]}"; do
