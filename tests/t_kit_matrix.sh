@@ -40,13 +40,9 @@ if [ -n "${KIT_MATRIX_ONLY:-}" ]; then   # a maintainer's subset: KIT_MATRIX_ONL
     read -r -a RELEASES <<< "$KIT_MATRIX_ONLY"; which="KIT_MATRIX_ONLY"
 fi
 declare -A FULL=()   # releases given every check; the others the kit's build, its checks, the traces
-if [ "$which" = test ]; then
-    # make test: the nm comparison with stock (two more builds, ~35 s a release) on the oldest,
-    # a middle and the newest of the cover; KIT_MATRIX=cover compares every one of them
-    full=("${RELEASES[0]}" "${RELEASES[$(( ${#RELEASES[@]} / 2 ))]}" "${RELEASES[-1]}")
-else
-    full=("${RELEASES[@]}")
-fi
+# make test: the nm comparison with stock (two more builds, ~35 s a release) on the oldest, a middle
+# and the newest of the cover (km_compared); KIT_MATRIX=cover compares every one of them
+mapfile -t full < <(km_compared "$which" "${RELEASES[@]}")
 for v in "${full[@]}"; do FULL[$v]=1; done
 echo "# $which: ${#RELEASES[@]} releases: ${RELEASES[*]}; compared with stock: $(printf '%s\n' "${!FULL[@]}" | sort -V | tr '\n' ' ')"
 # The next release builds while this one is checked and traced (the traced workload mostly

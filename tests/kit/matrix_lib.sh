@@ -8,10 +8,12 @@
 # one target directory, as t_kit_notes does: a path source's directory reaches the code (panic
 # locations, symbol hashes), so only then must they be the same functions with the same sizes.
 # Builds are kept by content hash (the release's sources, the catalogue, the kit, the workload,
-# rustc) under .cache/kit-matrix: a rerun with nothing changed builds nothing.
+# rustc) under .cache/kit-matrix: a rerun with nothing changed builds nothing. Every release is
+# built from ONE registry path ($KM/registry, km_shared_registry), so the target directories
+# shared by all releases keep the dependencies (libc, syn, mio, …) compiled once.
 # Source after tests/lib.sh.
 KM=${KIT_MATRIX_DIR:-$ROOT/.cache/kit-matrix}
-KM_BUILD_REV=1   # bump when km_build makes its builds another way (part of the cache key)
+KM_BUILD_REV=2   # bump when km_build makes its builds another way (part of the cache key)
 
 # km_releases cover|latest|all: the releases of the matrix (cover: a few that together take every
 # variant of every hook any release takes, hooks.py cover; latest: the newest of each minor line)
@@ -22,6 +24,15 @@ km_releases() {
     if [ "$1" = cover ]; then python3 "$ROOT/probes-patch/hooks.py" cover; return; fi
     awk -F. '{ last[$1 "." $2] = $0; if (!seen[$1 "." $2]++) order[++n] = $1 "." $2 }
              END { for (i = 1; i <= n; i++) print last[order[i]] }' <<< "$all"
+}
+
+# km_compared MODE RELEASE…: of a run's releases (sorted), those also built without the cfg and
+# unpatched and compared with nm: make test (MODE test) the oldest, a middle one and the newest;
+# KIT_MATRIX=cover|latest|all every one. t_kit_notes leaves these to the matrix.
+km_compared() {
+    local mode=$1; shift
+    if [ "$mode" = test ]; then printf '%s\n' "$1" "${@:$(( $# / 2 + 1 )):1}" "${@: -1}" | awk '!seen[$0]++'
+    else printf '%s\n' "$@"; fi
 }
 
 # "name size" of every function in .text, hashes stripped, sorted (nm: an observer we did not write)
@@ -43,6 +54,24 @@ km_make_app() {
     cp "$ROOT/tests/fixtures/kit/matrix-app/src/main.rs" "$app/src/"
     printf '[package]\nname = "matrix-app"\nversion = "0.1.0"\nedition = "2021"\n[dependencies]\ntokio = { version = "=%s", features = ["full"] }\n' "$v" > "$app/Cargo.toml"
     printf '[source.crates-io]\nreplace-with = "matrix"\n[source.matrix]\ndirectory = "%s"\n[net]\noffline = true\n' "$reg" > "$app/.cargo/config.toml"
+}
+
+# km_shared_registry V: $KM/registry made anew as the crates of $KM/V/registry (registry.sh), each
+# named by its crate and the folder it comes from (name-version~hash of the path). Cargo takes a
+# registry crate's path into its fingerprint (PathToSourceChanged): from $KM/V/registry every
+# release rebuilt all its dependencies in the shared target directories (20 of the ~24 crates);
+# from one path they stay fresh across releases, and a name-version that two releases take from
+# two folders (bookworm's, sid's) is two paths, never one build taken for the other.
+km_shared_registry() {
+    python3 - "$KM/$1/registry" "$KM/registry" <<'PY'
+import hashlib, os, shutil, sys
+src, reg = sys.argv[1:]
+shutil.rmtree(reg, ignore_errors=True)
+os.makedirs(reg)
+for e in sorted(os.listdir(src)):
+    t = os.path.realpath(os.path.join(src, e))
+    os.symlink(t, os.path.join(reg, e + "~" + hashlib.sha256(t.encode()).hexdigest()[:8]))
+PY
 }
 
 # km_key SRC: the content hash a release's builds are kept by: its sources, the catalogue, the
@@ -70,7 +99,8 @@ km_build() {
     [ $KM_CACHED = 1 ] && return 0
     rm -f "$KW/built-from" "$KW"/bin/*
     local app=$KW/app
-    km_make_app "$app" "$v" "$KW/registry"
+    km_shared_registry "$v" || { KM_ERR="cannot make $KM/registry from $KW/registry"; return 1; }
+    km_make_app "$app" "$v" "$KM/registry"
     # usdt: the kit, as a user runs it in the crate
     (cd "$app" && "$ROOT/scripts/tokio-usdt-build" --release --target-dir "$KM/target-usdt") > "$KW/kit.out" 2> "$KW/kit.err"
     echo $? > "$KW/kit.rc"

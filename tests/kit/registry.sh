@@ -42,13 +42,18 @@ else
     deb=$(ls -d "$CR"/{bookworm,trixie,sid}/tokio-"$V" 2>/dev/null | head -1 || true)
     [ -n "$deb" ] || die "tokio $V: neither $SHARED/tokio-$V.tar.xz nor a Debian crate in .cache/crates"
     rm -rf "$OUT" && mkdir -p "$OUT"
-    for c in "$(dirname "$deb")"/*/; do ln -s "${c%/}" "$OUT/"; done
+    crates=("$(dirname "$deb")"/*/)
+    ln -s "${crates[@]%/}" "$OUT/"
     exit 0
 fi
 for d in mio-0.8.11 socket2-0.4.10; do unpack "$SHARED/$d.tar.xz"; src+=("$UNPACK/$d.tmp/$d"); done
 rm -rf "$OUT" && mkdir -p "$OUT"
+# one ln for the ~300 crates (a fork each took seconds on a loaded machine, at every release)
+crates=()
 for c in "$CR"/sid/*/; do
-    case $(basename "$c") in tokio-[0-9]*|tokio-macros-*) continue;; esac
-    ln -s "${c%/}" "$OUT/"
+    c=${c%/}
+    case ${c##*/} in tokio-[0-9]*|tokio-macros-*) continue;; esac
+    crates+=("$c")
 done
+ln -s "${crates[@]}" "$OUT/"
 for c in "$CR"/bookworm/num_cpus-* "$CR"/bookworm/syn-1.* "${src[@]}"; do ln -sfn "$c" "$OUT/$(basename "$c")"; done
