@@ -6,7 +6,7 @@
 # either and has the same functions with the same sizes (nm) as the same Tokio unpatched, built
 # the same way (the patch compiles to stock Tokio) — for the lines whose release t_kit_matrix
 # does not already check that way in make test (1.24.2 and 1.43.1; km_compared: the matrix
-# compares 1.25.3, 1.41.1 and 1.53.2 of the hooks.py cover).
+# compares the newest of the hooks.py cover, 1.53.2).
 . "$(dirname "$0")/lib.sh"
 
 # The Cargo.lock files this test rewrites (cargo records the path source) are restored however it
@@ -18,7 +18,7 @@ trap 'restore_locks; _cleanup' EXIT
 # the releases t_kit_matrix builds patched-without-cfg against stock anyway in make test
 # (km_compared of the cover: 1.53.2 of our lines): their sample services are not built that way a
 # second time here. (It once skipped every newest of a minor line, as the matrix compared them
-# all; since make test compares three of the cover, 1.24.2 was compared nowhere.)
+# all; since make test compares part of the cover, 1.24.2 was compared nowhere.)
 . "$(dirname "$0")/kit/matrix_lib.sh"
 mapfile -t COVER < <(km_releases cover | sort -uV)
 [ ${#COVER[@]} -ge 2 ] || die_test "probes-patch/hooks.py cover or tests/kit/registry.sh --list failed: cannot tell which releases t_kit_matrix compares"
