@@ -177,8 +177,7 @@ struct tb {
 		uint64_t scan_now;
 		struct strq q[STRQ_MAX]; /* ring */
 		size_t qhead, qlen;
-		uint64_t str_pid, str_ptr;
-		char str[STRING_MAX];
+		char str[STRING_MAX];   /* RD_STRING: the string at rq.addr of process rq.pid */
 	} rd;
 };
 
@@ -485,7 +484,7 @@ static struct string **string_slot(struct tb *b, uint64_t pid, uint64_t ptr)
 			return &b->strings[i];
 }
 
-static const struct string *string_get(struct tb *b, uint64_t pid, uint64_t ptr)
+static struct string *string_get(struct tb *b, uint64_t pid, uint64_t ptr)
 {
 	return b->strings_cap ? *string_slot(b, pid, ptr) : NULL;
 }
@@ -540,13 +539,13 @@ static void string_want(struct tb *b, uint32_t pid, uint64_t ptr, uint64_t len)
 
 	if (!b->o.reads || !ptr || !len)
 		return;
-	s = (struct string *)string_get(b, pid, ptr);
+	s = string_get(b, pid, ptr);
 	if (s && s->state != STR_FAILED)
 		return;
 	if (b->rd.qlen == STRQ_MAX)
 		return; /* missed when delivered */
 	string_put(b, pid, ptr, NULL, 0);
-	s = (struct string *)string_get(b, pid, ptr);
+	s = string_get(b, pid, ptr);
 	if (!s)
 		return; /* refused (the bound) or out of memory */
 	s->state = STR_WANTED;
@@ -1227,7 +1226,7 @@ static bool sweep_due(const struct tb *b, const struct thread *t, uint64_t now_n
 static void reads_reset(struct tb *b)
 {
 	if (b->rd.stage == RD_STRING) {
-		struct string *s = (struct string *)string_get(b, b->rd.str_pid, b->rd.str_ptr);
+		struct string *s = string_get(b, b->rd.rq.pid, b->rd.rq.addr);
 
 		if (s && s->state == STR_WANTED)
 			s->state = STR_FAILED;
@@ -1266,8 +1265,6 @@ bool tb_next_read(struct tb *b, uint64_t now_ns, struct tb_read *rq)
 		if (!s || s->state != STR_WANTED)
 			continue; /* its record came after all */
 		b->rd.stage = RD_STRING;
-		b->rd.str_pid = q.pid;
-		b->rd.str_ptr = q.ptr;
 		b->rd.rq = (struct tb_read){ .kind = TB_READ_MEM, .pid = (uint32_t)q.pid,
 					     .addr = q.ptr, .buf = b->rd.str, .len = q.len };
 		*rq = b->rd.rq;
@@ -1285,11 +1282,11 @@ void tb_read_done(struct tb *b, ssize_t n)
 		return;
 	case RD_STRING:
 		b->rd.stage = RD_NONE;
-		s = (struct string *)string_get(b, b->rd.str_pid, b->rd.str_ptr);
+		s = string_get(b, b->rd.rq.pid, b->rd.rq.addr);
 		if (!s || s->state != STR_WANTED)
 			return;
 		if (n > 0) {
-			string_put(b, b->rd.str_pid, b->rd.str_ptr, b->rd.str, (size_t)n);
+			string_put(b, b->rd.rq.pid, b->rd.rq.addr, b->rd.str, (size_t)n);
 			b->s.strings_read++;
 		} else {
 			s->state = STR_FAILED;
