@@ -146,6 +146,7 @@ struct tb {
 	uint64_t cutoff;            /* 0 = none */
 	uint64_t ring_ns;           /* every ring record submitted before this has been fed */
 	uint64_t now;               /* the tracer's time at the last tb_advance */
+	uint64_t delivered_ns;      /* every event stamped up to here has been delivered */
 	uint64_t released;          /* largest timestamp delivered */
 	struct thread **threads;
 	size_t nthreads, threads_cap;
@@ -1399,8 +1400,8 @@ static void heap_down(struct thread **h, size_t n, size_t i)
 }
 
 /* Delivers, in time order, every held event up to `mark`, and beyond it the oldest ones
- * while more than max_pending are held. */
-static void release(struct tb *b, uint64_t mark)
+ * while more than max_pending are held. False when out of memory (nothing delivered). */
+static bool release(struct tb *b, uint64_t mark)
 {
 	size_t n = 0;
 
@@ -1408,7 +1409,7 @@ static void release(struct tb *b, uint64_t mark)
 		struct thread **h = realloc(b->heap, b->nthreads * sizeof(*h));
 
 		if (!h)
-			return;
+			return false;
 		b->heap = h;
 		b->heap_cap = b->nthreads;
 	}
@@ -1436,6 +1437,7 @@ static void release(struct tb *b, uint64_t mark)
 		}
 		heap_down(b->heap, n, 0);
 	}
+	return true;
 }
 
 /* The time up to which no thread can still send an earlier event: the oldest "complete up
@@ -1468,6 +1470,8 @@ void tb_ring_drained(struct tb *b, uint64_t before_ns)
 
 void tb_advance(struct tb *b, uint64_t now_ns)
 {
+	uint64_t mark;
+
 	reads_reset(b);
 	b->now = now_ns;
 	/* a sweep is safe whenever no batch of the thread is in flight (it checks), so quiet
@@ -1479,7 +1483,9 @@ void tb_advance(struct tb *b, uint64_t now_ns)
 		if (t->gone_ns && !t->dead && !t->exited && b->ring_ns >= t->gone_ns + VANISH_GRACE_NS)
 			thread_vanished(b, t);
 	}
-	release(b, watermark(b));
+	mark = watermark(b);
+	if (release(b, mark) && mark > b->delivered_ns)
+		b->delivered_ns = mark;
 	threads_prune(b);
 }
 
@@ -1506,7 +1512,8 @@ void tb_finish(struct tb *b)
 	for (size_t i = 0; i < b->nthreads; i++)
 		if (b->threads[i]->gone_ns && !b->threads[i]->dead && !b->threads[i]->exited)
 			thread_vanished(b, b->threads[i]);
-	release(b, UINT64_MAX);
+	if (release(b, UINT64_MAX))
+		b->delivered_ns = UINT64_MAX;
 	/* the windows the threads had not flushed, as the last sweep read them */
 	for (size_t i = 0; i < b->nthreads; i++) {
 		add_counts(b->s.recorded, b->threads[i]->window);
@@ -1517,6 +1524,11 @@ void tb_finish(struct tb *b)
 const struct tb_stats *tb_stats(const struct tb *b)
 {
 	return &b->s;
+}
+
+uint64_t tb_delivered_ns(const struct tb *b)
+{
+	return b->delivered_ns;
 }
 
 bool tb_sampled(const struct tb *b)

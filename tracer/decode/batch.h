@@ -81,6 +81,11 @@ void tb_sweep_all(struct tb *b);
  * now_ns 0 has nothing more). */
 void tb_finish(struct tb *b);
 const struct tb_stats *tb_stats(const struct tb *b);
+/* The time up to which every event has been delivered (the watermark of the last tb_advance,
+ * behind the tracer's clock by a sweep or more): a judgement of "nothing happened since"
+ * (a stall, a poll that never yields) made later than this would take events still held
+ * for ordering, or still in a thread's buffer, for events that did not happen. */
+uint64_t tb_delivered_ns(const struct tb *b);
 /* Is the event stream sampled (a batch said rate > 1)? */
 bool tb_sampled(const struct tb *b);
 /* Per probe: events the threads counted (tb_stats.recorded) plus the counts of windows not

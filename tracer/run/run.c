@@ -673,15 +673,24 @@ uint64_t run_wait_ns(const struct run *r, uint64_t now)
 	return wait;
 }
 
-/* The time-based detectors and the loss windows. */
+/* The time-based detectors and the loss windows. The detectors judge what did not happen
+ * (no wake, no poll end) up to the time every event has been delivered: batched capture
+ * holds a thread's records until it flushes or is swept, and orders them before delivery,
+ * so the tracer's clock runs ahead of what the analyzer has seen (by a sweep, ~30 ms; by
+ * seconds when the tracer itself was not scheduled, or when quiet threads cannot be read). */
 static void step_tick(struct run *r)
 {
+	struct tb *dec = tet_session_decoder(r->sess);
+	uint64_t at = r->now;
+
+	if (dec && tb_delivered_ns(dec) < at)
+		at = tb_delivered_ns(dec);
 	if (!tet_session_counters(r->sess, &r->meta.counters)) {
 		an_note_drops(r->an, r->meta.counters.drops);
 		run_loss_track(&r->lt, r->an, &r->meta.counters, r->now);
 	}
 	note_batch_loss(r);
-	an_tick(r->an, r->now);
+	an_tick(r->an, at);
 	r->next_tick = r->now + DETECT_TICK_NS;
 }
 
