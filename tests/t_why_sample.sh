@@ -23,7 +23,10 @@
 # can spoil a planted sleep: ms on CPU inside it, or, stalled past the sleep's deadline, a thread
 # that wakes with the timer fired and never sleeps (two fresh-clone CI runs had one such poll in
 # 24). stallmon watches each capture; tests/stall_excuse.py --sleeps excuses a blocking poll only
-# when a recorded stall covers its on-CPU time, and fewer than half may be excused.
+# when a recorded stall covers its on-CPU time. A poll whose split the report itself doubts
+# (why.split_doubtful: 10 profile periods or more on CPU without one sample; its sleep's record
+# missing, seen once in ~150 blocking polls, in CI once in batched capture) is excused too, and
+# why.splits_doubtful must count them. Fewer than half may be excused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 . "$(dirname "$0")/report_lib.sh"
@@ -68,12 +71,23 @@ run() {  # run TAG BIN CAPTURE_ARGS...
 # report a recorded machine stall spoilt, and EXCUSED, their number (tests/stall_excuse.py
 # --sleeps; its judgement is printed)
 excused_sleeps() {
-    local tag=$1 site=$2 out ex
+    local tag=$1 site=$2 out ex dz
     EXC='select(false)' EXCUSED=0
     out=$(python3 "$ROOT/tests/stall_excuse.py" --sleeps ${3:-} "$TMPD/$tag.json" "$STALLS" "$site") ||
         { not_ok "$tag: stall_excuse.py --sleeps ran"; return; }
     sed '$d; s/^/# /' <<< "$out"
     ex=$(tail -n 1 <<< "$out")
+    # … and those whose split the report itself doubts (why.split_doubtful: on CPU for 10
+    # profile periods or more without one sample — a sleep the BPF side did not record, seen
+    # once in ~150 polls): the report says it cannot vouch for them
+    local at="select(.location // \"\" | endswith(\"$site\"))"
+    [ "${3:-}" = --type ] && at="select(.type_name // \"\" | contains(\"$site\"))"
+    dz=$(jq -c "[.findings[] | $at | select(.kind == \"long_poll\" and .why.split_doubtful == true) | .first_at_ns]" "$TMPD/$tag.json")
+    [ "$dz" = "[]" ] || echo "# split doubted by the report (excused): $(jq -r "[.findings[] | select(.first_at_ns | IN($dz[])) | .why.summary] | join(\"; \")" "$TMPD/$tag.json")"
+    check_eq "$tag: why.splits_doubtful counts the findings with why.split_doubtful" \
+        "$(jqr "$TMPD/$tag.json" '[.findings[] | select(.why.split_doubtful == true)] | length')" \
+        "$(jqr "$TMPD/$tag.json" .why.splits_doubtful)"
+    ex=$(jq -c --argjson d "$dz" '. + $d | unique' <<< "$ex")
     EXCUSED=$(jq length <<< "$ex")
     EXC="select(.first_at_ns | IN($ex[]) | not)"
 }
@@ -81,7 +95,7 @@ excused_sleeps() {
 check_common() {  # check_common TAG FULL_STACKS(1/0) BLOCK_SELECT HOG_SELECT (after excused_sleeps)
     local tag=$1 full=$2 R="$TMPD/$1.json" SB="$3 | $EXC" SH=$4
     local na; na=$(jqr "$R" "[.findings[] | $3 | select(.kind == \"long_poll\")] | length")
-    check "$tag: fewer than half the blocking long polls excused by a machine stall ($EXCUSED of $na)" \
+    check "$tag: fewer than half the blocking long polls excused (a machine stall, a split the report doubts) ($EXCUSED of $na)" \
         test $(( EXCUSED * 2 )) -lt "$na"
     check_eq "$tag: sched tracked" true "$(jqr "$R" .why.sched)"
     check_eq "$tag: nothing lost (events, off-CPU periods, CPU samples): the split below is whole" "0 0 0" \

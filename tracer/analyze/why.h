@@ -52,12 +52,15 @@ struct why_hot {
 };
 
 #define WHY_HOT_MAX 5
+#define WHY_DOUBT_PERIODS 10      /* P(no sample | on CPU that long) = e^-10 */
 struct why_finding {          /* parallel to an_findings(): index i describes finding i */
 	bool known;               /* the breakdown below is from the kernel side */
 	uint64_t on_cpu_ns, preempted_ns, blocked_ns; /* the worst occurrence (long_poll: its poll) */
 	uint64_t stolen_ns;       /* … of preempted_ns, by the hypervisor */
 	const struct why_stack *blocked_top; /* where it blocked longest (NULL: never blocked) */
 	uint64_t samples;         /* CPU samples in the finding's polls */
+	bool doubtful;            /* on CPU for WHY_DOUBT_PERIODS profile periods or more, and not
+				   * one sample: time the tracer did not see (why_build) */
 	struct why_hot hot[WHY_HOT_MAX];
 	size_t nhot;
 };
@@ -73,6 +76,7 @@ struct why_report {
 	uint64_t stolen_periods, stolen_ns; /* … seen (in polls or not) */
 	uint64_t samples, samples_in_polls, offcpu_periods;
 	uint64_t stack_errors;    /* stacks the BPF stack map could not hold (counted, not shown) */
+	uint64_t splits_doubtful; /* findings with why_finding.doubtful */
 	uint64_t offcpu_lost, samples_lost; /* off-CPU periods (sleeps, preemptions, steal) and CPU
 				   * samples the ring had no room for: a poll whose sleep was lost
 				   * looks on CPU */

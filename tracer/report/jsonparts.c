@@ -287,6 +287,7 @@ void report_json_why_head(struct jw *w, const struct why_report *r)
 	jw_ku64(w, "offcpu_periods_in_polls", r->offcpu_periods);
 	jw_ku64(w, "stack_errors", r->stack_errors);
 	jw_ku64(w, "offcpu_periods_lost", r->offcpu_lost);
+	jw_ku64(w, "splits_doubtful", r->splits_doubtful);
 	jw_ku64(w, "cpu_samples_lost", r->samples_lost);
 	jw_key(w, "notes");
 	jw_arr_begin(w);

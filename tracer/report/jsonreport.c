@@ -794,6 +794,7 @@ static void j_why_finding(struct jw *w, const struct why_finding *wf)
 		jw_ku64(w, "preempted_ns", wf->preempted_ns);
 		jw_ku64(w, "stolen_ns", wf->stolen_ns);
 		jw_ku64(w, "blocked_ns", wf->blocked_ns);
+		jw_kbool(w, "split_doubtful", wf->doubtful);
 	}
 	jw_key(w, "blocked_in");
 	if (wf->blocked_top) {

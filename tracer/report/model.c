@@ -576,6 +576,8 @@ const char *why_finding_line(const struct why_finding *wf, char *buf, size_t len
 			o = wadd(buf, len, o, " (%s by the hypervisor)",
 				fmt_duration(wf->stolen_ns, a, sizeof(a)));
 		o = wadd(buf, len, o, " · blocked %s", fmt_duration(wf->blocked_ns, c, sizeof(c)));
+		if (wf->doubtful)
+			o = wadd(buf, len, o, " (doubtful: not one CPU sample in that time on CPU)");
 	}
 	if (wf->blocked_top) {
 		o = wadd(buf, len, o, "%sblocked %s in %s", o ? "; " : "",
