@@ -18,8 +18,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
-APP="$BUILD/console-app/app"
-need_file "$APP" "tokio-console demo app (make builds it: mk/console-app.mk)"
+need_console_app
 
 start_bg tr "$TRACER" --binary "$APP" --duration 8s --stall-threshold 200ms --never-yields-threshold 100ms \
     -o "$TMPD/r.json"

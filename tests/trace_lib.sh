@@ -17,6 +17,13 @@ need_sample() {
     need_file "$SAMPLE" "sample-service tokio-$1/$2"
 }
 
+# need_console_app: sets APP to tokio-console's demo app (the `app` example of Debian's
+# console-subscriber crate, built with the kit by mk/console-app.mk); missing, it fails the test
+need_console_app() {
+    APP="$BUILD/console-app/app"
+    need_file "$APP" "tokio-console demo app (make builds it: mk/console-app.mk)"
+}
+
 # wait_exec PID BINARY [TIMEOUT_S]: waits until PID runs BINARY (a background job is a shell for
 # a moment before its exec; a tracer given --pid then would look at the shell)
 wait_exec() {
