@@ -210,6 +210,7 @@ static void why_fill(struct why_report *w, struct why_site sites[2], struct why_
 			wf[i].preempted_ns = 500000;
 			wf[i].blocked_ns = 49900000;
 			wf[i].blocked_top = &blocked_b[0];
+			wf[i].doubtful = true; /* rendered as given (why.c judges it) */
 		}
 	}
 	w->findings = wf;
@@ -375,6 +376,8 @@ static const char EVAL_WHY[] = JS_PAIRS(
 	"  .includes('std::thread::sleep (/rustc/1a2b3c/library/std/src/thread/mod.rs:900) \\u2190 io::fetch');"
 	"r.notes = q('#why .why-notes li').length;"
 	"r.split = ftext.includes('on CPU 1.6ms \\u00b7 preempted 500\\u00b5s \\u00b7 blocked 49.9ms');"
+	"r.doubt = ftext.includes('blocked 49.9ms (doubtful: not one CPU sample in that time on CPU)') &&"
+	"  (ftext.match(/doubtful/g) || []).length === 1;"
 	"r.blocked_line = ftext.includes('blocked 49.9ms in clock_nanosleep \\u2190 std::thread::sleep');"
 	"r.hottest = ftext.includes('hottest of 100 CPU samples: work::hash_block (src/work.rs:40) (50 %), <\\/script><img');"
 	"r.data_sites = D.why.sites.length;"
@@ -608,6 +611,7 @@ static int run_pages(const char *dir, const char *py, struct report_meta *m,
 	EXPECT(out, "eval", "blocked_first", 1, "why.html: longest first, frames joined with ←");
 	EXPECT(out, "eval", "notes", 1, "why.html: the note shown");
 	EXPECT(out, "eval", "split", 1, "why.html: finding: on CPU · preempted · blocked");
+	EXPECT(out, "eval", "doubt", 1, "why.html: finding: a doubtful split says so, once");
 	EXPECT(out, "eval", "blocked_line", 1, "why.html: finding: blocked … in clock_nanosleep ← …");
 	EXPECT(out, "eval", "hottest", 1, "why.html: finding: hottest frames with shares, as text");
 	EXPECT(out, "eval", "data_sites", 2, "DATA: why.sites");

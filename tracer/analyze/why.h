@@ -53,6 +53,7 @@ struct why_hot {
 
 #define WHY_HOT_MAX 5
 #define WHY_DOUBT_PERIODS 10      /* P(no sample | on CPU that long) = e^-10 */
+#define WHY_DOUBT_WORDS " (doubtful: not one CPU sample in that time on CPU)" /* after the split */
 struct why_finding {          /* parallel to an_findings(): index i describes finding i */
 	bool known;               /* the breakdown below is from the kernel side */
 	uint64_t on_cpu_ns, preempted_ns, blocked_ns; /* the worst occurrence (long_poll: its poll) */

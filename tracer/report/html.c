@@ -176,7 +176,8 @@ static void why_finding_html(FILE *out, const struct why_finding *wf)
 			fmt_duration(wf->preempted_ns, y, sizeof(y)));
 		if (wf->stolen_ns)
 			fprintf(out, " (%s by the hypervisor)", fmt_duration(wf->stolen_ns, x, sizeof(x)));
-		fprintf(out, " · blocked %s</div>", fmt_duration(wf->blocked_ns, z, sizeof(z)));
+		fprintf(out, " · blocked %s%s</div>", fmt_duration(wf->blocked_ns, z, sizeof(z)),
+			wf->doubtful ? WHY_DOUBT_WORDS : "");
 	}
 	if (b && (b->syscall || b->nframes)) {
 		fprintf(out, "<div class=\"why\">blocked %s in <code>", fmt_duration(b->ns, x, sizeof(x)));

@@ -577,7 +577,7 @@ const char *why_finding_line(const struct why_finding *wf, char *buf, size_t len
 				fmt_duration(wf->stolen_ns, a, sizeof(a)));
 		o = wadd(buf, len, o, " · blocked %s", fmt_duration(wf->blocked_ns, c, sizeof(c)));
 		if (wf->doubtful)
-			o = wadd(buf, len, o, " (doubtful: not one CPU sample in that time on CPU)");
+			o = wadd(buf, len, o, "%s", WHY_DOUBT_WORDS);
 	}
 	if (wf->blocked_top) {
 		o = wadd(buf, len, o, "%sblocked %s in %s", o ? "; " : "",
