@@ -24,7 +24,9 @@ recorded stall on one CPU overlaps its wall time by at least its on-CPU time les
 time not preempted and 1 ms (stallmon's period; a stall there must be), and its longest block,
 if any, is the sleep: a vCPU the host did not run looks on CPU to the
 guest, and one stalled past the sleep's deadline wakes with the timer already fired, so the
-thread never sleeps at all. Prints one line per such poll ("excused: …" or "NOT EXCUSED: …") and,
+thread never sleeps at all. One the report itself doubts (why.split_doubtful: on CPU for 10
+profile periods or more without one sample, a sleep whose record the BPF side did not send) is
+excused as well. Prints one line per such poll ("excused: …" or "NOT EXCUSED: …") and,
 last, the JSON list of the excused polls' first_at_ns."""
 import json
 import sys
@@ -66,6 +68,10 @@ def sleeps(args):
         what = (f"long poll at {at} at {x['first_at_ns'] / 1e6:.1f} ms: {x['value_ns'] / 1e6:.2f} ms"
                 f" (+{(x.get('preempted_ns') or 0) / 1e6:.2f} ms preempted), on CPU {on / 1e6:.2f} ms,"
                 f" blocked {blk / 1e6:.2f} ms in {(w.get('blocked_in') or {}).get('syscall')}")
+        if w.get("split_doubtful") is True:
+            print(f"excused: {what}: the report doubts its split (why.split_doubtful)")
+            excused.append(x["first_at_ns"])
+            continue
         if start is None or not w:
             print(f"NOT EXCUSED: {what}: " + ("no capture.monotonic_start_ns" if start is None else "no why split"))
             continue

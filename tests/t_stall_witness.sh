@@ -81,17 +81,19 @@ check_eq "stall_excuse: a missing report: exit 2, one line" "2 1" "$? $(wc -l < 
 # c: never slept (51 ms on CPU, no blocked_in), a 50.5 ms stall over it: excused. d: as c with no
 # stall: not. e: 10 ms on CPU, 3 ms stalls on cpu0 + 3 ms on cpu1 (not one CPU's): not. f: 95 %
 # blocked in a futex, not the sleep, no stall: not. h: 3.5 ms on CPU (under 5 % + 1 ms) with no
-# stall: not. g: another site (left out).
-sl() {  # sl SITE FIRST_AT_MS ON_MS BLOCKED_MS SYSCALL
+# stall: not. i: as d, its split doubted by the report (why.split_doubtful): excused. g: another
+# site (left out).
+sl() {  # sl SITE FIRST_AT_MS ON_MS BLOCKED_MS SYSCALL [DOUBTFUL]
     local bi=null; [ "$5" != - ] && bi="{\"syscall\": \"$5\"}"
     echo "{\"kind\": \"long_poll\", \"location\": \"src/$1:1:2\", \"task_id\": $2, \"first_at_ns\": $(( $2 * 1000000 )),
       \"value_ns\": $(( ($3 + $4) * 100000 )), \"preempted_ns\": 0, \"threshold_ns\": 10000000,
-      \"why\": {\"on_cpu_ns\": $(( $3 * 100000 )), \"blocked_ns\": $(( $4 * 100000 )), \"blocked_in\": $bi}}"
+      \"why\": {\"on_cpu_ns\": $(( $3 * 100000 )), \"blocked_ns\": $(( $4 * 100000 )), \"blocked_in\": $bi,
+      \"split_doubtful\": ${6:-false}}}"
 }
 { echo '{"capture": {"monotonic_start_ns": 1000000000}, "findings": ['
   sl s.rs 100 1 500 clock_nanosleep; echo ,; sl s.rs 200 46 500 clock_nanosleep; echo ,
   sl s.rs 300 510 0 -; echo ,; sl s.rs 400 510 0 -; echo ,; sl s.rs 500 100 500 nanosleep; echo ,
-  sl s.rs 600 20 500 futex; echo ,; sl s.rs 800 35 500 clock_nanosleep; echo ,; sl g.rs 700 510 0 -
+  sl s.rs 600 20 500 futex; echo ,; sl s.rs 800 35 500 clock_nanosleep; echo ,; sl s.rs 900 510 0 - true; echo ,; sl g.rs 700 510 0 -
   echo ']}'; } > "$TMPD/sl.json"
 cat > "$TMPD/sl.out" <<'EOF2'
 stall cpu=0 from=1201000000 to=1205000000
@@ -102,8 +104,8 @@ stall cpu=0 from=1700000000 to=1760000000
 EOF2
 out=$(python3 "$ROOT/tests/stall_excuse.py" --sleeps "$TMPD/sl.json" "$TMPD/sl.out" s.rs:1:2)
 sed 's/^/# /' <<< "$out"
-check_eq "stall_excuse --sleeps: b and c excused; d, e, f, h not; a plain, g elsewhere" \
-    "excused:200 excused:300 NOT:400 NOT:500 NOT:600 NOT:800 [200000000, 300000000]" \
+check_eq "stall_excuse --sleeps: b, c and i excused; d, e, f, h not; a plain, g elsewhere" \
+    "excused:200 excused:300 NOT:400 NOT:500 NOT:600 NOT:800 excused:900 [200000000, 300000000, 900000000]" \
     "$(sed -nE 's/^(excused|NOT EXCUSED): .* at ([0-9]+)\.0 ms.*/\1:\2/p' <<< "$out" | sed 's/NOT EXCUSED/NOT/' | tr '\n' ' ')$(tail -n 1 <<< "$out")"
 check_eq "stall_excuse --sleeps --type: by the type name (none here): nothing listed" "[]" \
     "$(python3 "$ROOT/tests/stall_excuse.py" --sleeps --type "$TMPD/sl.json" "$TMPD/sl.out" s.rs | tail -n 1)"

@@ -68,26 +68,18 @@ run() {  # run TAG BIN CAPTURE_ARGS...
 }
 
 # excused_sleeps TAG SITE [--type]: EXC, a jq filter that leaves out the blocking polls of TAG's
-# report a recorded machine stall spoilt, and EXCUSED, their number (tests/stall_excuse.py
-# --sleeps; its judgement is printed)
+# report a recorded machine stall spoilt or whose split the report doubts, and EXCUSED, their
+# number (tests/stall_excuse.py --sleeps; its judgement is printed)
 excused_sleeps() {
-    local tag=$1 site=$2 out ex dz
+    local tag=$1 site=$2 out ex
     EXC='select(false)' EXCUSED=0
     out=$(python3 "$ROOT/tests/stall_excuse.py" --sleeps ${3:-} "$TMPD/$tag.json" "$STALLS" "$site") ||
         { not_ok "$tag: stall_excuse.py --sleeps ran"; return; }
     sed '$d; s/^/# /' <<< "$out"
     ex=$(tail -n 1 <<< "$out")
-    # … and those whose split the report itself doubts (why.split_doubtful: on CPU for 10
-    # profile periods or more without one sample — a sleep the BPF side did not record, seen
-    # once in ~150 polls): the report says it cannot vouch for them
-    local at="select(.location // \"\" | endswith(\"$site\"))"
-    [ "${3:-}" = --type ] && at="select(.type_name // \"\" | contains(\"$site\"))"
-    dz=$(jq -c "[.findings[] | $at | select(.kind == \"long_poll\" and .why.split_doubtful == true) | .first_at_ns]" "$TMPD/$tag.json")
-    [ "$dz" = "[]" ] || echo "# split doubted by the report (excused): $(jq -r "[.findings[] | select(.first_at_ns | IN($dz[])) | .why.summary] | join(\"; \")" "$TMPD/$tag.json")"
     check_eq "$tag: why.splits_doubtful counts the findings with why.split_doubtful" \
         "$(jqr "$TMPD/$tag.json" '[.findings[] | select(.why.split_doubtful == true)] | length')" \
         "$(jqr "$TMPD/$tag.json" .why.splits_doubtful)"
-    ex=$(jq -c --argjson d "$dz" '. + $d | unique' <<< "$ex")
     EXCUSED=$(jq length <<< "$ex")
     EXC="select(.first_at_ns | IN($ex[]) | not)"
 }
