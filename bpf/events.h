@@ -265,6 +265,35 @@ struct tet_uring_push_rec {
 	__u32 from, to;
 };
 
+/* Records of the tracer itself, never of BPF: batched capture's decoder hands them to the
+ * analyzer in time order with the events (tracer/decode/batch.c).
+ *   TET_REC_RATE  from h.ts on, the process records only the tasks one in `rate` picks
+ *                 (PROBES.md "Sampling": task_id × 0x9e3779b97f4a7c15 ≤ 2^64 / rate); `why`
+ *                 TET_RATE_* says what moved it. A lowered rate is announced once the process
+ *                 has surely taken it (the stricter one holds until h.ts).
+ *   TET_REC_GAP   thread h.tid's batches from `from_ns` to h.ts never arrived (`batches` of
+ *                 them: the ring was full): which tasks they held is unknown */
+#define TET_REC_RATE 72
+#define TET_REC_GAP  73
+enum tet_rate_why {
+	TET_RATE_START,     /* the capture's rate (--sample-rate, 1 adaptive) */
+	TET_RATE_RING,      /* raised: the ring was filling faster than the tracer read it */
+	TET_RATE_CPU,       /* raised: the tracer's CPU went over --max-overhead */
+	TET_RATE_LOSS,      /* raised: batches were lost */
+	TET_RATE_CALM,      /* lowered: the tracer kept up with room to spare */
+	TET_RATE_WHYS,
+};
+struct tet_rate_rec {
+	struct tet_hdr h;   /* type TET_REC_RATE; pid, tid, cpu 0 */
+	__u32 rate;
+	__u32 why;          /* enum tet_rate_why */
+};
+struct tet_gap_rec {
+	struct tet_hdr h;   /* type TET_REC_GAP; tid: the thread */
+	__u64 from_ns;
+	__u64 batches;
+};
+
 /* Frames per stack in the stack map (frame pointers: physical frames; a Tokio worker's stack is
  * ~30 deep). Deeper stacks keep their innermost frames. */
 #define TET_STACK_DEPTH 64

@@ -153,3 +153,14 @@ $(PMEM_TEST): tests/unit/pmem_test.c tests/unit/check.h $(call tsrc,pmem.c) $(ca
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -pthread -o $@ $< $(call tsrc,pmem.c)
+
+# sampling_test: adaptive sampling's rule (tracer/capture/ratectl.c) and the analyzer's handling of
+# rate and gap records (tests/t_sampling_unit.sh)
+SAMPLING_TEST := $(BUILD)/tests/sampling_test
+SAMPLING_TEST_SRCS := $(call tsrc,ratectl.c analyzer.c starve.c locks.c htab.c uring.c hist.c)
+ALL_TARGETS += $(SAMPLING_TEST)
+$(SAMPLING_TEST): tests/unit/sampling_test.c tests/unit/check.h $(SAMPLING_TEST_SRCS) \
+                  $(call tsrc,ratectl.h analyzer.h) bpf/events.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $< $(SAMPLING_TEST_SRCS)

@@ -11,9 +11,10 @@
 #                         console_subscriber::init(), no client attached)
 #      usdt, untraced     the probe-patched build, no tracer
 #      per-event          traced with --capture per-event --probes all (one probe hit per event)
-#      batched            traced with batched capture (the default), every task; the kernel
+#      batched, all       traced with batched capture, every task (--sample-rate 1); the kernel
 #                         side on (sched_switch/sched_wakeup, CPU profile at 99 Hz: the defaults)
-#      batched, no sched  the same with --no-sched (what the kernel side costs)
+#      batched, auto      the default options: adaptive sampling (docs/sampling.md)
+#      batched, no sched  batched, all, with --no-sched (what the kernel side costs)
 #      batched 1/100      batched, --sample-rate 100
 #      fallback           the stock build through uprobes (--mode uprobe)
 #      per-event/batched --no-io-uring  the same without io_uring tracing: this workload uses no
@@ -32,6 +33,9 @@
 #    replayed through the decode stage and the analyzer (build/tests/batch_replay).
 # 4. The clock: ns per rdtsc and per clock_gettime on this machine (batched capture stamps each
 #    poll's begin and end).
+# 6. Saturation: `yield-workload --tasks 200 --yields 100000` (~100 M events, far more than the
+#    tracer reads) for stock, the default options (adaptive sampling) and --sample-rate 1: the
+#    cost, the rate reached, the tasks followed whole, what was set aside, exact totals.
 # 5. Locks: `sample-service lock-workload --tasks 8 --locks 50000 --workers 2` (each task takes a
 #    tokio::sync::Mutex of its own 50000 times, a Semaphore permit and an RwLock read guard of
 #    its own every 4th time, and yields every 16th: the task_lock acquire and release hooks on
@@ -39,8 +43,8 @@
 #    per-event (--probes all).
 #
 # Environment: BENCH_LINE (1.53) BENCH_TASKS (1000) BENCH_YIELDS (1000) BENCH_WORKERS (2)
-#              BENCH_REPS (9) BENCH_HTTP_REPS (5) BENCH_HTTP_SECS (5) BENCH_SKIP (space-separated
-#              parts to skip: yield http replay locks)
+#              BENCH_REPS (9) BENCH_HTTP_REPS (5) BENCH_HTTP_SECS (5) BENCH_SAT_REPS (3)
+#              BENCH_SKIP (space-separated parts to skip: yield http replay locks saturation)
 # Output: the tables on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,6 +57,7 @@ WORKERS=${BENCH_WORKERS:-2}
 REPS=${BENCH_REPS:-9}
 HTTP_REPS=${BENCH_HTTP_REPS:-5}
 HTTP_SECS=${BENCH_HTTP_SECS:-5}
+SAT_REPS=${BENCH_SAT_REPS:-3}
 SKIP=" ${BENCH_SKIP:-} "
 STOCK="$BUILD/sample-service/tokio-$LINE/stock/sample-service"
 USDT="$BUILD/sample-service/tokio-$LINE/usdt/sample-service"
@@ -125,12 +130,13 @@ yield_one() {  # yield_one REP CONFIG
     tokio-console) bin=$CONSOLE ;;
     usdt) ;;
     per-event) tracer_start --binary "$USDT" --capture per-event --probes all ;;
-    batched) tracer_start --binary "$USDT" ;;
-    batched-nosched) tracer_start --binary "$USDT" --no-sched ;;
+    batched) tracer_start --binary "$USDT" --sample-rate 1 ;;
+    batched-auto) tracer_start --binary "$USDT" ;;
+    batched-nosched) tracer_start --binary "$USDT" --sample-rate 1 --no-sched ;;
     batched-1/100) tracer_start --binary "$USDT" --sample-rate 100 ;;
     fallback) bin=$STOCK; tracer_start --binary "$STOCK" --mode uprobe ;;
     per-event-nouring) tracer_start --binary "$USDT" --capture per-event --probes all --no-io-uring ;;
-    batched-nouring) tracer_start --binary "$USDT" --no-io-uring ;;
+    batched-nouring) tracer_start --binary "$USDT" --sample-rate 1 --no-io-uring ;;
     esac
     line=$("$bin" "${WL[@]}") || die "workload failed ($cfg)"
     ns=$(sed -n 's/.*ns_per_poll=\([0-9.]*\).*/\1/p' <<< "$line")
@@ -142,7 +148,7 @@ yield_one() {  # yield_one REP CONFIG
     printf 'yield\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" >> "$RAW"
 }
 if [[ "$SKIP" != *" yield "* ]]; then
-    YCONF=(stock tokio-console usdt per-event batched batched-nosched batched-1/100 fallback
+    YCONF=(stock tokio-console usdt per-event batched batched-auto batched-nosched batched-1/100 fallback
            per-event-nouring batched-nouring)
     echo "bench-trace: yield workload, tokio $LINE, ${WL[*]}, $REPS rounds of ${#YCONF[@]} configurations…" >&2
     "$USDT" "${WL[@]}" > /dev/null; "$STOCK" "${WL[@]}" > /dev/null   # warm-up
@@ -163,9 +169,10 @@ http_one() {  # http_one REP CONFIG
     [ -n "$addr" ] || die "the service did not start ($cfg): $(cat "$TMP/svc.err")"
     case "$cfg" in
     per-event) tracer_start --pid "$SVC_PID" --capture per-event --probes all ;;
-    batched) tracer_start --pid "$SVC_PID" ;;
-    batched-nosched) tracer_start --pid "$SVC_PID" --no-sched ;;
-    batched-999hz) tracer_start --pid "$SVC_PID" --profile-hz 999 ;;
+    batched) tracer_start --pid "$SVC_PID" --sample-rate 1 ;;
+    batched-auto) tracer_start --pid "$SVC_PID" ;;
+    batched-nosched) tracer_start --pid "$SVC_PID" --sample-rate 1 --no-sched ;;
+    batched-999hz) tracer_start --pid "$SVC_PID" --sample-rate 1 --profile-hz 999 ;;
     batched-1/100) tracer_start --pid "$SVC_PID" --sample-rate 100 ;;
     flight) tracer_start --pid "$SVC_PID" --flight-recorder 60s --trigger long_poll ;;
     esac
@@ -177,7 +184,7 @@ http_one() {  # http_one REP CONFIG
     printf 'http\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\n' "$rep" "$cfg" "$rps" "$ev" "$dr" "$cpu" "$hwm" >> "$RAW"
 }
 if [[ "$SKIP" != *" http "* ]]; then
-    HCONF=(stock usdt batched batched-nosched batched-999hz per-event batched-1/100 flight)
+    HCONF=(stock usdt batched batched-auto batched-nosched batched-999hz per-event batched-1/100 flight)
     echo "bench-trace: HTTP at saturation (wrk -t2 -c16 -d${HTTP_SECS}s, serve --workers 1), $HTTP_REPS rounds…" >&2
     for rep in $(seq "$HTTP_REPS"); do
         for cfg in "${HCONF[@]}"; do http_one "$rep" "$cfg"; done
@@ -189,7 +196,7 @@ fi
 REPLAY_LINE=""
 if [[ "$SKIP" != *" replay "* ]]; then
     echo "bench-trace: consumer: dumping a batched capture of the yield workload, replaying it…" >&2
-    TET_BATCH_DUMP="$TMP/yield.dump" "$TRACER" --binary "$USDT" --ringbuf-size 256M -q \
+    TET_BATCH_DUMP="$TMP/yield.dump" "$TRACER" --binary "$USDT" --ringbuf-size 256M --sample-rate 1 -q \
         -o "$TMP/d.json" > /dev/null 2> "$TMP/d.err" &
     TRACER_PID=$!
     for _ in $(seq 200); do grep -q attached "$TMP/d.err" && break; sleep 0.05; done
@@ -206,7 +213,7 @@ lock_one() {  # lock_one REP CONFIG
     case "$cfg" in
     stock) bin=$STOCK ;;
     per-event) tracer_start --binary "$USDT" --capture per-event --probes all ;;
-    batched) tracer_start --binary "$USDT" ;;
+    batched) tracer_start --binary "$USDT" --sample-rate 1 ;;
     esac
     out=$("$bin" "${LW[@]}") || die "lock workload failed ($cfg)"
     ns=$(sed -n 's/.*ns_per_lock=\([0-9.]*\).*/\1/p' <<< "$out")
@@ -219,6 +226,39 @@ if [[ "$SKIP" != *" locks "* ]]; then
     "$USDT" "${LW[@]}" > /dev/null; "$STOCK" "${LW[@]}" > /dev/null   # warm-up
     for rep in $(seq "$REPS"); do
         for cfg in stock usdt batched per-event; do lock_one "$rep" "$cfg"; done
+    done
+fi
+
+# ---- 6. saturation ----
+SAT_JSON="$TMP/sat.jsonl"
+: > "$SAT_JSON"
+sat_one() {  # sat_one REP CONFIG: the saturated yield workload, stock / default options / every task
+    local rep=$1 cfg=$2 bin=$USDT line ns el ev=- dr=- cpu=- hwm=- exp
+    case "$cfg" in
+    stock) bin=$STOCK ;;
+    auto) tracer_start --binary "$USDT" ;;
+    all) tracer_start --binary "$USDT" --sample-rate 1 ;;
+    esac
+    line=$("$bin" "${SW[@]}") || die "saturated workload failed ($cfg)"
+    ns=$(sed -n 's/.*ns_per_poll=\([0-9.]*\).*/\1/p' <<< "$line")
+    el=$(sed -n 's/.*elapsed_ns=\([0-9]*\).*/\1/p' <<< "$line")
+    exp=$(sed -n 's/.*polls_expected=\([0-9]*\).*/\1/p' <<< "$line")
+    if [ -n "$TRACER_PID" ]; then
+        sleep 1
+        tracer_stop
+        jq -c --arg cfg "$cfg" --argjson exp "$exp" --arg site "$(grep -n '// SPAWN-SITE: yield_workload$' "$ROOT/sample-service/src/workload.rs" | cut -d: -f1)" \
+            '{cfg: $cfg, expected: ($exp + 2), polls: .totals.polls, s: .capture.batch.sampling | del(.rule),
+              whole: [.tasks[] | select((.location // "") | test("workload.rs:" + $site + ":")) | select(.polls == .yields.yield_now + 1)] | length,
+              listed: [.tasks[] | select((.location // "") | test("workload.rs:" + $site + ":"))] | length}' \
+            "$TMP/r.json" >> "$SAT_JSON"
+    fi
+    printf 'sat\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" >> "$RAW"
+}
+SW=(yield-workload --tasks 200 --yields 100000 --workers "$WORKERS")
+if [[ "$SKIP" != *" saturation "* ]]; then
+    echo "bench-trace: saturation, ${SW[*]}, $SAT_REPS rounds of stock / default options / --sample-rate 1…" >&2
+    for rep in $(seq "$SAT_REPS"); do
+        for cfg in stock auto all; do sat_one "$rep" "$cfg"; done
     done
 fi
 
@@ -240,9 +280,9 @@ EOF
 CLOCK=$(cc -O2 -o "$TMP/clk" "$TMP/clk.c" && "$TMP/clk")
 
 python3 - "$RAW" "$LINE" "$TASKS" "$YIELDS" "$WORKERS" "$REPS" "$HTTP_REPS" "$(nproc)" "$(uname -r)" \
-    "$REPLAY_LINE" "$CLOCK" > "$TXT" <<'PY'
+    "$REPLAY_LINE" "$CLOCK" "$SAT_JSON" > "$TXT" <<'PY'
 import json, statistics, sys
-raw, line, tasks, yields, workers, reps, hreps, ncpu, kernel, replay, clock = sys.argv[1:]
+raw, line, tasks, yields, workers, reps, hreps, ncpu, kernel, replay, clock, satj = sys.argv[1:]
 rows = [l.rstrip('\n').split('\t') for l in open(raw)][1:]
 med = statistics.median
 def runs(part, cfg): return [r for r in rows if r[0] == part and r[2] == cfg]
@@ -265,9 +305,10 @@ if stock:
           f"round-by-round ratios")
     print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'events/run':>11} {'drops':>7} "
           f"{'tracer ns/event':>16} {'tracer peak RSS':>16}")
-    names = {'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched',
+    names = {'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched', 'batched-auto': 'batched, auto',
+             'batched': 'batched, all',
              'per-event-nouring': 'per-ev no-uring', 'batched-nouring': 'batched no-uring'}
-    for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-nosched', 'batched-1/100', 'fallback',
+    for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-auto', 'batched-nosched', 'batched-1/100', 'fallback',
                 'per-event-nouring', 'batched-nouring']:
         v = runs('yield', cfg)
         if not v: continue
@@ -298,13 +339,13 @@ if hs:
     print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds; "
           f"of stock is the median of the round-by-round ratios")
     print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'events':>10} {'drops':>7}")
-    for cfg in ['stock', 'usdt', 'batched', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100', 'flight']:
+    for cfg in ['stock', 'usdt', 'batched', 'batched-auto', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100', 'flight']:
         v = runs('http', cfg)
         if not v: continue
         rps = mv('http', cfg)
         ev = [int(r[4]) for r in v if r[4] != '-']
         dr = [int(r[5]) for r in v if r[5] != '-']
-        print(f"{({'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz', 'flight': 'flight recorder'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
+        print(f"{({'usdt': 'usdt, untraced', 'batched': 'batched, all', 'batched-auto': 'batched, auto', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz', 'flight': 'flight recorder'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
               f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7}")
     b, s = paired('http', 'batched'), paired('http', 'batched-1/100')
     print("targets (HTTP):")
@@ -326,6 +367,32 @@ if replay:
           f"drops in the live capture: {live.get('live_drops', '?')}")
     print(f"  target ≥ 5 M events/s on one core with 0 drops: "
           f"{verdict(r['events_per_s'] >= 5e6 and live.get('live_drops', 1) == 0)}")
+if mv('sat', 'stock'):
+    sat = [json.loads(l) for l in open(satj) if l.strip()]
+    print(f"\n6. saturation: yield-workload --tasks 200 --yields 100000 --workers {workers} (20 000 200 polls, "
+          f"~100 M events: far more than the tracer at nice 10 reads), median of the rounds; auto = the default "
+          f"options (adaptive sampling), all = --sample-rate 1 (every task, what the ring cannot hold is lost)")
+    print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'drops':>11} {'tracer ns/event':>16} "
+          f"{'rate max':>9} {'whole/listed':>13} {'set aside':>10} {'totals exact':>13}")
+    for cfg in ['stock', 'auto', 'all']:
+        v = runs('sat', cfg)
+        if not v: continue
+        dr = [int(r[5]) for r in v if r[5] != '-']
+        cpu = [float(r[6]) / int(r[4]) for r in v if r[6] != '-' and r[4] != '-' and int(r[4])]
+        js = [j for j in sat if j['cfg'] == cfg]
+        rm = max((j['s']['rate_max'] for j in js), default=None)
+        whole = f"{min(j['whole'] for j in js)}–{max(j['whole'] for j in js)}/{max(j['listed'] for j in js)}" if js else '-'
+        aside = str(max(j['s']['tasks_set_aside_by_rate'] + j['s']['tasks_set_aside_by_gap'] for j in js)) if js else '-'
+        exact = (f"{sum(j['polls'] == j['expected'] for j in js)} of {len(js)}") if js else '-'
+        print(f"{cfg:<16} {mv('sat', cfg):>9.1f} {paired('sat', cfg)[0]:>8.2f} "
+              f"{(str(max(dr)) if dr else '-'):>11} {(f'{med(cpu):.0f}' if cpu else '-'):>16} "
+              f"{(str(rm) if rm else '-'):>9} {whole:>13} {aside:>10} {exact:>13}")
+    for j in sat:
+        if j['cfg'] == 'auto':
+            steps = ' → '.join('%d (%s, %.0f ms)' % (c['rate'], c['why'], c['at_ns'] / 1e6)
+                               for c in j['s']['changes'])
+            print(f"  auto: rates {steps}; gaps {j['s']['gaps']}, events set aside {j['s']['events_set_aside']}")
+            break
 if mv('locks', 'stock'):
     print(f"\n5. locks: lock-workload --tasks 8 --locks 50000 --workers 2 (a Mutex of each task's own, a "
           f"Semaphore permit and an RwLock read every 4th lock: per Mutex lock 1.5 acquires and 1.5 releases, "

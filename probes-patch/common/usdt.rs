@@ -1320,6 +1320,18 @@ mod imp {
 
     #[inline(never)]
     fn record_park(kind: u64, ev: usize, worker: i32, timeout_ns: u64) {
+        if timeout_ns == 0 && THRESHOLD.load(Relaxed) != u64::MAX {
+            // sampling: the schedulers' non-blocking driver polls between tasks (every few
+            // dozen polls of a busy worker) are counted, not recorded (PROBES.md)
+            count(ev);
+            if let Some(b) = buf_existing() {
+                if b.depth() == 0 {
+                    let t = b.stamp(W_WORKER);
+                    b.soft_flush(t, W_WORKER);
+                }
+            }
+            return;
+        }
         let b = match buf() {
             Some(b) => b,
             None => return,

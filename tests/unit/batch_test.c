@@ -55,6 +55,11 @@ static int emit(void *ctx, const void *rec, size_t size)
 		g->a = r->size;
 		g->b = r->flags;
 		memcpy(g->name, r->name, r->name_copied <= TET_NAME_MAX ? r->name_copied : 0);
+	} else if (h->type == TET_REC_RATE && size >= sizeof(struct tet_rate_rec)) {
+		const struct tet_rate_rec *r = rec;
+
+		g->id = r->rate;
+		g->a = r->why;
 	} else {
 		const struct tet_event_rec *r = rec;
 
@@ -68,17 +73,26 @@ static int emit(void *ctx, const void *rec, size_t size)
 }
 
 /* "type:id@ts" of every emitted event, for order checks */
-static const char *trail(void)
+static const char *trail_of(bool controls)
 {
 	static char buf[8192];
 	size_t o = 0;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < nev && o < sizeof(buf) - 64; i++)
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%u:%llu@%llu", i ? " " : "",
+	for (size_t i = 0; i < nev && o < sizeof(buf) - 64; i++) {
+		if (!controls && (ev[i].type == TET_REC_RATE || ev[i].type == TET_REC_GAP))
+			continue;
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%u:%llu@%llu", o ? " " : "",
 				      ev[i].type, (unsigned long long)ev[i].id,
 				      (unsigned long long)ev[i].ts);
+	}
 	return buf;
+}
+
+/* the events only (the tracer's own rate and gap records left out) */
+static const char *trail(void)
+{
+	return trail_of(false);
 }
 
 /* ---- building batches ---- */
@@ -364,7 +378,40 @@ static void test_seq(void)
 	feed(t, &b, 6000);
 	fin(t);
 	CHECK_U64(tb_stats(t)->lost_batches, 2, "seq: batches 1 and 2 lost");
-	CHECK_U64(nev, 4, "seq: the duplicate adds nothing");
+	CHECK_U64(nev, 5, "seq: the duplicate adds nothing (4 events, 1 gap)");
+	/* the gap: from the thread's last flush (3000) to the window of the batch after it (5000),
+	 * delivered before the events after it (its from_ns in the id's place) */
+	CHECK(!strcmp(trail_of(true), "1:1@2100 2:1@2200 73:3000@5000 1:2@5100 2:2@5200"),
+	      "seq: one gap record, in time order (%s)", trail_of(true));
+	CHECK_U64(tb_stats(t)->gaps, 1, "seq: counted");
+	tb_free(t);
+}
+
+static void test_controls(void)
+{
+	struct tb *t = fresh(false, false);
+	struct batch b;
+
+	/* intent: a rate change goes out in time order with the events, after every event before
+	 * it and before every event after it, whichever batch they came in; a first batch whose
+	 * predecessor was flushed during the capture is a gap from the capture's start */
+	tb_set_start(t, 1000);
+	tb_rate(t, 1000, 1, TET_RATE_START);
+	tb_rate(t, 4000, 8, TET_RATE_RING);
+	b_init(&b, 1, 0, 2000, 3000);
+	poll_rec(&b, 1, 2100, 2200, 0, 0, 0, 0);
+	feed(t, &b, 3000);
+	b_init(&b, 1, 1, 3000, 6000);
+	poll_rec(&b, 2, 3500, 3600, 0, 0, 0, 0);
+	poll_rec(&b, 3, 5100, 5200, 0, 0, 0, 0);
+	feed(t, &b, 6000);
+	b_init(&b, 2, 4, 2500, 7000);
+	poll_rec(&b, 4, 6100, 6200, 0, 0, 0, 0);
+	feed(t, &b, 7000);
+	fin(t);
+	CHECK(!strcmp(trail_of(true), "72:1@1000 1:1@2100 2:1@2200 73:1000@2500 1:2@3500 2:2@3600 72:8@4000 1:3@5100 2:3@5200 1:4@6100 2:4@6200"),
+	      "controls: rates and the gap in time order (%s)", trail_of(true));
+	CHECK(nev == 11 && ev[6].a == TET_RATE_RING, "controls: the rate's cause goes with it");
 	tb_free(t);
 }
 
@@ -869,6 +916,7 @@ int main(void)
 	test_waker_stamps();
 	test_window();
 	test_seq();
+	test_controls();
 	test_malformed();
 	test_strings();
 	test_reads();

@@ -183,6 +183,9 @@ struct analyzer {
 	size_t nloss, loss_cap;
 	struct an_finding *aside;
 	size_t naside;
+	/* sampling (TET_REC_RATE, TET_REC_GAP): the threshold in force, the strictest so far */
+	struct an_sampling smp;
+	uint64_t thr, thr_min;
 };
 
 void an_opts_default(struct an_opts *o)
@@ -229,6 +232,7 @@ struct analyzer *an_new(const struct an_opts *o)
 		return NULL;
 	}
 	ur_set_site_fn(a->ur, task_site_of, a);
+	a->thr = a->thr_min = UINT64_MAX;
 	return a;
 }
 
@@ -799,6 +803,47 @@ static uint64_t task_key(const struct analyzer *a, uint64_t task_id, uint64_t he
 	return a->o.key_by_header ? header_ptr : task_id;
 }
 
+/* ---- sampling: tasks followed whole, or not at all ----
+ * Batched capture's process records one task in N (PROBES.md "Sampling"), and the tracer may
+ * raise N at run time (adaptive sampling): from then on the tasks the new rate leaves out stop
+ * being recorded, also those already running. Such a task is set aside the moment the raise
+ * takes effect (TET_REC_RATE, delivered in time order): it leaves the task table, so no
+ * detector judges the silence that follows, its findings stop there, and it is counted; what
+ * it did before stays in the site figures (polls recorded whole). A lost batch (TET_REC_GAP)
+ * held events of tasks nobody can name: every task alive during the gap is set aside, also
+ * one that ended during it. A task met later is followed only if it was recorded all along:
+ * met at its spawn, the rate in force then picks it; met without its spawn (spawned before
+ * the capture), every rate so far picks it, and no gap came. */
+#define RATE_GOLDEN 0x9e3779b97f4a7c15ull
+
+static uint64_t rate_thr(uint32_t rate)
+{
+	return rate <= 1 ? UINT64_MAX : UINT64_MAX / rate;
+}
+
+static bool admit(const struct analyzer *a, uint64_t id, bool spawn)
+{
+	if (!a->smp.known || a->o.key_by_header)
+		return true;
+	if (spawn)
+		return id * RATE_GOLDEN <= a->thr;
+	return id * RATE_GOLDEN <= a->thr_min && !a->smp.gaps;
+}
+
+/* An event of a task not in the table: one the rule does not follow, or an unknown one. */
+static void not_followed(struct analyzer *a, uint64_t id, uint64_t *unknown)
+{
+	if (a->smp.known && !a->o.key_by_header && !admit(a, id, false))
+		a->t.events_set_aside++;
+	else
+		(*unknown)++;
+}
+
+const struct an_sampling *an_get_sampling(const struct analyzer *a)
+{
+	return &a->smp;
+}
+
 /* spawn: at its spawn (else at a poll of a task not seen before: spawned before the capture, or
  * not followed, so at every one of its polls while the live-task bound holds) */
 static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr,
@@ -808,6 +853,10 @@ static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint
 
 	if (!id && !a->o.key_by_header) { /* PROBES.md: never 0; the process says otherwise */
 		a->t.task_id_zero++;
+		return NULL;
+	}
+	if (!admit(a, id, spawn)) {
+		a->t.events_set_aside++;
 		return NULL;
 	}
 	if (a->t.tasks_live >= a->o.max_live_tasks) {
@@ -916,6 +965,111 @@ static struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uin
 		a->memo.t = t;
 	}
 	return t;
+}
+
+/* ---- sampling: the rule's records (see "sampling" above) ---- */
+/* Task t is no longer followed (at ts): out of the table, its findings end here. */
+static void task_set_aside(struct analyzer *a, struct task *t, uint64_t ts, bool gap)
+{
+	for (int k = 0; k < AN_FINDING_KINDS; k++)
+		if (t->finding[k])
+			a->findings[t->finding[k] - 1].ongoing = false;
+	if (t->s.state == AN_POLLING && t->poll_worker >= 0 && t->s.kind != TET_KIND_BLOCKING)
+		sv_poll_end(a->sv, t->s.pid, t->poll_tid, t->s.task_id, t->s.header_ptr, ts,
+			    a->o.long_poll_ns);
+	if (gap)
+		a->t.tasks_set_aside_gap++;
+	else
+		a->t.tasks_set_aside_rate++;
+	a->t.polls_set_aside += t->s.polls;
+	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	lk_task_gone(a->lk, t->s.pid, t->s.task_id);
+	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	if (a->memo.t == t)
+		a->memo.t = NULL;
+	a->t.tasks_live--;
+	task_free(t);
+}
+
+/* Sets aside every task followed that thr leaves out (UINT64_MAX… none: every task). */
+static void set_aside_live(struct analyzer *a, uint64_t thr, bool all, uint64_t ts)
+{
+	struct task **v;
+	size_t n = 0;
+
+	if (!a->tasks.len)
+		return;
+	v = malloc(a->tasks.len * sizeof(*v));
+	if (!v) { /* cannot list them: no task met from now on is followed either */
+		a->thr_min = 0;
+		return;
+	}
+	for (size_t i = 0; i < a->tasks.cap; i++) {
+		struct task *t = a->tasks.e[i].v;
+
+		if (t && (all || t->s.task_id * RATE_GOLDEN > thr))
+			v[n++] = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		task_set_aside(a, v[i], ts, all);
+	free(v);
+}
+
+static void on_rate(struct analyzer *a, const struct tet_rate_rec *r)
+{
+	struct an_sampling *m = &a->smp;
+	uint64_t thr = rate_thr(r->rate);
+	struct an_rate_change *c;
+
+	if (a->o.key_by_header)
+		return; /* no task ids: nothing samples */
+	if (!m->known) {
+		m->known = true;
+		a->thr = a->thr_min = UINT64_MAX;
+	}
+	if (thr < a->thr)
+		set_aside_live(a, thr, false, r->h.ts);
+	a->thr = thr;
+	if (thr < a->thr_min)
+		a->thr_min = thr;
+	m->rate = r->rate ? r->rate : 1;
+	if (m->rate > m->rate_max)
+		m->rate_max = m->rate;
+	if (m->nchanges == AN_RATE_CHANGES) {
+		m->changes_omitted++;
+		c = &m->changes[AN_RATE_CHANGES - 1];
+	} else {
+		c = &m->changes[m->nchanges++];
+	}
+	*c = (struct an_rate_change){ r->h.ts, m->rate, r->why < TET_RATE_WHYS ? r->why : 0 };
+}
+
+/* Batches of a thread were lost between from_ns and h.ts: every task alive then is set aside,
+ * those still followed and those that ended since from_ns (their records go). */
+static void on_gap(struct analyzer *a, const struct tet_gap_rec *r)
+{
+	size_t n = 0;
+
+	if (a->o.key_by_header)
+		return;
+	a->smp.gaps++;
+	if (!a->smp.known) {
+		a->smp.known = true;
+		a->smp.rate = a->smp.rate_max = 1;
+		a->thr = a->thr_min = UINT64_MAX;
+	}
+	set_aside_live(a, 0, true, r->h.ts);
+	for (size_t i = 0; i < a->nrecords; i++) {
+		const struct an_task_summary *s = &a->records[i];
+
+		if (s->end_ts >= r->from_ns) {
+			a->t.tasks_set_aside_gap++;
+			a->t.polls_set_aside += s->polls;
+			continue;
+		}
+		a->records[n++] = *s;
+	}
+	a->nrecords = n;
 }
 
 /* ---- event handlers ---- */
@@ -1373,6 +1527,10 @@ static void on_poll_begin(struct analyzer *a, const struct tet_event_rec *r)
 	}
 again:
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
+	if (!t && !admit(a, r->task_id, false)) {
+		a->t.events_set_aside++;
+		return;
+	}
 	if (!t) {
 		struct an_site *u = a->ntypes ? site_typed(a, r->b) : NULL;
 
@@ -1474,7 +1632,10 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	struct charge c = { 0 };
 
 	if (!t || t->s.state != AN_POLLING) {
-		a->t.unmatched_poll_ends++;
+		if (!t)
+			not_followed(a, r->task_id, &a->t.unmatched_poll_ends);
+		else
+			a->t.unmatched_poll_ends++;
 		return;
 	}
 	d = r->h.ts >= t->poll_begin ? r->h.ts - t->poll_begin : 0;
@@ -1618,7 +1779,7 @@ static void on_yield(struct analyzer *a, const struct tet_event_rec *r)
 	if (!t && a->o.key_by_header) /* yield has no header: fallback cannot key it */
 		return;
 	if (!t) {
-		a->t.unknown_task_events++;
+		not_followed(a, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	if (r->a < TET_YIELD_CODES) {
@@ -1963,7 +2124,7 @@ static void on_meta(struct analyzer *a, const struct tet_meta_rec *r)
 	struct an_finding *f;
 
 	if (!t) {
-		a->t.unknown_task_events++;
+		not_followed(a, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	t->s.meta_seen = true;
@@ -2000,7 +2161,7 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 		ur_task_wake(a->ur, r->h.pid, task_key(a, r->task_id, r->header_ptr), r->h.ts);
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
 	if (!t) {
-		a->t.unknown_task_events++;
+		not_followed(a, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	t->s.wakes++;
@@ -2091,7 +2252,7 @@ static void on_waker(struct analyzer *a, const struct tet_event_rec *r, bool clo
 	else
 		a->t.waker_drops++;
 	if (!t) {
-		a->t.unknown_task_events++;
+		not_followed(a, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	if (clone) {
@@ -2113,7 +2274,7 @@ static void on_terminate(struct analyzer *a, const struct tet_event_rec *r)
 				       .tid = r->h.tid, .worker = -1, .type = AN_TL_TERMINATE,
 				       .code = (uint8_t)r->a });
 	if (!t) {
-		a->t.unknown_task_events++;
+		not_followed(a, r->task_id, &a->t.unknown_task_events);
 		if (!a->o.key_by_header)
 			lk_task_gone(a->lk, r->h.pid, r->task_id);
 		return;
@@ -2176,6 +2337,14 @@ int an_event(struct analyzer *a, const void *rec, size_t size)
 		return on_kernel(a, rec, size);
 	if (h->type >= TET_REC_URING_RING && h->type <= TET_REC_URING_PUSH)
 		return ur_event(a->ur, rec, size);
+	if (h->type == TET_REC_RATE) {
+		on_rate(a, rec);
+		return 0;
+	}
+	if (h->type == TET_REC_GAP) {
+		on_gap(a, rec);
+		return 0;
+	}
 	if (h->type >= TET_EV_COUNT)
 		return -EINVAL;
 	a->t.events++;

@@ -323,7 +323,28 @@ struct an_totals {
 	uint64_t worker_polls_untracked;   /* polls on worker threads beyond the bound (starve.h) */
 	uint64_t workers_untracked;        /* events naming a worker index beyond the 4096 followed */
 	uint64_t task_id_zero;             /* spawns and first polls of task id 0 (never a task's) */
+	/* batched capture's sampling (TET_REC_RATE, TET_REC_GAP): tasks followed whole only */
+	uint64_t tasks_set_aside_rate;     /* followed until a raised rate left them out */
+	uint64_t tasks_set_aside_gap;      /* alive (or ended) during a gap: lost batches */
+	uint64_t polls_set_aside;          /* polls those tasks had when set aside (in site figures) */
+	uint64_t events_set_aside;         /* later events of tasks not followed by the rule */
 	uint64_t hist_unbucketed;          /* values past the histograms' block budget (hist.h) */
+};
+
+/* The sampling rate over the capture (TET_REC_RATE records): at most AN_RATE_CHANGES kept,
+ * later changes counted and the last one kept in the last slot. */
+#define AN_RATE_CHANGES 256
+struct an_rate_change {
+	uint64_t ts;
+	uint32_t rate, why;         /* enum tet_rate_why */
+};
+struct an_sampling {
+	bool known;                 /* a rate record came (batched capture) */
+	uint32_t rate, rate_max;    /* now, the highest */
+	uint64_t gaps;              /* TET_REC_GAP records */
+	size_t nchanges;
+	uint64_t changes_omitted;
+	struct an_rate_change changes[AN_RATE_CHANGES];
 };
 
 struct analyzer;
@@ -344,6 +365,8 @@ void an_tick(struct analyzer *a, uint64_t now);
  * live waker counts depend on were lost, lost_waker stops being reported (stalled instead). */
 void an_note_drops(struct analyzer *a, const __u64 drops[TET_EV_COUNT]);
 bool an_wakers_unreliable(const struct analyzer *a);
+/* The sampling rule's state (an_sampling above). */
+const struct an_sampling *an_get_sampling(const struct analyzer *a);
 /* Lock or wait records were lost (batched capture: a thread could not keep them all): lock
  * holders and wait lists may be partial, so no deadlock is judged from now on. */
 void an_note_lock_loss(struct analyzer *a);

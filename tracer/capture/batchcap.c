@@ -28,12 +28,16 @@
  * (the narrowest of three tries): two at start, one per drain at most every 10 ms.
  */
 #include <dirent.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +53,7 @@
 #include "decode.h"
 #include "bpfutil.h"
 #include "pmem.h"
+#include "ratectl.h"
 #include "seterr.h"
 #include "tokio_usdt.skel.h"
 
@@ -71,6 +76,21 @@ struct tet_bc {
 	char **hook_paths;           /* the files with tokio:task_poll_begin/end, for the hooks */
 	size_t nhook_paths;
 	bool hooked;                 /* the hooks were tried */
+	/* adaptive sampling (ratectl.h) */
+	const struct tet_targets *targets;
+	struct rc rc;
+	const volatile uint64_t *ring_pos; /* the ring's consumer and producer positions */
+	size_t ring_map_len;
+	uint64_t ring_bytes;
+	uint64_t drops_seen, rate_ts;
+	/* the rule runs on a thread of its own at nice 0: the tracer (nice 10) may get little
+	 * CPU from a saturated service, and the ring fills in ~100 ms at its top rate */
+	pthread_t rc_thread;
+	bool rc_running;
+	int rc_stop;
+	pthread_mutex_t rc_mu;       /* s->rate, info.rate*, posted */
+	struct { uint64_t ts; uint32_t rate, why; } posted[64];
+	size_t nposted;
 };
 
 /* A ring of the target was seen: from now on its polls report the SQ ranges they fill, through
@@ -219,11 +239,132 @@ static void serve_reads(struct tet_bc *s, uint64_t now)
 }
 
 /* ---- ring ---- */
+/* ---- adaptive sampling (ratectl.h) ---- */
+#define RC_STEP_NS 5000000ull /* how often the rule looks */
+
+static int bc_attach_rate(struct tet_bc *s, uint32_t rate, const struct tet_targets *t,
+			  char *err, size_t len);
+
+/* The process records one task in `rate` from the next flush of any of its threads on:
+ * the new rate's sites first, then the old ones go (meanwhile the process may read the OR of
+ * both, a rate in between). */
+static int set_rate(struct tet_bc *s, uint32_t rate)
+{
+	struct tet_attachments old = s->rate;
+	size_t old_sites = s->info.rate_sites;
+	char err[256];
+	int ret;
+
+	memset(&s->rate, 0, sizeof(s->rate));
+	ret = bc_attach_rate(s, rate, s->targets, err, sizeof(err));
+	if (ret) {
+		tet_att_release(&s->rate);
+		s->rate = old;
+		s->info.rate_sites = old_sites;
+		if (!s->info.rate_failures++)
+			tet_say(s->o.msgs, TET_MSG_WARN, "adaptive sampling: cannot set rate %u (%s); the rate stays %u",
+				rate, err, s->info.rate);
+		return ret;
+	}
+	tet_att_release(&old);
+	return 0;
+}
+
+/* The ring's positions, as the kernel publishes them: what was put in, what was taken out. */
+static void ring_pos(const struct tet_bc *s, struct rc_look *l)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!s->ring_pos)
+		return;
+	l->out = __atomic_load_n(&s->ring_pos[0], __ATOMIC_ACQUIRE);
+	l->in = __atomic_load_n(&s->ring_pos[page / 8], __ATOMIC_ACQUIRE);
+	l->size = s->ring_bytes;
+}
+
+static void rate_step(struct tet_bc *s, uint64_t now)
+{
+	struct rc_look l = { .ns = now, .lost = s->drops_seen };
+	struct tet_counters c;
+	struct timespec ts;
+	uint32_t rate, why = TET_RATE_START, was = s->info.rate;
+
+	if (!tet_counters_sum(bpf_map__fd(s->skel->maps.counters), &c))
+		l.lost = s->drops_seen = c.batch_drops;
+	if (!clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		l.cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ring_pos(s, &l);
+	rate = rc_step(&s->rc, &l, &why);
+	if (rate == was)
+		return;
+	pthread_mutex_lock(&s->rc_mu);
+	if (set_rate(s, rate)) {
+		s->rc.rate = was;
+		pthread_mutex_unlock(&s->rc_mu);
+		return;
+	}
+	s->info.rate = rate;
+	s->info.rate_changes++;
+	/* a raise holds from the moment it was decided; a lowering once the process surely took
+	 * it (the analyzer keeps the stricter rate until then); never out of order */
+	s->rate_ts = rate > was ? (now > s->rate_ts ? now : s->rate_ts) :
+		     mono_ns() + RC_SETTLE_NS;
+	if (s->nposted < sizeof(s->posted) / sizeof(s->posted[0])) {
+		s->posted[s->nposted].ts = s->rate_ts;
+		s->posted[s->nposted].rate = rate;
+		s->posted[s->nposted].why = why;
+		s->nposted++;
+	} else { /* the decoder has not taken the last 64: the latest rate replaces the last */
+		s->posted[s->nposted - 1].ts = s->rate_ts;
+		s->posted[s->nposted - 1].rate = rate > s->posted[s->nposted - 1].rate ?
+						rate : s->posted[s->nposted - 1].rate;
+	}
+	pthread_mutex_unlock(&s->rc_mu);
+}
+
+static void *rc_main(void *arg)
+{
+	struct tet_bc *s = arg;
+	struct timespec gap = { 0, RC_STEP_NS };
+
+	/* back to nice 0 for this thread alone (root may; else it keeps the tracer's) */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 0)) {
+		/* not fatal: the rule looks as often as it is scheduled */
+	}
+	while (!__atomic_load_n(&s->rc_stop, __ATOMIC_ACQUIRE)) {
+		nanosleep(&gap, NULL);
+		rate_step(s, mono_ns());
+	}
+	return NULL;
+}
+
+static void rc_stop(struct tet_bc *s)
+{
+	if (!s->rc_running)
+		return;
+	__atomic_store_n(&s->rc_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(s->rc_thread, NULL);
+	s->rc_running = false;
+}
+
+/* The rates the rule set since the last look go to the decoder, in order. */
+static void rates_posted(struct tet_bc *s)
+{
+	if (!s->info.adaptive)
+		return;
+	pthread_mutex_lock(&s->rc_mu);
+	for (size_t i = 0; i < s->nposted; i++)
+		tb_rate(s->tb, s->posted[i].ts, s->posted[i].rate, s->posted[i].why);
+	s->nposted = 0;
+	pthread_mutex_unlock(&s->rc_mu);
+}
+
 static void advance(struct tet_bc *s, uint64_t now)
 {
 	if (now - s->last_pair_ns >= 10000000ull)
 		clock_pair(s);
 	serve_reads(s, now);
+	rates_posted(s);
 	tb_advance(s->tb, now);
 	s->last_advance_ns = now;
 }
@@ -349,7 +490,8 @@ static int bc_prepare(struct tet_bc *s, const struct tet_bc_opts *o, const struc
 
 	bpf_object__for_each_program(p, s->skel->obj)
 		bpf_program__set_autoload(p, p == s->skel->progs.tet_batch ||
-					  (p == s->skel->progs.tet_nop && o->sample_rate > 1));
+					  (p == s->skel->progs.tet_nop &&
+					   (o->sample_rate > 1 || o->adaptive)));
 	if (tet_usdt_uring_prepare(s->skel, o->no_uring, tet_targets_exe_path(t, o->pid), &s->uinfo)) {
 		s->uinfo.hooks_lazy = true;
 		s->uinfo.why_no_hooks = "no io_uring ring of the target was seen";
@@ -377,12 +519,13 @@ static int bc_prepare(struct tet_bc *s, const struct tet_bc_opts *o, const struc
 }
 
 /* The rate's sites: the rate first, so a thread that starts recording reads it already set. */
-static int bc_attach_rate(struct tet_bc *s, const struct tet_bc_opts *o, const struct tet_targets *t,
+static int bc_attach_rate(struct tet_bc *s, uint32_t rate, const struct tet_targets *t,
 			  char *err, size_t len)
 {
 	int ret;
 
-	for (size_t i = 0; i < t->n && o->sample_rate > 1; i++) {
+	s->info.rate_sites = 0;
+	for (size_t i = 0; i < t->n && rate > 1; i++) {
 		const struct tet_target *f = &t->v[i];
 		uint64_t offs[TET_RATE_BITS], semas[TET_RATE_BITS];
 		size_t n = 0;
@@ -390,7 +533,7 @@ static int bc_attach_rate(struct tet_bc *s, const struct tet_bc_opts *o, const s
 		if (!f->nbatch)
 			continue;
 		for (int bit = 0; bit < TET_RATE_BITS; bit++) {
-			if (o->sample_rate & (1u << bit)) {
+			if (rate & (1u << bit)) {
 				offs[n] = f->rate_off[bit];
 				semas[n] = f->rate_sema[bit];
 				n++;
@@ -417,11 +560,22 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
+	s->targets = t;
+	pthread_mutex_init(&s->rc_mu, NULL);
 	first = bc_first_target(o, t, err, len);
 	if (!first) {
 		free(s);
 		return -ENODATA;
 	}
+	s->info.adaptive = o->adaptive;
+	for (size_t i = 0; i < t->n && o->adaptive; i++) {
+		if (t->v[i].nbatch && t->v[i].nrate != TET_RATE_BITS) {
+			s->info.adaptive = false;
+			s->info.why_fixed = "the probes have no tokio:sample_rate sites (a build of the kit before sampling): every task is recorded";
+		}
+	}
+	s->o.adaptive = s->info.adaptive;
+	rc_init(&s->rc, o->sample_rate, o->max_cpu);
 	ret = tet_usdt_open(&s->skel, o->pid, err, len);
 	if (ret)
 		goto fail;
@@ -465,10 +619,22 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
 		goto fail;
 	}
+	if (s->info.adaptive) { /* the positions: the consumer's page, then the producer's */
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		void *p = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED,
+			       bpf_map__fd(s->skel->maps.events), 0);
+
+		if (p != MAP_FAILED) {
+			s->ring_pos = p;
+			s->ring_map_len = 2 * page;
+			s->ring_bytes = bpf_map__max_entries(s->skel->maps.events);
+		}
+	}
 	clock_pair(s);
-	ret = bc_attach_rate(s, o, t, err, len);
+	ret = bc_attach_rate(s, o->sample_rate, t, err, len);
 	if (ret)
 		goto fail;
+	s->info.rate = o->sample_rate ? o->sample_rate : 1;
 	{ /* two clock pairs a few ms apart before the first stamp can arrive */
 		struct timespec ts = { 0, 3000000 };
 
@@ -487,6 +653,11 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		s->info.why_no_preemption = s->info.sched.why_no_sched;
 	s->info.start_ns = mono_ns();
 	tb_set_start(s->tb, s->info.start_ns);
+	/* the rate the analyzer holds the tasks to (with the kit's sampling sites) */
+	if (s->info.adaptive || o->sample_rate > 1) {
+		s->rate_ts = s->info.start_ns;
+		tb_rate(s->tb, s->info.start_ns, s->info.rate, TET_RATE_START);
+	}
 	dump(s, 3, &s->info.start_ns, sizeof(s->info.start_ns));
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tet_target *f = &t->v[i];
@@ -498,6 +669,14 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		s->info.sites += f->nbatch;
 	}
 	s->info.links = s->batch.nlinks + s->batch.nfds + s->rate.nlinks + s->rate.nfds;
+	if (s->info.adaptive) {
+		if (pthread_create(&s->rc_thread, NULL, rc_main, s)) {
+			s->info.adaptive = false;
+			s->info.why_fixed = "cannot start the adaptive sampling thread";
+		} else {
+			s->rc_running = true;
+		}
+	}
 	*out = s;
 	return 0;
 fail:
@@ -566,6 +745,8 @@ static void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 {
 	if (!s->batch.nlinks && !s->batch.nfds)
 		return;
+	rc_stop(s);
+	rates_posted(s);
 	s->cutoff_ns = cutoff;
 	tb_set_cutoff(s->tb, cutoff);
 	/* the kernel side stops at the cutoff; batches still come (they hold earlier events) */
@@ -591,6 +772,7 @@ static void tet_bc_close(struct tet_bc *s)
 {
 	if (!s)
 		return;
+	rc_stop(s);
 	tet_att_release(&s->batch);
 	tet_att_release(&s->rate);
 	tet_sched_detach(s->sched);
@@ -599,10 +781,13 @@ static void tet_bc_close(struct tet_bc *s)
 		free(s->hook_paths[i]);
 	free(s->hook_paths);
 	ring_buffer__free(s->rb);
+	if (s->ring_pos)
+		munmap((void *)s->ring_pos, s->ring_map_len);
 	tokio_usdt__destroy(s->skel);
 	tb_free(s->tb);
 	if (s->dump)
 		fclose(s->dump);
+	pthread_mutex_destroy(&s->rc_mu);
 	free(s);
 }
 

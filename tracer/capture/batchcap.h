@@ -25,7 +25,9 @@ typedef int (*tet_bc_event_fn)(void *ctx, void *data, size_t size);
 struct tet_bc_opts {
 	pid_t pid;               /* > 0: only this process; 0: every process running the file */
 	size_t ringbuf_bytes;
-	uint32_t sample_rate;    /* one task in N (1: every task) */
+	uint32_t sample_rate;    /* one task in N (1: every task); adaptive: the lowest */
+	bool adaptive;           /* raise and lower the rate at run time (ratectl.h) */
+	double max_cpu;          /* adaptive: the tracer's CPU budget, in CPUs */
 	struct tet_sched_opts sched;
 	bool no_uring;
 	tet_bc_event_fn on_event;
@@ -38,6 +40,11 @@ struct tet_bc_info {
 	const char *why_single;
 	size_t sites;            /* event_batch sites attached */
 	size_t rate_sites;       /* sample_rate sites attached (the rate's 1 bits) */
+	bool adaptive;           /* the rate follows the load (ratectl.h) */
+	const char *why_fixed;   /* adaptive was asked for and is not possible: why */
+	uint32_t rate;           /* the rate now */
+	uint64_t rate_changes;   /* rates set at run time */
+	uint64_t rate_failures;  /* … that could not be set (the rate stayed) */
 	size_t links;
 	bool preemption;         /* sched_switch attached: preempted time left out of polls */
 	const char *why_no_preemption;

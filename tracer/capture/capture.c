@@ -61,6 +61,7 @@ static int open_batched(struct tet_session *s, const struct tet_session_opts *o,
 {
 	struct tet_bc_opts bo = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
 				  .sample_rate = o->sample_rate ? o->sample_rate : 1,
+				  .adaptive = o->adaptive, .max_cpu = o->max_cpu,
 				  .sched = o->sched, .no_uring = o->no_uring,
 				  .on_event = session_event, .ctx = s, .msgs = o->msgs };
 	struct tet_bc *bc;

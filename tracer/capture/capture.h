@@ -28,7 +28,9 @@ struct tet_session_opts {
 	unsigned probes;         /* to attach (bits of enum tet_event), limited to those present */
 	size_t ringbuf_bytes;    /* power of two ≥ page size */
 	bool batched;            /* batched capture (tokio:event_batch) instead of per-event */
-	uint32_t sample_rate;    /* batched: one task in N */
+	uint32_t sample_rate;    /* batched: one task in N (adaptive: the lowest) */
+	bool adaptive;           /* batched: the rate follows the load (ratectl.h) */
+	double max_cpu;          /* … under this CPU budget of the tracer, in CPUs */
 	struct tet_sched_opts sched; /* why a poll was slow: sched tracepoints, CPU profile */
 	bool no_uring;           /* --no-io-uring: io_uring requests not followed */
 	bool verbose;

@@ -144,8 +144,13 @@ static void trace_usage(FILE *out)
 "                           process records events in per-thread buffers and hands them over\n"
 "                           in batches, one probe hit per batch; per-event: one probe hit per\n"
 "                           event (the only way for targets without event_batch)\n"
-"      --sample-rate N      batched capture: trace one task in N, chosen at its spawn (its whole\n"
-"                           life is traced); totals stay exact (default 1: every task)\n"
+"      --sample-rate N|auto  batched capture: trace one task in N, chosen by its id (its whole\n"
+"                           life is traced); totals stay exact. auto (default): every task\n"
+"                           while the tracer keeps up, then fewer, whole tasks set aside by\n"
+"                           rule (docs/sampling.md); N: that rate, never changed\n"
+"      --max-overhead PCT   adaptive sampling: a budget for the tracer's CPU, in %% of one\n"
+"                           CPU: over it, fewer tasks are traced (default: none; the ring\n"
+"                           alone decides)\n"
 "      --probes LIST        per-event capture: probe classes spawn,poll,yield,wake,waker,\n"
 "                           terminate,worker,wait or all (default: what the detectors need;\n"
 "                           waker only with lost_waker); batched capture records every class\n",
@@ -352,7 +357,7 @@ static int parse_detect(const char *s, unsigned *out)
 }
 
 enum {
-	OPT_PROBES = 256, OPT_MODE, OPT_DETECT, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS, OPT_MAX_TASKS, OPT_SITES,
+	OPT_PROBES = 256, OPT_MAX_OVERHEAD, OPT_MODE, OPT_DETECT, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS, OPT_MAX_TASKS, OPT_SITES,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
 	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
 	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
@@ -369,6 +374,7 @@ static const struct option long_opts[] = {
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ "sample-rate", required_argument, NULL, OPT_SAMPLE_RATE },
+	{ "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD },
 	{ "nice", required_argument, NULL, OPT_NICE },
 	{ "profile-hz", required_argument, NULL, OPT_PROFILE_HZ },
 	{ "stacks", required_argument, NULL, OPT_STACKS },
@@ -512,8 +518,19 @@ static int parse_capture_opt(int c, struct run_opts *o)
 		o->nice = (int)v;
 		break;
 	case OPT_SAMPLE_RATE:
+		if (!strcmp(optarg, "auto")) {
+			o->sample_rate = 1;
+			o->sample_fixed = false;
+			break;
+		}
 		ret = parse_count("--sample-rate", optarg, 1, 65535, &v);
 		o->sample_rate = (uint32_t)v;
+		o->sample_fixed = true;
+		break;
+	case OPT_MAX_OVERHEAD:
+		ret = parse_count("--max-overhead", optarg, 1, 400, &v);
+		o->max_overhead_pct = (uint32_t)v;
+		o->max_overhead_given = true;
 		break;
 	case OPT_RINGBUF:
 		ret = parse_size("--ringbuf-size", optarg, &o->ringbuf);
@@ -674,6 +691,18 @@ static int check_args(struct run_opts *o)
 	}
 	if (o->sample_rate > 1 && o->mode == TET_MODE_UPROBE) {
 		p_err("--sample-rate needs batched capture, which the uprobe fallback does not have");
+		return -EINVAL;
+	}
+	if (o->max_overhead_given && o->sample_fixed) {
+		p_err("--max-overhead bounds adaptive sampling, which a fixed --sample-rate turns off: drop one of them");
+		return -EINVAL;
+	}
+	if (o->max_overhead_given && (o->capture == CAPTURE_PER_EVENT || o->mode == TET_MODE_UPROBE)) {
+		p_err("--max-overhead needs batched capture (its adaptive sampling keeps the tracer under it)");
+		return -EINVAL;
+	}
+	if (o->max_overhead_given && o->fl.on) {
+		p_err("--max-overhead bounds adaptive sampling, which the flight recorder does not use (it keeps its --sample-rate)");
 		return -EINVAL;
 	}
 	if (o->capture == CAPTURE_BATCHED && o->mode == TET_MODE_UPROBE) {

@@ -75,6 +75,15 @@ struct opened {
 	uint64_t id, begin;
 };
 
+#define CTL_MAX 4096u                  /* tracer records held for ordering */
+struct ctl {
+	uint64_t ts;
+	union {
+		struct tet_rate_rec rate;
+		struct tet_gap_rec gap;
+	} u;
+};
+
 /* A wait record comes before the record of its poll (written at the poll's end): held until
  * then, and sent just before the poll's end. */
 #define WAITS_MAX 16
@@ -167,6 +176,9 @@ struct tb {
 	size_t ndrops;
 	struct thread **heap;
 	size_t heap_cap;
+	/* the tracer's own records (rates, gaps), delivered in time order with the events */
+	struct ctl *ctl;            /* ring, oldest at ctl_head, sorted by ts */
+	size_t nctl, ctl_head;
 	struct {
 		enum rd_stage stage;    /* the read asked for, or prepared to be */
 		struct tb_read rq;
@@ -261,6 +273,8 @@ static uint64_t to_ns(struct tb *b, const struct thread *t, uint64_t stamp)
 static uint64_t mix(uint64_t a, uint64_t b);
 static void thread_revive(struct tb *b, struct thread *t);
 static void reads_reset(struct tb *b);
+static void gap(struct tb *b, const struct thread *t, uint64_t from_ns, uint64_t to_ns,
+		uint64_t batches);
 
 static struct thread **thread_slot(struct tb *b, uint32_t pid, uint32_t tid)
 {
@@ -988,8 +1002,9 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 	const struct tet_batch_rec *r = rec;
 	struct tet_batch_head h;
 	struct thread *t;
-	uint64_t flush_ns, window_ns, counts[TET_BATCH_COUNTS];
+	uint64_t flush_ns, window_ns, counts[TET_BATCH_COUNTS], lost = 0;
 	uint32_t from;
+	bool first = false;
 	int ret;
 
 	reads_reset(b);
@@ -1028,14 +1043,17 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 		t->buf = r->buf;
 		t->next_seq = h.seq;
 		t->clock = h.clock;
+		first = h.seq > 0; /* the ones before: an earlier capture's, or lost (below) */
 	}
 	if (h.seq < t->next_seq)
 		return 0; /* a duplicate */
 	if (h.seq > t->next_seq) {
-		if (h.seq - t->next_seq <= TET_BATCH_SEQ_GAP_MAX)
+		if (h.seq - t->next_seq <= TET_BATCH_SEQ_GAP_MAX) {
 			b->s.lost_batches += h.seq - t->next_seq;
-		else
+			lost = h.seq - t->next_seq;
+		} else {
 			b->s.implausible++; /* no thread flushes that often: not taken as losses */
+		}
 		t->consumed = 0;
 	}
 	head_counts(b, counts, (const uint64_t *)h.counts, true);
@@ -1056,6 +1074,12 @@ int tb_feed(struct tb *b, const void *rec, size_t size)
 		else if ((int64_t)err > b->s.clock_error_ns)
 			b->s.clock_error_ns = (int64_t)err;
 	}
+	/* the batches before this one that never came, from the thread's last known point (a
+	 * first batch whose predecessor was flushed during the capture: from its start) */
+	if (lost)
+		gap(b, t, t->complete_ns, window_ns, lost);
+	else if (first && b->o.start_ns && window_ns >= b->o.start_ns)
+		gap(b, t, b->o.start_ns, window_ns, 0);
 	/* the records are from after the previous flush: a clone before any stamp takes that */
 	if (t->last_ts < window_ns)
 		t->last_ts = window_ns;
@@ -1109,6 +1133,7 @@ static void thread_vanished(struct tb *b, struct thread *t)
 {
 	t->dead = true;
 	b->s.threads_vanished++;
+	gap(b, t, t->complete_ns, t->gone_ns > t->complete_ns ? t->gone_ns : t->complete_ns, 1);
 	if (t->consumed)
 		memset(t->unflushed, 0, sizeof(t->unflushed));
 	else
@@ -1323,6 +1348,82 @@ void tb_read_done(struct tb *b, ssize_t n)
 }
 
 /* ---- delivery ---- */
+/* ---- the tracer's own records ----
+ * A rate change (tb_rate) or a gap in a thread's batches waits here until the events before
+ * it have been delivered. Kept sorted by time; past CTL_MAX held, a gap widens the latest gap
+ * and a rate replaces the latest rate (counted). */
+static void ctl_add(struct tb *b, const struct ctl *c)
+{
+	size_t i, n;
+
+	if (!b->ctl && !(b->ctl = calloc(CTL_MAX, sizeof(*b->ctl))))
+		b->nctl = CTL_MAX; /* out of memory: every record merges (below) */
+	if (b->nctl == CTL_MAX) {
+		b->s.controls_merged++;
+		for (n = b->ctl ? b->nctl : 0; n-- > 0;) {
+			struct ctl *l = &b->ctl[(b->ctl_head + n) % CTL_MAX];
+
+			if (l->u.rate.h.type != c->u.rate.h.type)
+				continue;
+			if (c->u.rate.h.type == TET_REC_GAP) {
+				if (c->u.gap.from_ns < l->u.gap.from_ns)
+					l->u.gap.from_ns = c->u.gap.from_ns;
+				l->u.gap.batches += c->u.gap.batches;
+				l->u.gap.h.tid = 0; /* several threads */
+			} else if (c->u.rate.rate > l->u.rate.rate) {
+				l->u.rate.rate = c->u.rate.rate;
+			}
+			if (c->ts > l->ts) /* delivered after both */
+				l->ts = l->u.rate.h.ts = c->ts;
+			return;
+		}
+		return;
+	}
+	/* insert sorted (controls come nearly in time order: from the tail) */
+	for (i = b->nctl; i > 0 && b->ctl[(b->ctl_head + i - 1) % CTL_MAX].ts > c->ts; i--)
+		b->ctl[(b->ctl_head + i) % CTL_MAX] = b->ctl[(b->ctl_head + i - 1) % CTL_MAX];
+	b->ctl[(b->ctl_head + i) % CTL_MAX] = *c;
+	b->nctl++;
+}
+
+/* Delivers the held records stamped up to ts. */
+static void ctl_release(struct tb *b, uint64_t ts)
+{
+	while (b->nctl && b->ctl && b->ctl[b->ctl_head].ts <= ts) {
+		struct ctl *c = &b->ctl[b->ctl_head];
+
+		if (c->u.rate.h.type == TET_REC_GAP)
+			b->o.emit(b->o.emit_ctx, &c->u.gap, sizeof(c->u.gap));
+		else
+			b->o.emit(b->o.emit_ctx, &c->u.rate, sizeof(c->u.rate));
+		b->ctl_head = (b->ctl_head + 1) % CTL_MAX;
+		b->nctl--;
+	}
+}
+
+void tb_rate(struct tb *b, uint64_t ts, uint32_t rate, uint32_t why)
+{
+	struct ctl c = { .ts = ts };
+
+	c.u.rate.h = (struct tet_hdr){ .ts = ts, .type = TET_REC_RATE };
+	c.u.rate.rate = rate ? rate : 1;
+	c.u.rate.why = why;
+	ctl_add(b, &c);
+}
+
+/* Thread t's batches between from_ns and to_ns are lost: the tasks alive then are unknown. */
+static void gap(struct tb *b, const struct thread *t, uint64_t from_ns, uint64_t to_ns,
+		uint64_t batches)
+{
+	struct ctl c = { .ts = to_ns > from_ns ? to_ns : from_ns };
+
+	b->s.gaps++;
+	c.u.gap.h = (struct tet_hdr){ .ts = c.ts, .type = TET_REC_GAP, .pid = t->pid, .tid = t->tid };
+	c.u.gap.from_ns = from_ns;
+	c.u.gap.batches = batches;
+	ctl_add(b, &c);
+}
+
 static void deliver(struct tb *b, const struct thread *t, const struct ev *e)
 {
 	if (e->ts > b->released) /* an earlier one was counted as late when queued */
@@ -1427,6 +1528,7 @@ static bool release(struct tb *b, uint64_t mark)
 				break;
 			b->s.forced++;
 		}
+		ctl_release(b, e->ts);
 		deliver(b, t, e);
 		t->qhead++;
 		t->qlen--;
@@ -1437,6 +1539,7 @@ static bool release(struct tb *b, uint64_t mark)
 		}
 		heap_down(b->heap, n, 0);
 	}
+	ctl_release(b, mark);
 	return true;
 }
 
@@ -1564,6 +1667,7 @@ void tb_free(struct tb *b)
 {
 	if (!b)
 		return;
+	free(b->ctl);
 	for (size_t i = 0; i < b->nthreads; i++)
 		thread_free(b->threads[i]);
 	for (size_t i = 0; i < b->strings_cap; i++)

@@ -86,6 +86,10 @@ const struct tb_stats *tb_stats(const struct tb *b);
  * (a stall, a poll that never yields) made later than this would take events still held
  * for ordering, or still in a thread's buffer, for events that did not happen. */
 uint64_t tb_delivered_ns(const struct tb *b);
+/* From ts on (CLOCK_MONOTONIC) the process records one task in `rate` (why: enum
+ * tet_rate_why): a TET_REC_RATE record goes to the analyzer once every event before ts has.
+ * Gaps (lost batches, a thread gone without its last one) go the same way, as TET_REC_GAP. */
+void tb_rate(struct tb *b, uint64_t ts, uint32_t rate, uint32_t why);
 /* Is the event stream sampled (a batch said rate > 1)? */
 bool tb_sampled(const struct tb *b);
 /* Per probe: events the threads counted (tb_stats.recorded) plus the counts of windows not

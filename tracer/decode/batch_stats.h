@@ -36,6 +36,8 @@ struct tb_stats {
 	uint64_t locks_dropped;     /* lock records beyond it (lock holders may be wrong) */
 	uint64_t acquires_folded;   /* lock acquires a release in the same poll cancelled */
 	uint64_t releases_folded;   /* … releases (whole, or part of an acquire's permits) */
+	uint64_t gaps;              /* TET_REC_GAP records sent: lost batches, vanished threads */
+	uint64_t controls_merged;   /* rate and gap records merged past the 4096 held */
 	uint64_t open_polls_seen;   /* polls seen in progress (BEGIN sent before the poll ended) */
 	uint64_t rate;              /* sampling rate of the latest batch (1 = every task) */
 	int64_t clock_error_ns;     /* largest |converted TSC - process CLOCK_MONOTONIC| at flushes */

@@ -31,6 +31,8 @@ static inline size_t tet_decode_min_size(uint32_t type)
 		return sizeof(struct tet_uring_rec);
 	case TET_REC_URING_PUSH: return sizeof(struct tet_uring_push_rec);
 	case TET_REC_BATCH: return sizeof(struct tet_batch_rec);
+	case TET_REC_RATE: return sizeof(struct tet_rate_rec);
+	case TET_REC_GAP: return sizeof(struct tet_gap_rec);
 	default: return type < TET_EV_COUNT ? sizeof(struct tet_event_rec) : 0;
 	}
 }

@@ -267,6 +267,15 @@ static void summary(FILE *out, const struct analyzer *a, const struct report_met
 			m->sample_rate);
 	fprintf(out, " · started %s · %s", iso, fmt_duration(span, b, sizeof(b)));
 	fprintf(out, " (ended by %s)</p>\n", m->ended_by ? m->ended_by : "?");
+	{
+		char sl[600];
+
+		if (*report_sampling_line(m, a, sl, sizeof(sl))) {
+			fputs("<p class=\"sampling\">", out);
+			esc(out, sl);
+			fputs("</p>\n", out);
+		}
+	}
 	if (m->dialect && m->dialect_lacks && *m->dialect_lacks) {
 		fputs("<p class=\"dialect\">Probes of the <code>", out);
 		esc(out, m->dialect);

@@ -111,6 +111,46 @@ static void j_fallback(struct jw *w, const struct analyzer *a, const struct repo
 }
 
 /* "capture": what was traced and how */
+/* capture.batch.sampling (docs/report-schema.md, docs/sampling.md) */
+static void j_sampling(struct jw *w, const struct analyzer *a, const struct report_meta *m,
+		       const struct report_batch *bt)
+{
+	static const char *const whys[TET_RATE_WHYS] = { "start", "ring", "cpu", "loss", "calm" };
+	const struct an_sampling *sm = an_get_sampling(a);
+	const struct an_totals *t = an_totals(a);
+
+	jw_key(w, "sampling");
+	jw_obj_begin(w);
+	jw_kstr(w, "mode", bt->adaptive ? "adaptive" : "fixed");
+	jw_kstr(w, "why_fixed", bt->why_fixed);
+	jw_kstr(w, "rule", bt->adaptive ? REPORT_SAMPLING_RULE_ADAPTIVE : REPORT_SAMPLING_RULE_FIXED);
+	jw_ku64(w, "rate", sm->known ? sm->rate : bt->rate ? bt->rate : 1);
+	jw_ku64(w, "rate_max", sm->known ? sm->rate_max : bt->rate ? bt->rate : 1);
+	jw_key(w, "max_overhead_pct");
+	if (bt->adaptive && bt->max_overhead_pct)
+		jw_u64(w, bt->max_overhead_pct);
+	else
+		jw_null(w);
+	jw_key(w, "changes");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < sm->nchanges; i++) {
+		jw_obj_begin(w);
+		jw_ku64(w, "at_ns", sm->changes[i].ts > m->start_ns ? sm->changes[i].ts - m->start_ns : 0);
+		jw_ku64(w, "rate", sm->changes[i].rate);
+		jw_kstr(w, "why", whys[sm->changes[i].why < TET_RATE_WHYS ? sm->changes[i].why : 0]);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_ku64(w, "changes_omitted", sm->changes_omitted);
+	jw_ku64(w, "rate_failures", bt->rate_failures);
+	jw_ku64(w, "gaps", sm->gaps);
+	jw_ku64(w, "tasks_set_aside_by_rate", t->tasks_set_aside_rate);
+	jw_ku64(w, "tasks_set_aside_by_gap", t->tasks_set_aside_gap);
+	jw_ku64(w, "polls_set_aside", t->polls_set_aside);
+	jw_ku64(w, "events_set_aside", t->events_set_aside);
+	jw_obj_end(w);
+}
+
 static void j_capture(struct jw *w, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct an_opts *o = an_get_opts(a);
@@ -157,6 +197,7 @@ static void j_capture(struct jw *w, const struct analyzer *a, const struct repor
 		jw_ki64(w, "clock_error_ns", bt->stats->clock_error_ns);
 		jw_ku64(w, "threads", bt->stats->threads);
 		jw_ku64(w, "polls_seen_in_progress", bt->stats->open_polls_seen);
+		j_sampling(w, a, m, bt);
 		jw_obj_end(w);
 	} else {
 		jw_null(w);

@@ -435,6 +435,33 @@ static const char *fmt_offset(const struct report_meta *m, uint64_t ts, char *bu
 	return buf;
 }
 
+/* The sampling rule at work, one sentence for the terminal and report.html (docs/sampling.md);
+ * "" when there is nothing to say (every task, nothing set aside). */
+const char *report_sampling_line(const struct report_meta *m, const struct analyzer *a, char *buf,
+				 size_t len)
+{
+	const struct an_sampling *sm = an_get_sampling(a);
+	const struct an_totals *t = an_totals(a);
+	uint64_t aside = t->tasks_set_aside_rate + t->tasks_set_aside_gap;
+
+	*buf = 0;
+	if (!m->batch)
+		return buf;
+	if (m->batch->why_fixed) {
+		snprintf(buf, len, "sampling: not adaptive (%s)", m->batch->why_fixed);
+		return buf;
+	}
+	if (!sm->known || (sm->rate_max <= 1 && !aside && !sm->gaps))
+		return buf;
+	snprintf(buf, len,
+		 "sampling: %s, 1 task in %u at the end (highest %u, %zu rate%s set), %llu task%s set aside whole (%llu as the rate rose, %llu alive while batches were lost); per-site and per-task figures from the tasks followed, totals from every task",
+		 m->batch->adaptive ? "adaptive" : "fixed", sm->rate, sm->rate_max,
+		 sm->nchanges + (size_t)sm->changes_omitted, sm->nchanges + sm->changes_omitted == 1 ? "" : "s",
+		 (unsigned long long)aside, aside == 1 ? "" : "s",
+		 (unsigned long long)t->tasks_set_aside_rate, (unsigned long long)t->tasks_set_aside_gap);
+	return buf;
+}
+
 const char *report_flight_line(const struct report_meta *m, char *buf, size_t len)
 {
 	const struct report_flight *fl = m->flight;
@@ -482,7 +509,9 @@ uint64_t report_total(const struct report_meta *m, const struct an_totals *t, un
 		switch (type) {
 		case TET_EV_SPAWN: case TET_EV_POLL_BEGIN: case TET_EV_WAKE: case TET_EV_TERMINATE:
 		case TET_EV_PARK: case TET_EV_UNPARK:
-			return m->batch->exact[type];
+			/* what the threads counted, in the batches received and (BPF read their
+			 * heads) in those the full ring lost */
+			return m->batch->exact[type] + (m->counters_valid ? m->counters.drops[type] : 0);
 		}
 	}
 	switch (type) {

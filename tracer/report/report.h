@@ -45,6 +45,13 @@ struct report_fallback {
 };
 
 /* Batched capture (capture "batched"): how it went. */
+/* The sampling rule, in words (the JSON's capture.batch.sampling.rule, the terminal, the HTML). */
+#define REPORT_SAMPLING_RULE_FIXED \
+	"one task in `rate`, picked by its id, recorded whole; the totals count every task"
+#define REPORT_SAMPLING_RULE_ADAPTIVE \
+	"one task in `rate`, picked by its id; the rate rises when the tracer falls behind and " \
+	"falls back once it keeps up; a task the rate leaves out while it runs, or alive when " \
+	"batches were lost, is set aside whole; the totals count every task"
 struct report_batch {
 	const struct tb_stats *stats;     /* the decode stage's figures (batch_stats.h) */
 	uint64_t exact[TET_EV_COUNT];     /* per probe: the traced threads' own counts (every task,
@@ -52,6 +59,12 @@ struct report_batch {
 	size_t sites, rate_sites;
 	bool multi, sweeps, preemption;
 	const char *why_single, *why_no_sweeps, *why_no_preemption;
+	/* sampling (docs/sampling.md): the rule's history is the analyzer's (an_get_sampling) */
+	bool adaptive;
+	const char *why_fixed;            /* adaptive asked for, not possible: why */
+	uint32_t rate;                    /* the rate at the end */
+	uint32_t max_overhead_pct;        /* adaptive: the tracer's CPU budget */
+	uint64_t rate_failures;           /* rates that could not be set */
 };
 
 /* Flight recorder (--flight-recorder): what fired a dump. Times are CLOCK_MONOTONIC, the events'
@@ -161,6 +174,8 @@ const char *report_signal_name(int sig, char *buf, size_t len);
  * "dump 2: trigger poll>100ms at +12.345s (DETAIL), window +0.000s..+14.345s" (offsets from
  * m->start_ns). Returns buf. */
 const char *report_flight_line(const struct report_meta *m, char *buf, size_t len);
+const char *report_sampling_line(const struct report_meta *m, const struct analyzer *a, char *buf,
+				 size_t len);
 /* The finding that fired this dump's trigger: same kind name, pid and task (task_id, or
  * header_ptr when task_id is 0). Threshold triggers ("poll", "sched_delay") match none. */
 bool report_is_trigger(const struct report_meta *m, const struct an_finding *f);

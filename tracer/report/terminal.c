@@ -413,6 +413,8 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 	if (m->batch && m->sample_rate > 1)
 		fprintf(out, "sampled: figures per site and task from %llu sampled tasks (%llu polls analyzed); the totals above count every task\n",
 			(unsigned long long)t->tasks_seen, (unsigned long long)t->polls);
+	if (*report_sampling_line(m, a, raw, sizeof(raw)))
+		fprintf(out, "%s\n", raw);
 	print_drops(out, m, a);
 	print_batch_loss(out, m, final);
 	print_sites(out, a, final ? m->top : (m->top < 5 ? m->top : 5));

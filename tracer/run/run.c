@@ -315,6 +315,13 @@ static const struct report_batch *batch_meta(struct run *r)
 	rb->why_no_sweeps = bi->why_no_sweeps;
 	rb->preemption = bi->preemption;
 	rb->why_no_preemption = bi->why_no_preemption;
+	rb->adaptive = bi->adaptive;
+	rb->why_fixed = bi->why_fixed;
+	rb->rate = bi->rate;
+	rb->max_overhead_pct = r->o->max_overhead_pct;
+	rb->rate_failures = bi->rate_failures;
+	if (r->an && an_get_sampling(r->an)->rate_max > r->meta.sample_rate)
+		r->meta.sample_rate = an_get_sampling(r->an)->rate_max;
 	return rb;
 }
 
@@ -472,6 +479,9 @@ static int open_session(struct run *r, char *err, size_t len)
 	so.ringbuf_bytes = o->ringbuf;
 	so.batched = r->batched;
 	so.sample_rate = o->sample_rate;
+	/* the flight recorder keeps the rate it starts with (its window is not analysed live) */
+	so.adaptive = r->batched && !o->sample_fixed && !o->fl.on;
+	so.max_cpu = o->max_overhead_pct / 100.0;
 	so.verbose = o->verbose;
 	so.sched = o->sched;
 	so.no_uring = o->no_uring;
@@ -506,6 +516,9 @@ static void capture_started(struct run *r)
 		if (o->sample_rate > 1)
 			snprintf(cls, sizeof(cls), "batched capture, %zu event_batch sites, 1 task in %u",
 				 bi->sites, o->sample_rate);
+		else if (bi->adaptive)
+			snprintf(cls, sizeof(cls), "batched capture, %zu event_batch sites, every task while the tracer keeps up (adaptive sampling)",
+				 bi->sites);
 		else
 			snprintf(cls, sizeof(cls), "batched capture, %zu event_batch sites, every task",
 				 bi->sites);

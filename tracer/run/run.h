@@ -43,7 +43,10 @@ struct run_opts {
 	bool probes_given;
 	enum tet_mode mode;
 	enum run_capture capture;
-	uint32_t sample_rate;
+	uint32_t sample_rate;      /* fixed: the rate; adaptive: the lowest (1) */
+	bool sample_fixed;         /* --sample-rate N: no adaptive sampling */
+	uint32_t max_overhead_pct; /* adaptive sampling's CPU budget, % of one CPU */
+	bool max_overhead_given;
 	struct tet_sched_opts sched;
 	bool no_uring;
 	int nice;
