@@ -10,7 +10,8 @@
 #    program) + the 2 worker launchers' polls, whatever was lost;
 #  - every task the report lists is whole: its polls = its yields + 1, spawn seen, completed; each
 #    is one the highest rate picks (the process's hash, recomputed here in Python);
-#  - every task followed is listed or counted as set aside (by rate or by gap), none half.
+#  - every task followed is listed or counted as set aside (by rate or by gap), none half; none
+#    listed was met in the middle of its life (a task set aside does not come back).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -69,6 +70,8 @@ rate = int(sys.argv[1])
 thr = (1 << 64) - 1 if rate == 1 else ((1 << 64) - 1) // rate
 print(" ".join(i for i in sys.stdin.read().split() if (int(i) * 0x9e3779b97f4a7c15) % (1 << 64) > thr))
 ' "$(jqr "$R" "$S.rate_max")")"
+check_eq "no task listed was met mid-life (the process started after attach: a task set aside comes back in no list)" 0 \
+    "$(jqr "$R" '[.tasks[] | select(.spawn_seen != true)] | length')"
 check_eq "nothing omitted from the task list" "0 0" \
     "$(jqr "$R" '"\(.totals.task_records_omitted) \(.totals.live_tasks_omitted)"')"
 check_eq "every task followed is listed or set aside whole" "$(jqr "$R" .totals.tasks_seen)" \

@@ -1394,14 +1394,26 @@ mod imp {
         id.wrapping_mul(0x9e37_79b9_7f4a_7c15) <= THRESHOLD.load(Relaxed)
     }
 
-    fn refresh_sampling() -> u64 {
+    fn rate_bits() -> u64 {
         let mut rate = 0u64;
         for bit in 0..16 {
             if sample_bit(bit) {
                 rate |= 1 << bit;
             }
         }
-        let rate = rate.max(1);
+        rate
+    }
+
+    /// The rate from the sample_rate lanes, read twice: a tracer changing it (it clears the old
+    /// bits, then sets the new ones) is never read half-way, a mix stricter than both rates.
+    /// While the two reads differ the threshold stays as it was.
+    fn refresh_sampling() -> u64 {
+        let first = rate_bits();
+        if rate_bits() != first {
+            let t = THRESHOLD.load(Relaxed);
+            return if t == u64::MAX { 1 } else { u64::MAX / t };
+        }
+        let rate = first.max(1);
         THRESHOLD.store(if rate == 1 { u64::MAX } else { u64::MAX / rate }, Relaxed);
         // keeps the sites (and their notes) in the binary
         core::hint::black_box(sample_rate_sites as fn());

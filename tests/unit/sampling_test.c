@@ -3,7 +3,7 @@
  * sampling_test — adaptive sampling's two pure parts (docs/sampling.md):
  *   rule     tracer/capture/ratectl.c on measured numbers: a ring half full and filling faster
  *            than the tracer empties it and its free room absorbs for a second raises the rate by the
- *            power of two that fits (×2 … ×64, capped at 32768); a ring that drains, or fills
+ *            power of two that fits (×2 … ×64 on rate + 1: rates are 2^k − 1, capped at 32767); a ring that drains, or fills
  *            slowly enough, is left alone however full; lost batches raise (why: loss); the
  *            tracer's CPU over its budget (when there is one) raises ×2 once per window; 2 s calm lowers ÷2, never
  *            under the floor; no raise within 50 ms of a lowering.
@@ -52,11 +52,12 @@ static void test_rule(void)
 	CHECK_U64(look(&c, 45, 18, 0.45, 0, 1, &why), 1, "rule: 27 %% full and filling fast: a burst the ring absorbs, no change");
 	r = look(&c, 90, 36, 0.9, 0, 2, &why);
 	/* in 400 MB/s; out 10 MB/s; room (64 - 35.1) MB per s ≈ 29: ×16 brings 400 to 25 < 39 */
-	CHECK_U64(r, 16, "rule: 55 %% full, filling at 400 MB/s against 10 out + 29 room: ×16");
+	CHECK_U64(r, 31, "rule: 55 %% full, filling at 400 MB/s against 10 out + 29 room: ×16 (1 → 31: rates are 2^k − 1)");
 	CHECK_U64(why, TET_RATE_RING, "rule: … why ring");
-	/* at rate 16 the input is 25 MB/s: the ring still fills, but slower than out + room */
-	r = look(&c, 125, 36.875, 1.25, 0, 3, &why);
-	CHECK_U64(r, 16, "rule: 56 %% full, 25 MB/s in against 10 out + 28 room: stays");
+	/* at rate 31 the input is ~13 MB/s: the ring still fills, but slower than out + room */
+	look(&c, 110, 36.25, 1.1, 0, 3, &why);
+	r = look(&c, 140, 36.625, 1.4, 0, 3, &why);
+	CHECK_U64(r, 31, "rule: 56 %% full, 13 MB/s in against 10 out + 28 room: stays");
 	/* a ring that drains is left alone, however full */
 	rc_init(&c, 1, 0.5);
 	look(&c, 0, 50, 10, 0, 0, &why);
@@ -66,14 +67,14 @@ static void test_rule(void)
 	rc_init(&c, 1, 0.5);
 	look(&c, 0, 30, 0, 0, 0, &why);
 	r = look(&c, 30, 36, 0, 0, 1, &why);
-	CHECK_U64(r, 8, "rule: no output, 200 MB/s in, 28 MB/s of room: ×8");
+	CHECK_U64(r, 15, "rule: no output, 200 MB/s in, 28 MB/s of room: ×8 (15)");
 	/* lost batches, with the ring barely filled: the input decides, why loss */
 	rc_init(&c, 1, 0.5);
 	look(&c, 0, 0, 0, 0, 0, &why);
 	r = look(&c, 30, 3, 1, 5, 1, &why);
 	CHECK(r > 1 && why == TET_RATE_LOSS, "rule: lost batches with 100 MB/s in, 33 out: raised (%u), why loss (%u)", r, why);
 	/* the cap */
-	rc_init(&c, 16384, 0.5);
+	rc_init(&c, 16383, 0.5);
 	look(&c, 0, 40, 0, 0, 0, &why);
 	CHECK_U64(look(&c, 30, 50, 0, 0, 1, &why), RC_RATE_MAX, "rule: capped at 32768");
 	/* the CPU budget: 0.8 CPU over a 500 ms window with a budget of 0.5 → ×2, once a window */
@@ -81,32 +82,32 @@ static void test_rule(void)
 	look(&c, 0, 0, 0, 0, 0, &why);
 	CHECK_U64(look(&c, 250, 1, 1, 0, 200, &why), 1, "rule: CPU not judged before a full window");
 	r = look(&c, 500, 2, 2, 0, 400, &why);
-	CHECK(r == 2 && why == TET_RATE_CPU, "rule: 0.8 CPU over a 0.5 budget: ×2 (%u), why cpu (%u)", r, why);
-	CHECK_U64(look(&c, 600, 2, 2, 0, 480, &why), 2, "rule: no second CPU raise within the window");
+	CHECK(r == 3 && why == TET_RATE_CPU, "rule: 0.8 CPU over a 0.5 budget: ×2 (%u), why cpu (%u)", r, why);
+	CHECK_U64(look(&c, 600, 2, 2, 0, 480, &why), 3, "rule: no second CPU raise within the window");
 	rc_init(&c, 1, 0);
 	look(&c, 0, 0, 0, 0, 0, &why);
 	look(&c, 500, 2, 2, 0, 400, &why);
 	CHECK_U64(look(&c, 1000, 2, 2, 0, 800, &why), 1, "rule: without a budget the CPU raises nothing");
 	/* calm: 2 s under 5 %, no loss, CPU under a third of the budget → ÷2; never under the floor */
-	rc_init(&c, 2, 0.5);
-	c.rate = 8;
+	rc_init(&c, 3, 0.5);
+	c.rate = 15;
 	look(&c, 0, 0, 0, 0, 0, &why);
 	for (uint64_t t = 100; t < 2100; t += 100)
 		r = look(&c, t, 0, 0, 0, 0, &why);
-	CHECK_U64(look(&c, 2100, 0, 0, 0, 0, &why), 4, "rule: 2 s calm: ÷2");
+	CHECK_U64(look(&c, 2100, 0, 0, 0, 0, &why), 7, "rule: 2 s calm: ÷2 (15 → 7)");
 	CHECK_U64(why, TET_RATE_CALM, "rule: … why calm");
-	CHECK_U64(look(&c, 2120, 40, 0, 0, 0, &why), 4,
+	CHECK_U64(look(&c, 2120, 40, 0, 0, 0, &why), 7,
 		  "rule: no raise within 50 ms of a lowering, however fast the ring fills");
 	for (uint64_t t = 2200; t < 8000; t += 100)
 		r = look(&c, t, 40, 40, 0, 0, &why);
-	CHECK_U64(r, 2, "rule: calm for long: down to the floor (2), not under it");
+	CHECK_U64(r, 3, "rule: calm for long: down to the floor (3), not under it");
 	/* not calm: a loss resets the clock */
 	rc_init(&c, 1, 0.5);
-	c.rate = 4;
+	c.rate = 7;
 	look(&c, 0, 0, 0, 0, 0, &why);
 	look(&c, 1900, 0, 0, 0, 0, &why);
 	look(&c, 1950, 0, 0, 1, 0, &why);
-	CHECK_U64(look(&c, 2100, 0, 0, 1, 0, &why), 4, "rule: a loss 150 ms ago: not lowered");
+	CHECK_U64(look(&c, 2100, 0, 0, 1, 0, &why), 7, "rule: a loss 150 ms ago: not lowered");
 }
 
 /* ---- the analyzer ---- */

@@ -62,7 +62,8 @@ struct tet_bc {
 	struct tokio_usdt *skel;
 	struct ring_buffer *rb;
 	struct tet_attachments batch; /* the event_batch sites */
-	struct tet_attachments rate;  /* the sample_rate sites (attached first, detached last) */
+	struct tet_attachments rbits[TET_RATE_BITS]; /* the sample_rate sites by bit (attached
+						      * first, detached last) */
 	struct tet_sched *sched;     /* tet_switch, tet_wakeup, tet_sample */
 	uint64_t cutoff_ns;          /* the capture's end (0: running) */
 	struct tet_bc_info info;
@@ -88,7 +89,7 @@ struct tet_bc {
 	pthread_t rc_thread;
 	bool rc_running;
 	int rc_stop;
-	pthread_mutex_t rc_mu;       /* s->rate, info.rate*, posted */
+	pthread_mutex_t rc_mu;       /* rbits, info.rate*, posted */
 	struct { uint64_t ts; uint32_t rate, why; } posted[64];
 	size_t nposted;
 };
@@ -242,32 +243,38 @@ static void serve_reads(struct tet_bc *s, uint64_t now)
 /* ---- adaptive sampling (ratectl.h) ---- */
 #define RC_STEP_NS 5000000ull /* how often the rule looks */
 
-static int bc_attach_rate(struct tet_bc *s, uint32_t rate, const struct tet_targets *t,
-			  char *err, size_t len);
+static int bc_attach_bit(struct tet_bc *s, int bit, const struct tet_targets *t, char *err,
+			 size_t len);
+static void bc_release_bit(struct tet_bc *s, int bit);
 
-/* The process records one task in `rate` from the next flush of any of its threads on:
- * the new rate's sites first, then the old ones go (meanwhile the process may read the OR of
- * both, a rate in between). */
-static int set_rate(struct tet_bc *s, uint32_t rate)
+/* The process records one task in `rate` from the next flush of any of its threads on. The
+ * adaptive rates are 2^k − 1 (ratectl.h), so a higher one has every bit of a lower one: a raise
+ * adds bits, a lowering removes them, one site at a time, and whatever mix the process reads
+ * meanwhile is a rate between the old and the new one — never stricter than both (as the OR of
+ * 64 and 128 would be: 192), never every task. Returns the rate now set: `rate`, or the old one
+ * when a bit cannot be attached (the bits added so far go again). */
+static uint32_t set_rate(struct tet_bc *s, uint32_t rate)
 {
-	struct tet_attachments old = s->rate;
-	size_t old_sites = s->info.rate_sites;
+	uint32_t was = s->info.rate;
 	char err[256];
-	int ret;
 
-	memset(&s->rate, 0, sizeof(s->rate));
-	ret = bc_attach_rate(s, rate, s->targets, err, sizeof(err));
-	if (ret) {
-		tet_att_release(&s->rate);
-		s->rate = old;
-		s->info.rate_sites = old_sites;
-		if (!s->info.rate_failures++)
-			tet_say(s->o.msgs, TET_MSG_WARN, "adaptive sampling: cannot set rate %u (%s); the rate stays %u",
-				rate, err, s->info.rate);
-		return ret;
+	for (int bit = 0; bit < TET_RATE_BITS; bit++) {
+		if (!(rate & ~was & (1u << bit)))
+			continue;
+		if (bc_attach_bit(s, bit, s->targets, err, sizeof(err))) {
+			for (int b = 0; b <= bit; b++)
+				if (rate & ~was & (1u << b))
+					bc_release_bit(s, b);
+			if (!s->info.rate_failures++)
+				tet_say(s->o.msgs, TET_MSG_WARN, "adaptive sampling: cannot set rate %u (%s); the rate stays %u",
+					rate, err, was);
+			return was;
+		}
 	}
-	tet_att_release(&old);
-	return 0;
+	for (int bit = TET_RATE_BITS - 1; bit >= 0; bit--)
+		if (was & ~rate & (1u << bit))
+			bc_release_bit(s, bit);
+	return rate;
 }
 
 /* The ring's positions, as the kernel publishes them: what was put in, what was taken out. */
@@ -298,8 +305,9 @@ static void rate_step(struct tet_bc *s, uint64_t now)
 	if (rate == was)
 		return;
 	pthread_mutex_lock(&s->rc_mu);
-	if (set_rate(s, rate)) {
-		s->rc.rate = was;
+	rate = set_rate(s, rate);
+	s->rc.rate = rate;
+	if (rate == was) {
 		pthread_mutex_unlock(&s->rc_mu);
 		return;
 	}
@@ -518,31 +526,48 @@ static int bc_prepare(struct tet_bc *s, const struct tet_bc_opts *o, const struc
 	return 0;
 }
 
+/* Bit `bit` of the rate: its sample_rate site in every file with event_batch sites, one
+ * attachment of its own (set_rate adds and removes bits one by one). */
+static int bc_attach_bit(struct tet_bc *s, int bit, const struct tet_targets *t, char *err,
+			 size_t len)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tet_target *f = &t->v[i];
+		int ret;
+
+		if (!f->nbatch)
+			continue;
+		ret = attach_sites(s, &s->rbits[bit], s->skel->progs.tet_nop, f, &f->rate_off[bit],
+				   &f->rate_sema[bit], 1, err, len);
+		if (ret)
+			return ret;
+		s->info.rate_sites++;
+	}
+	return 0;
+}
+
+static void bc_release_bit(struct tet_bc *s, int bit)
+{
+	s->info.rate_sites -= s->rbits[bit].nlinks + s->rbits[bit].nfds;
+	tet_att_release(&s->rbits[bit]);
+	memset(&s->rbits[bit], 0, sizeof(s->rbits[bit]));
+}
+
+static void bc_release_rate(struct tet_bc *s)
+{
+	for (int bit = 0; bit < TET_RATE_BITS; bit++)
+		bc_release_bit(s, bit);
+}
+
 /* The rate's sites: the rate first, so a thread that starts recording reads it already set. */
 static int bc_attach_rate(struct tet_bc *s, uint32_t rate, const struct tet_targets *t,
 			  char *err, size_t len)
 {
-	int ret;
+	for (int bit = 0; bit < TET_RATE_BITS && rate > 1; bit++) {
+		int ret = (rate & (1u << bit)) ? bc_attach_bit(s, bit, t, err, len) : 0;
 
-	s->info.rate_sites = 0;
-	for (size_t i = 0; i < t->n && rate > 1; i++) {
-		const struct tet_target *f = &t->v[i];
-		uint64_t offs[TET_RATE_BITS], semas[TET_RATE_BITS];
-		size_t n = 0;
-
-		if (!f->nbatch)
-			continue;
-		for (int bit = 0; bit < TET_RATE_BITS; bit++) {
-			if (rate & (1u << bit)) {
-				offs[n] = f->rate_off[bit];
-				semas[n] = f->rate_sema[bit];
-				n++;
-			}
-		}
-		ret = attach_sites(s, &s->rate, s->skel->progs.tet_nop, f, offs, semas, n, err, len);
 		if (ret)
 			return ret;
-		s->info.rate_sites += n;
 	}
 	return 0;
 }
@@ -668,7 +693,7 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 			goto fail;
 		s->info.sites += f->nbatch;
 	}
-	s->info.links = s->batch.nlinks + s->batch.nfds + s->rate.nlinks + s->rate.nfds;
+	s->info.links = s->batch.nlinks + s->batch.nfds + s->info.rate_sites;
 	if (s->info.adaptive) {
 		if (pthread_create(&s->rc_thread, NULL, rc_main, s)) {
 			s->info.adaptive = false;
@@ -758,7 +783,7 @@ static void tet_bc_detach(struct tet_bc *s, uint64_t cutoff)
 	tb_sweep_all(s->tb);
 	serve_reads(s, mono_ns());
 	tet_att_release(&s->batch);
-	tet_att_release(&s->rate);
+	bc_release_rate(s);
 	tet_sched_detach(s->sched);
 	s->sched = NULL;
 	tet_uring_detach(s->uring);
@@ -774,7 +799,7 @@ static void tet_bc_close(struct tet_bc *s)
 		return;
 	rc_stop(s);
 	tet_att_release(&s->batch);
-	tet_att_release(&s->rate);
+	bc_release_rate(s);
 	tet_sched_detach(s->sched);
 	tet_uring_detach(s->uring);
 	for (size_t i = 0; i < s->nhook_paths; i++)

@@ -13,9 +13,10 @@ void rc_init(struct rc *c, uint32_t floor, double max_cpu)
 	c->rate = c->floor;
 }
 
+/* The rate k times as strict, in the 2^j − 1 series (ratectl.h). */
 static uint32_t times(uint32_t rate, uint64_t k)
 {
-	uint64_t r = (uint64_t)rate * k;
+	uint64_t r = ((uint64_t)rate + 1) * k - 1;
 
 	return r > RC_RATE_MAX ? (rate > RC_RATE_MAX ? rate : RC_RATE_MAX) : (uint32_t)r;
 }
@@ -51,12 +52,12 @@ static const struct rc_look *look_since(const struct rc *c, uint64_t since)
  * the rate in force (1: it will not, or not measured yet). */
 static uint64_t shortfall(const struct rc *c, const struct rc_look *l)
 {
-	const struct rc_look *a = look_since(c, c->last_change_ns);
+	const struct rc_look *a = look_since(c, c->last_change_ns + (c->last_change_ns ? RC_SWITCH_NS : 0));
 	const struct rc_look *b = look_since(c, l->ns > RC_DRAIN_WINDOW_NS ? l->ns - RC_DRAIN_WINDOW_NS : 0);
 	double in, out, room;
 	uint64_t k = 1, used = l->in > l->out ? l->in - l->out : 0;
 
-	if (l->ns - a->ns < RC_MEASURE_NS || l->in < a->in || l->ns <= b->ns || l->out < b->out)
+	if (l->ns < a->ns + RC_MEASURE_NS || l->in < a->in || l->ns <= b->ns || l->out < b->out)
 		return 1;
 	in = (double)(l->in - a->in) / (double)(l->ns - a->ns);      /* bytes per ns */
 	out = (double)(l->out - b->out) / (double)(l->ns - b->ns);
@@ -114,7 +115,7 @@ uint32_t rc_step(struct rc *c, const struct rc_look *l, uint32_t *why)
 		c->calm_since_ns = now;
 	if (c->rate > c->floor && now - c->calm_since_ns >= RC_CALM_NS &&
 	    now - c->last_change_ns >= RC_CALM_NS) {
-		r = c->rate / 2;
+		r = (c->rate + 1) / 2 - 1;
 		return change(c, now, r < c->floor ? c->floor : r, TET_RATE_CALM, why);
 	}
 	return c->rate;

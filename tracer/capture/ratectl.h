@@ -5,14 +5,16 @@
  * lost, its CPU goes over --max-overhead) and lowered again once it keeps up with room to
  * spare. Pure: the capture measures and applies (batchcap.c); tests drive it with numbers.
  *
- * The rule. Rates are floor × 2^k, up to RC_RATE_MAX. Every look gives the ring's positions
+ * The rule. Rates are 2^k − 1 (1, 3, 7, 15, …, up to RC_RATE_MAX): each has every bit of the
+ * lower ones, so the process, which reads the rate bit by bit from the sample_rate semaphores,
+ * never sees a mix stricter than the new rate and the old one while the tracer changes them. Every look gives the ring's positions
  * (what the process has put in, what the tracer has taken out: bytes, ever growing), the
  * batches lost and the tracer's CPU time. With the ring half full (RC_FILL_ACT: a burst it
  * absorbs, such as a program spawning 200 000 tasks at once, changes nothing) or batches lost, the
- * input (measured since the rate last changed, over RC_MEASURE_NS at least) is compared with
+ * input (measured from RC_SWITCH_NS after the rate last changed, over RC_MEASURE_NS at least) is compared with
  * what the tracer takes out (over the last RC_DRAIN_WINDOW_NS) plus what the free room can
  * absorb over RC_HORIZON_NS: above it, the rate is multiplied by the power of two that brings
- * the input under it (×2 to ×64). So a ring that drains, or fills slowly enough, is left
+ * the input under it (×2 to ×64, on rate + 1). So a ring that drains, or fills slowly enough, is left
  * alone however full (what it holds from before drains at the tracer's pace, whatever the
  * rate), and a tracer that gets no CPU at all (nice 10 under a saturated service) still has
  * a rate that keeps the ring from overflowing for a while. With a CPU budget (--max-overhead),
@@ -27,8 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RC_RATE_MAX 32768u
-#define RC_MEASURE_NS 20000000ull       /* 20 ms of input at the rate in force */
+#define RC_RATE_MAX 32767u
+#define RC_MEASURE_NS 20000000ull       /* 20 ms of input at the rate in force … */
+#define RC_SWITCH_NS 15000000ull        /* … from 15 ms after a change on: the process takes a
+					 * rate at a flush (≤ 4 ms), and meanwhile records every
+					 * task (the old sites go before the new come) */
 #define RC_DRAIN_WINDOW_NS 250000000ull /* 250 ms of output */
 #define RC_HORIZON_NS 1000000000ull    /* the ring must not fill within 1 s */
 #define RC_FILL_ACT 0.5                 /* the ring half full: a burst it absorbed is not a trend */
@@ -47,7 +52,7 @@ struct rc_look {
 };
 
 struct rc {
-	uint32_t floor;           /* the lowest rate (1: every task) */
+	uint32_t floor;           /* the lowest rate (1: every task; 2^k − 1) */
 	double max_cpu;           /* the tracer's CPU budget, in CPUs (0.5: half of one; 0: none) */
 	uint32_t rate;
 	uint64_t last_change_ns, last_raise_ns, last_lower_ns;
