@@ -915,6 +915,19 @@ static bool site_is_mt_launcher(const struct an_site *s)
 
 static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts, bool final);
 
+/* Task t leaves the table (retired, or set aside by the sampling rule) and is freed. */
+static void task_drop(struct analyzer *a, struct task *t)
+{
+	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	if (!a->o.key_by_header)
+		lk_task_gone(a->lk, t->s.pid, t->s.task_id);
+	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	if (a->memo.t == t)
+		a->memo.t = NULL;
+	a->t.tasks_live--;
+	task_free(t);
+}
+
 static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int reason)
 {
 	struct an_site *site = t->site;
@@ -941,14 +954,7 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 		summarize(a, t, &a->records[a->nrecords++], ts);
 	else
 		a->t.task_records_omitted++;
-	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
-	if (!a->o.key_by_header)
-		lk_task_gone(a->lk, t->s.pid, t->s.task_id);
-	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
-	if (a->memo.t == t)
-		a->memo.t = NULL;
-	a->t.tasks_live--;
-	task_free(t);
+	task_drop(a, t);
 }
 
 static struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr)
@@ -982,13 +988,7 @@ static void task_set_aside(struct analyzer *a, struct task *t, uint64_t ts, bool
 	else
 		a->t.tasks_set_aside_rate++;
 	a->t.polls_set_aside += t->s.polls;
-	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
-	lk_task_gone(a->lk, t->s.pid, t->s.task_id);
-	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
-	if (a->memo.t == t)
-		a->memo.t = NULL;
-	a->t.tasks_live--;
-	task_free(t);
+	task_drop(a, t);
 }
 
 /* Sets aside every task followed that thr leaves out (UINT64_MAX… none: every task). */
