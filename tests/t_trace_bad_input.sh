@@ -10,7 +10,10 @@
 # --output (refused before attaching); batched capture and sampling: bad --capture,
 # --sample-rate and --nice values, --sample-rate or --capture batched with per-event capture or
 # the uprobe fallback, on a target without tokio:event_batch, on stock Tokio, and on a target
-# whose tokio:sample_rate probe has the wrong number of sites (batch_badrate).
+# whose tokio:sample_rate probe has the wrong number of sites (batch_badrate: refused with
+# --sample-rate N; traced with adaptive sampling off, the report saying why); --sample-rate
+# neither N nor auto, --max-overhead out of range or with a fixed rate, per-event capture, the
+# uprobe fallback or the flight recorder.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -109,6 +112,24 @@ expect_fail "--sample-rate on stock Tokio" 2 "stock Tokio \\(traced through upro
     "$TRACER" --pid $SP --sample-rate 10
 expect_fail "--sample-rate, tokio:sample_rate with 3 sites" 2 "tokio:sample_rate has 3 sites, 16 expected: cannot set a sampling rate" \
     "$TRACER" --pid $BP --sample-rate 10
+# adaptive sampling (docs/sampling.md): its budget's bounds and the options it cannot go with;
+# a kit build whose sampling sites are not the 16 expected is traced without it, and says why
+expect_fail "--sample-rate neither a number nor auto" 3 "--sample-rate 'automatic': expected a whole number" \
+    "$TRACER" --pid $FP --sample-rate automatic
+expect_fail "--max-overhead 0" 3 "--max-overhead '0': must be between 1 and 400" "$TRACER" --pid $FP --max-overhead 0
+expect_fail "--max-overhead 401" 3 "--max-overhead '401': must be between 1 and 400" "$TRACER" --pid $FP --max-overhead 401
+expect_fail "--max-overhead with a fixed --sample-rate" 3 "--max-overhead bounds adaptive sampling, which a fixed --sample-rate turns off" \
+    "$TRACER" --pid $FP --sample-rate 10 --max-overhead 30
+expect_fail "--max-overhead with --capture per-event" 3 "--max-overhead needs batched capture" \
+    "$TRACER" --pid $FP --capture per-event --max-overhead 30
+expect_fail "--max-overhead with --mode uprobe" 3 "--max-overhead needs batched capture" \
+    "$TRACER" --pid $SP --mode uprobe --max-overhead 30
+expect_fail "--max-overhead with --flight-recorder" 3 "--max-overhead bounds adaptive sampling, which the flight recorder does not use" \
+    "$TRACER" --pid $FP --flight-recorder 10s --max-overhead 30
+"$TRACER" --pid $BP -d 1s -q -o "$TMPD/badrate.json" > /dev/null 2> "$TMPD/badrate.err"
+check_eq "batch_badrate, default options: traced (exit 0)" 0 "$?"
+check_eq "… sampling fixed, saying why" "fixed the probes do not have the 16 tokio:sample_rate sites that spell a rate" \
+    "$(jq -r '.capture.batch.sampling | "\(.mode) \(.why_fixed)"' "$TMPD/badrate.json" | cut -d'(' -f1 | sed 's/ *$//')"
 check_eq "batch_badrate: nothing left attached (semaphores 0)" 0 "$(sem_total $BP)"
 
 # ---- durations ----

@@ -239,7 +239,6 @@ static void serve_reads(struct tet_bc *s, uint64_t now)
 	}
 }
 
-/* ---- ring ---- */
 /* ---- adaptive sampling (ratectl.h) ---- */
 #define RC_STEP_NS 5000000ull /* how often the rule looks */
 
@@ -367,6 +366,7 @@ static void rates_posted(struct tet_bc *s)
 	pthread_mutex_unlock(&s->rc_mu);
 }
 
+/* ---- ring ---- */
 static void advance(struct tet_bc *s, uint64_t now)
 {
 	if (now - s->last_pair_ns >= 10000000ull)
@@ -596,10 +596,9 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 	for (size_t i = 0; i < t->n && o->adaptive; i++) {
 		if (t->v[i].nbatch && t->v[i].nrate != TET_RATE_BITS) {
 			s->info.adaptive = false;
-			s->info.why_fixed = "the probes have no tokio:sample_rate sites (a build of the kit before sampling): every task is recorded";
+			s->info.why_fixed = "the probes do not have the 16 tokio:sample_rate sites that spell a rate (a kit build from before sampling?): every task is recorded";
 		}
 	}
-	s->o.adaptive = s->info.adaptive;
 	rc_init(&s->rc, o->sample_rate, o->max_cpu);
 	ret = tet_usdt_open(&s->skel, o->pid, err, len);
 	if (ret)
