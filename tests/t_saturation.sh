@@ -8,8 +8,10 @@
 #    line and report.html;
 #  - the totals are exact: polls = the workload's own count (tasks × (yields + 1), printed by the
 #    program) + the 2 worker launchers' polls, whatever was lost;
-#  - every task the report lists is whole: its polls = its yields + 1, spawn seen, completed; each
-#    is one every rate in force during its life picks (the process's hash, recomputed in Python);
+#  - every task the report lists is whole: its polls = its yields + 1, spawn seen, completed, a
+#    wake and a waker clone per yield (the records the hooks' inlined batched-only path writes:
+#    yield_now wakes its task through a cloned waker); each is one every rate in force during its
+#    life picks (the process's hash, recomputed in Python); the totals count every wake;
 #  - every task followed is listed or counted as set aside (by rate or by gap), none half; none
 #    listed was met in the middle of its life (a task set aside does not come back).
 . "$(dirname "$0")/lib.sh"
@@ -62,6 +64,10 @@ echo "# yield tasks listed: $listed of $N"
 check "at least one yield task followed whole" test "$listed" -ge 1
 check_eq "every yield task listed is whole: polls = yields + 1 = $((M + 1)), spawn seen, completed" 0 \
     "$(jqr "$R" "[.tasks[] | $YSITE | select(.polls != .yields.yield_now + 1 or .polls != $((M + 1)) or .spawn_seen != true or .termination != \"completed\")] | length")"
+check_eq "every yield task listed has a wake and a waker clone per yield ($M)" 0 \
+    "$(jqr "$R" "[.tasks[] | $YSITE | select(.wakes != $M or .waker_clones != $M)] | length")"
+check "totals.wakes counts every yield's wake: $(jqr "$R" .totals.wakes) >= $((N * M))" \
+    test "$(jqr "$R" .totals.wakes)" -ge $((N * M))
 # each listed task is one every rate in force during its life picks (a task that ended before a
 # later raise stays): the process's hash, recomputed here
 check_eq "every yield task listed is one each rate of its life picks (the process's hash)" "" \

@@ -153,6 +153,17 @@ mod imp {
         lane(w, 0)
     }
 
+    /// Batched capture alone is on for gate word `w` (lane 0 set, no per-event probe sharing
+    /// the word): the hot hooks then take their inlined fast path, which counts the event and
+    /// stops at a task the sample rate leaves out (no call, no stack frame), and call out only
+    /// for a task that is recorded. One load of the word, as `gate_word`.
+    #[inline(always)]
+    fn batch_only(w: usize) -> bool {
+        // Safety: as in gate_word.
+        let word = unsafe { ptr::read_volatile(gate_ptr(w) as *const u64) };
+        word != 0 && word >> 16 == 0
+    }
+
     fn sample_bit(k: usize) -> bool {
         // Safety: a u16 read inside SAMPLE_BITS.
         unsafe { ptr::read_volatile((ptr::addr_of!(SAMPLE_BITS) as *const u16).add(k)) != 0 }
@@ -558,15 +569,50 @@ mod imp {
     }
 
     /// Fires `task_poll_begin`, opens the poll's record, and saves what the end will need.
+    /// Batched capture alone: counted inline, and a task the rate leaves out costs nothing more.
     #[inline(always)]
     pub(crate) fn task_poll_begin(id: &Id, header: NonNull<Header>) -> Polled {
-        if task_poll_begin::gate() {
-            poll_begin(id.as_u64(), addr(header))
+        if !task_poll_begin::gate() {
+            return Polled { id: 0, tag: 0 };
+        }
+        if batch_only(W_POLL) {
+            count(EV_POLL_BEGIN);
+            if !sampled(id.as_u64()) {
+                return Polled { id: 0, tag: 0 };
+            }
+            return poll_open(id.as_u64(), addr(header));
+        }
+        poll_begin(id.as_u64(), addr(header))
+    }
+
+    /// Opens a sampled task's poll record on this thread's open-poll stack; false when the
+    /// poll is not recorded (no buffer; a poll nested deeper than OPEN_MAX is counted, not
+    /// recorded).
+    #[inline(always)]
+    fn open_poll(id: u64) -> bool {
+        if let Some(b) = buf() {
+            let d = b.head.depth.load(Relaxed) as usize;
+            if d < OPEN_MAX {
+                let begin = b.stamp(W_POLL);
+                b.head.open[d] = Open { id, begin, yields: 0 };
+                b.head.depth.store(d as u8 + 1, Release);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The batched-only path of a recorded task (counted by the caller).
+    #[inline(never)]
+    fn poll_open(id: u64, header: u64) -> Polled {
+        if open_poll(id) {
+            Polled { id, tag: header & ADDR | RECORDED }
         } else {
             Polled { id: 0, tag: 0 }
         }
     }
 
+    /// Any mix of per-event probes and batched capture.
     #[inline(never)]
     fn poll_begin(id: u64, header: u64) -> Polled {
         let mut how = 0;
@@ -578,17 +624,8 @@ mod imp {
         }
         if batch_on(W_POLL) {
             count(EV_POLL_BEGIN);
-            if sampled(id) {
-                if let Some(b) = buf() {
-                    // a poll nested deeper than OPEN_MAX is counted, not recorded
-                    let d = b.head.depth.load(Relaxed) as usize;
-                    if d < OPEN_MAX {
-                        let begin = b.stamp(W_POLL);
-                        b.head.open[d] = Open { id, begin, yields: 0 };
-                        b.head.depth.store(d as u8 + 1, Release);
-                        how |= RECORDED;
-                    }
-                }
+            if sampled(id) && open_poll(id) {
+                how |= RECORDED;
             }
         }
         if how == 0 {
@@ -663,8 +700,21 @@ mod imp {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn task_yielded(id: Option<Id>, reason: u8) {
+        if batch_only(W_POLL) {
+            if let Some(id) = id {
+                if reason != YIELD_NOTIFIED && sampled(id.as_u64()) {
+                    record_yield(id.as_u64(), reason);
+                }
+            }
+            return;
+        }
+        task_yielded_any(id, reason)
+    }
+
+    #[inline(never)]
+    fn task_yielded_any(id: Option<Id>, reason: u8) {
         if let Some(id) = id {
             if task_yielded::enabled() {
                 task_yielded::emit(id.as_u64(), reason);
@@ -676,8 +726,20 @@ mod imp {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn waker_wake(id: Id, header: NonNull<Header>, by_ref: u8) {
+        if batch_only(W_WAKER) {
+            count(EV_WAKE);
+            if sampled(id.as_u64()) {
+                record_wake(id.as_u64(), by_ref);
+            }
+            return;
+        }
+        waker_wake_any(id, header, by_ref)
+    }
+
+    #[inline(never)]
+    fn waker_wake_any(id: Id, header: NonNull<Header>, by_ref: u8) {
         if waker_wake::enabled() {
             waker_wake::emit(id.as_u64(), addr(header), by_ref);
         }
@@ -689,8 +751,19 @@ mod imp {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn waker_clone(id: Id, header: NonNull<Header>) {
+        if batch_only(W_WAKER) {
+            if sampled(id.as_u64()) {
+                record_waker(id.as_u64(), R_CLONE, EV_WAKER_CLONE);
+            }
+            return;
+        }
+        waker_clone_any(id, header)
+    }
+
+    #[inline(never)]
+    fn waker_clone_any(id: Id, header: NonNull<Header>) {
         if waker_clone::enabled() {
             waker_clone::emit(id.as_u64(), addr(header));
         }
@@ -699,8 +772,19 @@ mod imp {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn waker_drop(id: Id, header: NonNull<Header>) {
+        if batch_only(W_WAKER) {
+            if sampled(id.as_u64()) {
+                record_waker(id.as_u64(), R_DROP, EV_WAKER_DROP);
+            }
+            return;
+        }
+        waker_drop_any(id, header)
+    }
+
+    #[inline(never)]
+    fn waker_drop_any(id: Id, header: NonNull<Header>) {
         if waker_drop::enabled() {
             waker_drop::emit(id.as_u64(), addr(header));
         }
