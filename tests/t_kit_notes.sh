@@ -8,13 +8,7 @@
 # does not already check that way in make test (1.24.2 and 1.43.1; km_compared: the matrix
 # compares the newest of the hooks.py cover, 1.53.2).
 . "$(dirname "$0")/lib.sh"
-
-# The Cargo.lock files this test rewrites (cargo records the path source) are restored however it
-# ends, byte for byte and with their modification time: a newer lock would make the next `make`
-# rebuild every sample-service binary of the line.
-LOCKS=()
-restore_locks() { local l; for l in "${LOCKS[@]:-}"; do [ -n "$l" ] && [ -f "$TMPD/$(basename "$(dirname "$l")").lock" ] && cp -p "$TMPD/$(basename "$(dirname "$l")").lock" "$l"; done; }
-trap 'restore_locks; _cleanup' EXIT
+. "$(dirname "$0")/kit/nocfg_lib.sh"
 # the releases t_kit_matrix builds patched-without-cfg against stock anyway in make test
 # (km_compared of the cover: 1.53.2 of our lines): their sample services are not built that way a
 # second time here. (It once skipped every newest of a minor line, as the matrix compared them
@@ -49,62 +43,19 @@ for line in "${LINES[@]}"; do
     check_eq "tokio $line stock: no tokio notes" 0 "$(tokio_notes "$stock" | wc -l)"
 
     # The patched tokio the kit made, built without the cfg, against the same tokio unpatched,
-    # both as a path dependency from ONE directory (the source copied in before each build): a
-    # path source's directory reaches the code (panic locations' lengths as immediates; cargo's
-    # -C metadata, hence the symbol hashes that order functions and sway the inliner), so a
-    # registry build, or another path even of equal length, differs by a few bytes whatever the
-    # patch does (CI's clone path made it 16 bytes of .text; TimerEntry::reset 329 vs 317 bytes).
-    patched=$(ls -d "$BUILD/cargo/tokio-$line/usdt/tokio-usdt"/tokio-*/ 2>/dev/null | head -1)
+    # both as a path dependency from ONE directory (tests/kit/nocfg_lib.sh)
+    patched=$(kn_patched "$line")
     rel=$(basename "$patched"); rel=${rel#tokio-}
     if [ -n "$rel" ] && [[ "$MATRIX_COMPARED" == *" $rel "* ]]; then
         echo "# tokio $line ($rel): the build without the cfg is compared with stock by t_kit_matrix (the matrix workload)"
         continue
     fi
-    [ -n "$patched" ] || { not_ok "tokio $line: patched source missing under build/cargo/tokio-$line/usdt/tokio-usdt"; continue; }
-    crate=$(basename "$patched")
-    orig="$ROOT/.cache/crates/${SUITE_OF[$line]}/$crate"
-    [ -f "$orig/Cargo.toml" ] || { not_ok "tokio $line: unpatched source missing at .cache/crates/${SUITE_OF[$line]}/$crate"; continue; }
-    manifest="$ROOT/sample-service/lines/tokio-$line/Cargo.toml"
-    lock="$ROOT/sample-service/lines/tokio-$line/Cargo.lock"
-    cp -p "$lock" "$TMPD/tokio-$line.lock"
-    LOCKS+=("$lock")
-    kn="$BUILD/cargo/tokio-$line/kitnotes"
-    src="$kn/src/$crate"
-    # One target directory for both builds: the crates that do not depend on tokio (syn, libc,
-    # mio, …) are compiled once, and at first taken from `make`'s stock build of the line (the
-    # same manifest, profile and crate sources: cargo finds them fresh). The source in $src
-    # gets fresh mtimes before each build, so tokio and its dependents are always rebuilt.
-    if [ ! -d "$kn/target" ] && [ -d "$BUILD/cargo/tokio-$line/stock/release" ]; then
-        mkdir -p "$kn" && cp -a "$BUILD/cargo/tokio-$line/stock" "$kn/target.tmp" && mv "$kn/target.tmp" "$kn/target"
+    if ! kn_build "$line"; then
+        for v in p s; do [ -f "${KN_LOG[$v]:-}" ] && tail -20 "${KN_LOG[$v]}"; done
+        not_ok "$KN_ERR"
     fi
-    rm -rf "$kn/target-p" "$kn/target-s"   # the layout before the shared target directory
     declare -A BIN=()
-    for v in p s; do    # p: patched, s: stock
-        if [ "$v" = p ]; then from=$patched; else from=$orig/; fi
-        # a build is kept while the sources it was made from (that Tokio, the sample service's
-        # sources and manifest) are unchanged (content hash)
-        h=$( (cd "$from" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-              cd "$ROOT/sample-service" && find src "lines/tokio-$line" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
-            sha256sum | cut -c1-32)
-        out="$kn/sample-service-$v"
-        if [ -x "$out" ] && [ "$(cat "$out.built-from" 2>/dev/null)" = "$h" ]; then
-            BIN[$v]=$out
-            continue
-        fi
-        # fresh mtimes: cargo rebuilds from what is in the directory now
-        rm -rf "$src" "$out.built-from" && mkdir -p "$src" && cp -r "$from." "$src/"
-        if (cd "$ROOT/sample-service/lines/tokio-$line" &&
-            env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo --config "patch.crates-io.tokio.path=\"$src\"" \
-                build --release --offline --manifest-path "$manifest" --target-dir "$kn/target") \
-                > "$TMPD/nocfg-$v.log" 2>&1 && cp "$kn/target/release/sample-service" "$out"; then
-            BIN[$v]=$out
-            echo "$h" > "$out.built-from"
-        else
-            tail -20 "$TMPD/nocfg-$v.log"
-            not_ok "tokio $line: build of the $([ $v = p ] && echo patched || echo unpatched) tokio as a path dependency failed"
-        fi
-        cp -p "$TMPD/tokio-$line.lock" "$lock"
-    done
+    for v in p s; do [ -n "${KN_BIN[$v]:-}" ] && BIN[$v]=${KN_BIN[$v]}; done
     if [ -n "${BIN[p]:-}" ] && [ -n "${BIN[s]:-}" ]; then
         nocfg=${BIN[p]}
         check_eq "tokio $line patched without cfg: no tokio notes" 0 "$(tokio_notes "$nocfg" | wc -l)"
@@ -121,6 +72,5 @@ for line in "${LINES[@]}"; do
             bash -c "[ '$nfun' -gt 1000 ] && [ -n '$a' ] && [ '$a' = '$b' ] && [ ! -s '$TMPD/fs-diff' ]"
         head -20 "$TMPD/fs-diff" | sed 's/^/#   /'
     fi
-    cp -p "$TMPD/tokio-$line.lock" "$lock"
 done
 finish
