@@ -11,9 +11,10 @@
  *            exactly the followed tasks its rate leaves out (by the process's own hash, written
  *            again here), and they are not judged stalled later; a task met at its spawn is
  *            followed when the rate in force picks it, one met without its spawn only when every
- *            rate so far picks it and no gap came; a gap sets aside every live task and the
- *            records of tasks that ended after it began, not those that ended before; the rate
- *            history is kept.
+ *            rate so far picks it and no gap came from its process; a gap sets aside every live
+ *            task of its process and the records of those that ended after it began, not those
+ *            that ended before, nor any task of another process (--binary follows several); the
+ *            rate history is kept.
  * Prints "ok - …" / "not ok - …"; exits 1 on a failure.
  */
 #include <stdlib.h>
@@ -26,7 +27,9 @@
 #define MS 1000000ull
 #define MB 1000000ull
 #define PID 7
+#define PID2 8  /* another process of the same path (--binary) */
 #define W0 201
+static uint32_t Pid = PID; /* the process the records below come from */
 
 /* ---- the rule ---- */
 /* A look at t ms, in/out in MB so far, lost batches, CPU ms, on a 64 MB ring. */
@@ -115,7 +118,7 @@ static struct analyzer *A;
 
 static void ev(uint32_t type, uint64_t ts, uint64_t id, uint64_t a, uint64_t b)
 {
-	struct tet_event_rec r = { { ts, type, PID, W0, 0 }, id, 0x1000 + id, a, b, 0 };
+	struct tet_event_rec r = { { ts, type, Pid, W0, 0 }, id, 0x1000 + id, a, b, 0 };
 
 	an_event(A, &r, sizeof(r));
 }
@@ -126,7 +129,7 @@ static void spawn(uint64_t ts, uint64_t id)
 	struct tet_spawn_rec r;
 
 	memset(&r, 0, sizeof(r));
-	r.h = (struct tet_hdr){ ts, TET_EV_SPAWN, PID, W0, 0 };
+	r.h = (struct tet_hdr){ ts, TET_EV_SPAWN, Pid, W0, 0 };
 	r.task_id = id;
 	r.header_ptr = 0x1000 + id;
 	r.line = 7;
@@ -152,7 +155,7 @@ static void rate(uint64_t ts, uint32_t n, uint32_t why)
 
 static void gap(uint64_t ts, uint64_t from)
 {
-	struct tet_gap_rec r = { { ts, TET_REC_GAP, PID, W0, 0 }, from, 1 };
+	struct tet_gap_rec r = { { ts, TET_REC_GAP, Pid, W0, 0 }, from, 1 };
 
 	an_event(A, &r, sizeof(r));
 }
@@ -163,19 +166,19 @@ static bool picks(uint64_t id, uint32_t n)
 	return id * 0x9e3779b97f4a7c15ull <= (n == 1 ? UINT64_MAX : UINT64_MAX / n);
 }
 
-struct seen { uint64_t ids[64]; size_t n; };
+struct seen { uint64_t ids[64]; size_t n; uint32_t pid; };
 
 static void collect(const struct an_task_summary *t, void *ctx)
 {
 	struct seen *s = ctx;
 
-	if (s->n < 64)
+	if (s->n < 64 && t->pid == s->pid)
 		s->ids[s->n++] = t->task_id;
 }
 
 static bool followed(uint64_t id)
 {
-	struct seen s = { .n = 0 };
+	struct seen s = { .n = 0, .pid = Pid };
 
 	an_for_each_task(A, collect, &s);
 	for (size_t i = 0; i < s.n; i++)
@@ -267,14 +270,29 @@ static void test_analyzer(void)
 	poll(37 * MS, live);
 	ev(TET_EV_TERMINATE, 45 * MS, live, 0, 0);
 	aside = an_totals(A)->tasks_live;
+	/* another process of the path: a task live across the gap, one ended in it */
+	Pid = PID2;
+	spawn(36 * MS, live);
+	poll(37 * MS, live);
+	spawn(38 * MS, ended);
+	poll(39 * MS, ended);
+	ev(TET_EV_TERMINATE, 45 * MS, ended, 0, 0);
+	Pid = PID;
 	gap(50 * MS, 40 * MS);
 	t = an_totals(A);
-	CHECK_U64(t->tasks_live, 0, "analyzer: a gap: no live task followed");
+	CHECK_U64(t->tasks_live, 1, "analyzer: a gap: no live task of its process followed");
 	CHECK_U64(t->tasks_set_aside_gap, aside + 1, "analyzer: … every live one and the one that ended in it set aside");
 	CHECK(followed(ended) && !followed(live), "analyzer: … the task that ended before the gap keeps its record");
+	Pid = PID2;
+	CHECK(followed(live) && followed(ended),
+	      "analyzer: … another process's tasks stay, live or ended in the gap (its batches held none of them)");
+	poll(60 * MS, id_with(6000, 4, 0));
+	CHECK(followed(id_with(6000, 4, 0)),
+	      "analyzer: … and its tasks met without their spawn are followed as before");
+	Pid = PID;
 	mid = id_with(6000, 4, 0);
 	poll(60 * MS, mid);
-	CHECK(!followed(mid), "analyzer: after a gap a task met without its spawn is not followed");
+	CHECK(!followed(mid), "analyzer: after a gap a task of its process met without its spawn is not followed");
 	spawn(61 * MS, mid + 100000);
 	CHECK(followed(mid + 100000) == picks(mid + 100000, 2), "analyzer: after a gap a spawn is (the rate in force decides)");
 	sm = an_get_sampling(A);

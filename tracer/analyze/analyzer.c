@@ -101,6 +101,7 @@ struct kthread {
 #define KTHREADS_MAX 16384             /* threads with kernel records or polls followed */
 #define STACKS_MAX 65536                /* stack aggregates per kind */
 #define WORKERS_MAX 4096                /* runtime workers followed (all processes) */
+#define AN_GAP_PIDS 64                  /* processes with lost batches told apart */
 #define FSTACKS_MAX 256                 /* … per finding */
 struct fstacks {
 	struct an_stack *v;
@@ -186,6 +187,11 @@ struct analyzer {
 	/* sampling (TET_REC_RATE, TET_REC_GAP): the threshold in force, the strictest so far */
 	struct an_sampling smp;
 	uint64_t thr, thr_min;
+	/* the processes a gap came from: a lost batch holds events of its own process's tasks
+	 * only (more than AN_GAP_PIDS such processes: every process counts as one) */
+	uint32_t gap_pids[AN_GAP_PIDS];
+	size_t ngap_pids;
+	bool gap_pids_full;
 };
 
 void an_opts_default(struct an_opts *o)
@@ -810,10 +816,11 @@ static uint64_t task_key(const struct analyzer *a, uint64_t task_id, uint64_t he
  * takes effect (TET_REC_RATE, delivered in time order): it leaves the task table, so no
  * detector judges the silence that follows, its findings stop there, and it is counted; what
  * it did before stays in the site figures (polls recorded whole). A lost batch (TET_REC_GAP)
- * held events of tasks nobody can name: every task alive during the gap is set aside, also
- * one that ended during it. A task met later is followed only if it was recorded all along:
- * met at its spawn, the rate in force then picks it; met without its spawn (spawned before
- * the capture), every rate so far picks it, and no gap came. */
+ * held events of tasks nobody can name, all of its own process: every task of that process
+ * alive during the gap is set aside, also one that ended during it. A task met later is
+ * followed only if it was recorded all along: met at its spawn, the rate in force then picks
+ * it; met without its spawn (spawned before the capture), every rate so far picks it, and no
+ * gap came from its process. */
 #define RATE_GOLDEN 0x9e3779b97f4a7c15ull
 
 static uint64_t rate_thr(uint32_t rate)
@@ -821,19 +828,29 @@ static uint64_t rate_thr(uint32_t rate)
 	return rate <= 1 ? UINT64_MAX : UINT64_MAX / rate;
 }
 
-static bool admit(const struct analyzer *a, uint64_t id, bool spawn)
+static bool gap_in(const struct analyzer *a, uint32_t pid)
+{
+	if (a->gap_pids_full)
+		return true;
+	for (size_t i = 0; i < a->ngap_pids; i++)
+		if (a->gap_pids[i] == pid)
+			return true;
+	return false;
+}
+
+static bool admit(const struct analyzer *a, uint32_t pid, uint64_t id, bool spawn)
 {
 	if (!a->smp.known || a->o.key_by_header)
 		return true;
 	if (spawn)
 		return id * RATE_GOLDEN <= a->thr;
-	return id * RATE_GOLDEN <= a->thr_min && !a->smp.gaps;
+	return id * RATE_GOLDEN <= a->thr_min && !gap_in(a, pid);
 }
 
 /* An event of a task not in the table: one the rule does not follow, or an unknown one. */
-static void not_followed(struct analyzer *a, uint64_t id, uint64_t *unknown)
+static void not_followed(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t *unknown)
 {
-	if (a->smp.known && !a->o.key_by_header && !admit(a, id, false))
+	if (a->smp.known && !a->o.key_by_header && !admit(a, pid, id, false))
 		a->t.events_set_aside++;
 	else
 		(*unknown)++;
@@ -855,7 +872,7 @@ static struct task *task_new(struct analyzer *a, uint32_t pid, uint64_t id, uint
 		a->t.task_id_zero++;
 		return NULL;
 	}
-	if (!admit(a, id, spawn)) {
+	if (!admit(a, pid, id, spawn)) {
 		a->t.events_set_aside++;
 		return NULL;
 	}
@@ -991,8 +1008,9 @@ static void task_set_aside(struct analyzer *a, struct task *t, uint64_t ts, bool
 	task_drop(a, t);
 }
 
-/* Sets aside every task followed that thr leaves out (UINT64_MAX… none: every task). */
-static void set_aside_live(struct analyzer *a, uint64_t thr, bool all, uint64_t ts)
+/* Sets aside every task followed that thr leaves out (UINT64_MAX… none), or with `all` (a gap)
+ * every task of process pid. */
+static void set_aside_live(struct analyzer *a, uint64_t thr, bool all, uint32_t pid, uint64_t ts)
 {
 	struct task **v;
 	size_t n = 0;
@@ -1007,7 +1025,7 @@ static void set_aside_live(struct analyzer *a, uint64_t thr, bool all, uint64_t 
 	for (size_t i = 0; i < a->tasks.cap; i++) {
 		struct task *t = a->tasks.e[i].v;
 
-		if (t && (all || t->s.task_id * RATE_GOLDEN > thr))
+		if (t && (all ? t->s.pid == pid : t->s.task_id * RATE_GOLDEN > thr))
 			v[n++] = t;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -1028,7 +1046,7 @@ static void on_rate(struct analyzer *a, const struct tet_rate_rec *r)
 		a->thr = a->thr_min = UINT64_MAX;
 	}
 	if (thr < a->thr)
-		set_aside_live(a, thr, false, r->h.ts);
+		set_aside_live(a, thr, false, 0, r->h.ts);
 	a->thr = thr;
 	if (thr < a->thr_min)
 		a->thr_min = thr;
@@ -1044,8 +1062,10 @@ static void on_rate(struct analyzer *a, const struct tet_rate_rec *r)
 	*c = (struct an_rate_change){ r->h.ts, m->rate, r->why < TET_RATE_WHYS ? r->why : 0 };
 }
 
-/* Batches of a thread were lost between from_ns and h.ts: every task alive then is set aside,
- * those still followed and those that ended since from_ns (their records go). */
+/* Batches of a thread of process h.pid were lost between from_ns and h.ts: every task of that
+ * process alive then is set aside, those still followed and those that ended since from_ns
+ * (their records go), and none of its tasks met later without its spawn is followed. The
+ * batches held that process's events only: the other processes' tasks stay. */
 static void on_gap(struct analyzer *a, const struct tet_gap_rec *r)
 {
 	size_t n = 0;
@@ -1058,11 +1078,17 @@ static void on_gap(struct analyzer *a, const struct tet_gap_rec *r)
 		a->smp.rate = a->smp.rate_max = 1;
 		a->thr = a->thr_min = UINT64_MAX;
 	}
-	set_aside_live(a, 0, true, r->h.ts);
+	if (!gap_in(a, r->h.pid)) {
+		if (a->ngap_pids < AN_GAP_PIDS)
+			a->gap_pids[a->ngap_pids++] = r->h.pid;
+		else
+			a->gap_pids_full = true;
+	}
+	set_aside_live(a, 0, true, r->h.pid, r->h.ts);
 	for (size_t i = 0; i < a->nrecords; i++) {
 		const struct an_task_summary *s = &a->records[i];
 
-		if (s->end_ts >= r->from_ns) {
+		if (s->pid == r->h.pid && s->end_ts >= r->from_ns) {
 			a->t.tasks_set_aside_gap++;
 			a->t.polls_set_aside += s->polls;
 			continue;
@@ -1527,7 +1553,7 @@ static void on_poll_begin(struct analyzer *a, const struct tet_event_rec *r)
 	}
 again:
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
-	if (!t && !admit(a, r->task_id, false)) {
+	if (!t && !admit(a, r->h.pid, r->task_id, false)) {
 		a->t.events_set_aside++;
 		return;
 	}
@@ -1633,7 +1659,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 
 	if (!t || t->s.state != AN_POLLING) {
 		if (!t)
-			not_followed(a, r->task_id, &a->t.unmatched_poll_ends);
+			not_followed(a, r->h.pid, r->task_id, &a->t.unmatched_poll_ends);
 		else
 			a->t.unmatched_poll_ends++;
 		return;
@@ -1779,7 +1805,7 @@ static void on_yield(struct analyzer *a, const struct tet_event_rec *r)
 	if (!t && a->o.key_by_header) /* yield has no header: fallback cannot key it */
 		return;
 	if (!t) {
-		not_followed(a, r->task_id, &a->t.unknown_task_events);
+		not_followed(a, r->h.pid, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	if (r->a < TET_YIELD_CODES) {
@@ -2124,7 +2150,7 @@ static void on_meta(struct analyzer *a, const struct tet_meta_rec *r)
 	struct an_finding *f;
 
 	if (!t) {
-		not_followed(a, r->task_id, &a->t.unknown_task_events);
+		not_followed(a, r->h.pid, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	t->s.meta_seen = true;
@@ -2161,7 +2187,7 @@ static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 		ur_task_wake(a->ur, r->h.pid, task_key(a, r->task_id, r->header_ptr), r->h.ts);
 	t = task_find(a, r->h.pid, r->task_id, r->header_ptr);
 	if (!t) {
-		not_followed(a, r->task_id, &a->t.unknown_task_events);
+		not_followed(a, r->h.pid, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	t->s.wakes++;
@@ -2252,7 +2278,7 @@ static void on_waker(struct analyzer *a, const struct tet_event_rec *r, bool clo
 	else
 		a->t.waker_drops++;
 	if (!t) {
-		not_followed(a, r->task_id, &a->t.unknown_task_events);
+		not_followed(a, r->h.pid, r->task_id, &a->t.unknown_task_events);
 		return;
 	}
 	if (clone) {
@@ -2274,7 +2300,7 @@ static void on_terminate(struct analyzer *a, const struct tet_event_rec *r)
 				       .tid = r->h.tid, .worker = -1, .type = AN_TL_TERMINATE,
 				       .code = (uint8_t)r->a });
 	if (!t) {
-		not_followed(a, r->task_id, &a->t.unknown_task_events);
+		not_followed(a, r->h.pid, r->task_id, &a->t.unknown_task_events);
 		if (!a->o.key_by_header)
 			lk_task_gone(a->lk, r->h.pid, r->task_id);
 		return;
