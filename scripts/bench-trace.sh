@@ -362,11 +362,13 @@ if replay:
     parts = replay.split(' ', 1)
     r = json.loads(parts[0]); live = json.loads(parts[1]) if len(parts) > 1 else {}
     print(f"\n3. consumer on one core (a dumped batched capture of the yield workload, replayed through "
-          f"the decode stage and the analyzer, fastest of 3): {r['events']} events in {r['batches']} batches, "
-          f"{r['ns_per_event']:.0f} ns/event = {r['events_per_s'] / 1e6:.1f} M events/s; "
+          f"the decode stage and the analyzer, fastest of 3, memory reused as a running tracer reuses it): "
+          f"{r['events']} events in {r['batches']} batches, "
+          f"{r['ns_per_event']:.0f} ns/event = {r['events_per_s'] / 1e6:.1f} M events/s "
+          f"(first round, memory touched for the first time: {r.get('first_round_ns_per_event', 0):.0f} ns/event); "
           f"drops in the live capture: {live.get('live_drops', '?')}")
-    print(f"  target ≥ 5 M events/s on one core with 0 drops: "
-          f"{verdict(r['events_per_s'] >= 5e6 and live.get('live_drops', 1) == 0)}")
+    print(f"  target ≥ 25 M events/s on one core (issue 25), 0 drops: "
+          f"{verdict(r['events_per_s'] >= 25e6 and live.get('live_drops', 1) == 0)}")
 if mv('sat', 'stock'):
     sat = [json.loads(l) for l in open(satj) if l.strip()]
     print(f"\n6. saturation: yield-workload --tasks 200 --yields 100000 --workers {workers} (20 000 200 polls, "

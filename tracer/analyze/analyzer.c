@@ -108,11 +108,11 @@ struct fstacks {
 	size_t n, cap;
 };
 
+/* A task followed. What every event of the task reads or writes comes first and in one run
+ * (these fields, the histograms, then the summary's leading fields): a tracer following
+ * thousands of tasks meets each one's lines cold, and the misses are most of its cost. */
 struct task {
-	struct an_task_summary s;  /* hist summaries filled on demand */
-	struct hist poll, sched, pending;
 	struct an_site *site;
-	uint64_t seq;
 	uint64_t ready_since;      /* 0 = unknown */
 	uint64_t poll_begin, pending_since;
 	uint64_t poll_run_delay;   /* the thread's run-queue wait at poll_begin (0 = unknown) */
@@ -121,16 +121,19 @@ struct task {
 	int32_t poll_worker;
 	bool woke_in_poll, self_woke_in_poll, yielded_in_poll;
 	bool term_pending;         /* terminate seen inside the current poll */
+	uint8_t npoll_waits;
+	bool poll_waits_cut;       /* the poll in progress registered more waits than were kept */
+	bool waits_cut;            /* … the last Pending poll did (its wait list is partial) */
+	int32_t finding[AN_FINDING_KINDS]; /* index + 1 into findings, 0 = none */
+	struct hist poll, sched, pending;
+	struct an_task_summary s;  /* hist summaries filled on demand */
+	uint64_t seq;
 	int term_reason;
 	uint64_t term_ts;
 	struct an_wait poll_waits[AN_WAITS_MAX]; /* task_wait records of the poll in progress */
-	uint8_t npoll_waits;
-	int32_t finding[AN_FINDING_KINDS]; /* index + 1 into findings, 0 = none */
 	uint8_t dl;                /* deadlock_check: 1 candidate, 2 in a deadlock, 4 leaving */
 	uint32_t dl_idx;           /* … its index among the candidates */
 	int32_t dl_part;           /* … its part: finding index + 1, -1 none, < -1 being walked */
-	bool poll_waits_cut;       /* the poll in progress registered more waits than were kept */
-	bool waits_cut;            /* … the last Pending poll did (its wait list is partial) */
 	uint64_t detected[AN_FINDING_KINDS]; /* opts.on_detect: start of the last occurrence told */
 };
 
@@ -1769,7 +1772,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		if (!t->woke_in_poll) {
 			t->s.state = AN_PENDING;
 			t->pending_since = r->h.ts;
-			memcpy(t->s.waits, t->poll_waits, sizeof(t->s.waits));
+			memcpy(t->s.waits, t->poll_waits, t->npoll_waits * sizeof(t->s.waits[0]));
 			t->s.nwaits = t->npoll_waits;
 			t->waits_cut = t->poll_waits_cut;
 			break;
@@ -1788,7 +1791,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	default: /* unknown code: treat as Pending */
 		t->s.state = AN_PENDING;
 		t->pending_since = r->h.ts;
-		memcpy(t->s.waits, t->poll_waits, sizeof(t->s.waits));
+		memcpy(t->s.waits, t->poll_waits, t->npoll_waits * sizeof(t->s.waits[0]));
 		t->s.nwaits = t->npoll_waits;
 		t->waits_cut = t->poll_waits_cut;
 	}

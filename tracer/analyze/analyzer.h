@@ -143,7 +143,9 @@ struct an_site {
 	uint64_t findings[AN_FINDING_KINDS];
 };
 
-/* What the report shows of one task, live or terminated. */
+/* What the report shows of one task, live or terminated. The analyzer updates the fields
+ * up to nwaits at every event of the task: they come first, on as few cache lines as they
+ * fit (the consumer's cost is mostly cache misses on the tasks it follows). */
 struct an_task_summary {
 	uint32_t pid;
 	uint64_t task_id, header_ptr;
@@ -158,15 +160,16 @@ struct an_task_summary {
 	uint64_t blocked_ns;        /* part of busy_ns spent asleep (opts.sched) */
 	uint64_t samples;           /* CPU samples inside its polls */
 	uint64_t yields[TET_YIELD_CODES];
-	struct hist_summary poll_ns, sched_ns, pending_ns;
-	uint64_t pending_now_ns;    /* at the end of capture, while pending */
 	int64_t live_wakers;        /* clones - drops - wakes by value; valid if wakers_known */
 	bool wakers_known;
+	uint8_t nwaits;             /* in waits[] */
 	uint64_t waker_clones, waker_drops;
+	/* filled when a summary is made (an_task_summary is also the report's record) */
+	struct hist_summary poll_ns, sched_ns, pending_ns;
+	uint64_t pending_now_ns;    /* at the end of capture, while pending */
 	struct ur_task_stats uring; /* io_uring requests its polls filled (uring.h) */
 	/* what its last Pending poll registered (task_wait): valid while PENDING */
 	struct an_wait waits[AN_WAITS_MAX];
-	uint8_t nwaits;
 	/* task_meta */
 	bool meta_seen, future_boxed;
 	uint64_t future_size;

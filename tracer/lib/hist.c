@@ -122,14 +122,16 @@ static uint64_t *block_get(struct hist *h, unsigned b)
 	return h->blk[b - lo];
 }
 
-int hist_add_slow(struct hist *h, uint64_t v)
+/* Value v into its bucket (counted in the stats already). */
+static int bucket_add(struct hist *h, uint64_t v)
 {
 	unsigned b, s;
 	uint64_t *blk;
 
-	add_stats(h, 1, v, v, v);
 	locate(v, &b, &s);
-	blk = block_get(h, b);
+	blk = block_at(h, b);
+	if (!blk)
+		blk = block_get(h, b);
 	if (!blk) {
 		g_unbucketed++;
 		return -ENOMEM;
@@ -138,12 +140,34 @@ int hist_add_slow(struct hist *h, uint64_t v)
 	return 0;
 }
 
+/* The waiting values into their buckets (see hist.h: a reader's settling changes the
+ * representation only, hence the const). */
+static const struct hist *settled(const struct hist *c)
+{
+	struct hist *h = (struct hist *)c;
+	uint8_t n = h->npend;
+
+	h->npend = 0;
+	for (uint8_t i = 0; i < n; i++)
+		bucket_add(h, h->pend[i]);
+	return c;
+}
+
+int hist_add_slow(struct hist *h, uint64_t v)
+{
+	settled(h);
+	add_stats(h, 1, v, v, v);
+	return bucket_add(h, v);
+}
+
 int hist_merge(struct hist *dst, const struct hist *src)
 {
 	int err = 0;
 
 	if (!src->count)
 		return 0;
+	settled(dst);
+	settled(src);
 	add_stats(dst, src->count, src->sum, src->min, src->max);
 	for (unsigned i = 0; i < src->n; i++) {
 		const uint64_t *from = src->blk[i];
@@ -168,6 +192,7 @@ int hist_merge(struct hist *dst, const struct hist *src)
 static bool walk(const struct hist *h, bool (*fn)(uint64_t lo, uint64_t hi, uint64_t n, void *ctx),
 		 void *ctx)
 {
+	settled(h);
 	for (unsigned b = h->lo; b < (unsigned)h->lo + h->n; b++) {
 		const uint64_t *blk = block_at(h, b);
 

@@ -9,8 +9,15 @@
  *
  * Storage is sparse — one block of 2^HIST_SUB_BITS counters per power of two actually used,
  * found through an array of pointers that spans only the powers between the lowest and the
- * highest used — so an empty histogram costs 48 bytes, one of polls between 1 µs and 1 ms ~11
+ * highest used — so an empty histogram costs 72 bytes, one of polls between 1 µs and 1 ms ~11
  * blocks (a tracer keeps three per live task). Values up to 2^63 are accepted.
+ *
+ * Adding a value touches the histogram itself only: count, sum, min and max at once, the
+ * bucket later — up to HIST_PEND values below 2^32 wait in the histogram and go to their
+ * buckets together (the slot array and a block are two more cache lines each, and a tracer
+ * adds to thousands of tasks' histograms in turn). Whatever reads the buckets (quantiles, the
+ * bucket walk, a merge) settles them first: a `const struct hist` is constant in value, not
+ * in representation, and is read by the thread that adds to it.
  */
 #ifndef TET_HIST_H
 #define TET_HIST_H
@@ -21,12 +28,15 @@
 #define HIST_SUB      (1u << HIST_SUB_BITS)
 #define HIST_BLOCKS   (64 - HIST_SUB_BITS + 1)  /* block 0: exact values; block b: 2^(b+S-1).. */
 #define HIST_REL_ERR  (1.0 / HIST_SUB)
+#define HIST_PEND     7                        /* values waiting for their buckets */
 
 struct hist {
 	uint64_t count;
 	uint64_t sum;     /* saturates at UINT64_MAX */
 	uint64_t min, max;
 	uint64_t **blk;   /* blk[i]: the counters of block lo + i, NULL while empty */
+	uint32_t pend[HIST_PEND]; /* values counted above, not yet in their buckets */
+	uint8_t npend;
 	uint8_t lo, n;    /* blocks lo .. lo + n - 1 have a slot in blk (n = 0: blk NULL) */
 	bool outside;     /* a report's temporary aggregate: outside the block budget (below) */
 };
@@ -41,22 +51,12 @@ void hist_init(struct hist *h);
  * blocks are not counted against the budget (at most HIST_BLOCKS, freed by hist_free). */
 void hist_init_outside(struct hist *h);
 void hist_free(struct hist *h);
-/* Returns 0, or -ENOMEM (the value still counts in count/sum/min/max). */
+/* Returns 0, or -ENOMEM (the value still counts in count/sum/min/max; a value that waited
+ * and found no block is counted in hist_unbucketed() when it is settled). */
 int hist_add_slow(struct hist *h, uint64_t v);
 static inline int hist_add(struct hist *h, uint64_t v)
 {
-	unsigned m, b, s;
-
-	if (v < HIST_SUB) {
-		b = 0;
-		s = (unsigned)v;
-	} else {
-		m = 63 - (unsigned)__builtin_clzll(v);
-		b = m - HIST_SUB_BITS + 1;
-		s = (unsigned)(v >> (m - HIST_SUB_BITS)) - HIST_SUB;
-	}
-	b -= h->lo; /* wraps below lo: past n */
-	if (!h->count || b >= h->n || !h->blk[b] || h->sum + v < h->sum)
+	if (!h->count || h->npend == HIST_PEND || v > UINT32_MAX || h->sum + v < h->sum)
 		return hist_add_slow(h, v);
 	if (v < h->min)
 		h->min = v;
@@ -64,7 +64,7 @@ static inline int hist_add(struct hist *h, uint64_t v)
 		h->max = v;
 	h->count++;
 	h->sum += v;
-	h->blk[b][s]++;
+	h->pend[h->npend++] = (uint32_t)v;
 	return 0;
 }
 int hist_merge(struct hist *dst, const struct hist *src);
