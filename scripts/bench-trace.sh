@@ -36,6 +36,12 @@
 # 6. Saturation: `yield-workload --tasks 200 --yields 100000` (~100 M events, far more than the
 #    tracer reads) for stock, the default options (adaptive sampling) and --sample-rate 1: the
 #    cost, the rate reached, the tasks followed whole, what was set aside, exact totals.
+# 7. The flight recorder at full speed: `yield-workload --tasks 200 --yields 30000` (6 000 200
+#    polls) under --flight-recorder 60s --sample-rate 1 (SIGUSR1, crash and exit triggers only:
+#    no live analysis) with --flight-memory 4G, a SIGUSR1 dump after the run: the polls it holds,
+#    the drops, the tracer's CPU per event kept, its memory per event held (the recorder's own
+#    count of the window's bytes, and VmHWM), the dump's time. Issue 25's targets: every poll,
+#    0 drops, ≤ 16 B and ≤ 20 ns of tracer CPU per event. BENCH_FLIGHT_REPS (1) rounds.
 # 5. Locks: `sample-service lock-workload --tasks 8 --locks 50000 --workers 2` (each task takes a
 #    tokio::sync::Mutex of its own 50000 times, a Semaphore permit and an RwLock read guard of
 #    its own every 4th time, and yields every 16th: the task_lock acquire and release hooks on
@@ -44,7 +50,8 @@
 #
 # Environment: BENCH_LINE (1.53) BENCH_TASKS (1000) BENCH_YIELDS (1000) BENCH_WORKERS (2)
 #              BENCH_REPS (9) BENCH_HTTP_REPS (5) BENCH_HTTP_SECS (5) BENCH_SAT_REPS (3)
-#              BENCH_SKIP (space-separated parts to skip: yield http replay locks saturation)
+#              BENCH_FLIGHT_REPS (1)
+#              BENCH_SKIP (space-separated parts to skip: yield http replay locks saturation flight)
 # Output: the tables on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +65,7 @@ REPS=${BENCH_REPS:-9}
 HTTP_REPS=${BENCH_HTTP_REPS:-5}
 HTTP_SECS=${BENCH_HTTP_SECS:-5}
 SAT_REPS=${BENCH_SAT_REPS:-3}
+FLIGHT_REPS=${BENCH_FLIGHT_REPS:-1}
 SKIP=" ${BENCH_SKIP:-} "
 STOCK="$BUILD/sample-service/tokio-$LINE/stock/sample-service"
 USDT="$BUILD/sample-service/tokio-$LINE/usdt/sample-service"
@@ -262,6 +270,42 @@ if [[ "$SKIP" != *" saturation "* ]]; then
     done
 fi
 
+# ---- 7. the flight recorder at full speed ----
+FL_JSON="$TMP/flight.jsonl"
+: > "$FL_JSON"
+FW=(yield-workload --tasks 200 --yields 30000 --workers "$WORKERS")
+flight_one() {  # flight_one REP: one recorder, one run, one SIGUSR1 dump
+    local rep=$1 line dump t0 t1 cpu0 cpu hwm held mib evicted
+    tracer_start --binary "$USDT" --flight-recorder 60s --flight-memory 4G --sample-rate 1
+    cpu0=$(cpu_ns "$TRACER_PID")   # attached: what follows is the recording's
+    line=$("$USDT" "${FW[@]}") || die "flight workload failed"
+    sleep 1
+    cpu=$(cpu_ns "$TRACER_PID"); hwm=$(hwm_kb "$TRACER_PID")
+    cpu=$(awk -v a="$cpu" -v b="$cpu0" 'BEGIN { printf "%.0f", a - b }')
+    t0=$(date +%s%N)
+    kill -USR1 "$TRACER_PID"
+    for _ in $(seq 1200); do
+        dump=$(ls "$TMP/dumps"/*.json 2>/dev/null | grep -v '\.trace\.json$' | head -1)
+        [ -n "$dump" ] && grep -q "report written to" "$TMP/t.err" && break
+        sleep 0.1
+    done
+    t1=$(date +%s%N)
+    [ -n "$dump" ] || die "flight recorder: no dump within 120 s: $(tail -3 "$TMP/t.err")"
+    tracer_stop
+    # "… N records held in M MiB at the end, K evicted"
+    read -r held mib evicted < <(sed -n 's/.*; \([0-9]*\) records held in \([0-9]*\) MiB at the end, \([0-9]*\) evicted$/\1 \2 \3/p' "$TMP/t.err")
+    jq -c --arg rep "$rep" --argjson cpu "${cpu%.*}" --argjson hwm "$hwm" --argjson held "${held:-0}" \
+        --argjson mib "${mib:-0}" --argjson evicted "${evicted:-0}" --argjson dump_ms $(( (t1 - t0) / 1000000 )) \
+        --argjson expected "$(sed -n 's/.*polls_expected=\([0-9]*\).*/\1/p' <<< "$line")" \
+        '{rep: $rep, polls: .totals.polls, drops: .totals.drops, events: .totals.events, lost_batches:
+          .data_loss.batches.lost_ring_full, expected: ($expected + 2), cpu_ns: $cpu, hwm_kb: $hwm,
+          held: $held, mib: $mib, evicted: $evicted, dump_ms: $dump_ms}' "$dump" >> "$FL_JSON"
+}
+if [[ "$SKIP" != *" flight "* ]]; then
+    echo "bench-trace: flight recorder, ${FW[*]}, --flight-recorder 60s --sample-rate 1, $FLIGHT_REPS round(s)…" >&2
+    for rep in $(seq "$FLIGHT_REPS"); do flight_one "$rep"; done
+fi
+
 # ---- 4. the clock ----
 cat > "$TMP/clk.c" <<'EOF'
 #include <stdio.h>
@@ -280,9 +324,9 @@ EOF
 CLOCK=$(cc -O2 -o "$TMP/clk" "$TMP/clk.c" && "$TMP/clk")
 
 python3 - "$RAW" "$LINE" "$TASKS" "$YIELDS" "$WORKERS" "$REPS" "$HTTP_REPS" "$(nproc)" "$(uname -r)" \
-    "$REPLAY_LINE" "$CLOCK" "$SAT_JSON" > "$TXT" <<'PY'
+    "$REPLAY_LINE" "$CLOCK" "$SAT_JSON" "$FL_JSON" > "$TXT" <<'PY'
 import json, statistics, sys
-raw, line, tasks, yields, workers, reps, hreps, ncpu, kernel, replay, clock, satj = sys.argv[1:]
+raw, line, tasks, yields, workers, reps, hreps, ncpu, kernel, replay, clock, satj, flj = sys.argv[1:]
 rows = [l.rstrip('\n').split('\t') for l in open(raw)][1:]
 med = statistics.median
 def runs(part, cfg): return [r for r in rows if r[0] == part and r[2] == cfg]
@@ -395,6 +439,25 @@ if mv('sat', 'stock'):
                                for c in j['s']['changes'])
             print(f"  auto: rates {steps}; gaps {j['s']['gaps']}, events set aside {j['s']['events_set_aside']}")
             break
+fl = [json.loads(l) for l in open(flj) if l.strip()]
+if fl:
+    print(f"\n7. flight recorder at full speed: yield-workload --tasks 200 --yields 30000 --workers {workers}, "
+          f"--flight-recorder 60s --flight-memory 4G --sample-rate 1 (SIGUSR1, crash, exit triggers: no live "
+          f"analysis), one SIGUSR1 dump after the run")
+    print(f"{'round':<6} {'dump polls':>11} {'expected':>9} {'drops':>9} {'events kept':>12} {'B/event':>8} "
+          f"{'RSS B/event':>12} {'tracer ns/event':>16} {'dump s':>7}")
+    for j in fl:
+        kept = j['held'] + j['evicted']
+        print(f"{j['rep']:<6} {j['polls']:>11} {j['expected']:>9} {j['drops']:>9} {kept:>12} "
+              f"{(j['mib'] * 1048576 / j['held'] if j['held'] else 0):>8.0f} "
+              f"{(j['hwm_kb'] * 1024 / j['held'] if j['held'] else 0):>12.0f} "
+              f"{(j['cpu_ns'] / kept if kept else 0):>16.0f} {j['dump_ms'] / 1000:>7.1f}")
+    j = fl[-1]
+    kept = j['held'] + j['evicted']
+    print(f"  targets (issue 25): every poll and 0 drops: {verdict(j['polls'] == j['expected'] and j['drops'] == 0)}; "
+          f"≤ 16 B/event held: {verdict(j['held'] and j['mib'] * 1048576 / j['held'] <= 16)}; "
+          f"≤ 20 ns of tracer CPU per event: {verdict(kept and j['cpu_ns'] / kept <= 20)} "
+          f"(B/event: the recorder's count of its window's bytes, whole MiB; tracer CPU: from attached to the end of the run + 1 s, per event kept)")
 if mv('locks', 'stock'):
     print(f"\n5. locks: lock-workload --tasks 8 --locks 50000 --workers 2 (a Mutex of each task's own, a "
           f"Semaphore permit and an RwLock read every 4th lock: per Mutex lock 1.5 acquires and 1.5 releases, "
