@@ -105,7 +105,7 @@ $(BATCH_TEST): tests/unit/batch_test.c tests/unit/check.h $(call tsrc,batch.c) $
 # runtime decisions (tracer/run/flight_rt.c), and
 # of the analyzer's on_detect hook (tests/t_flight_unit.sh)
 FLIGHT_TEST := $(BUILD)/tests/flight_test
-FLIGHT_TEST_SRCS := $(call tsrc,flight.c flight_rt.c fsutil.c analyzer.c starve.c locks.c htab.c uring.c hist.c units.c)
+FLIGHT_TEST_SRCS := $(call tsrc,flight.c flight_rt.c fsutil.c batch.c analyzer.c starve.c locks.c htab.c uring.c hist.c units.c)
 ALL_TARGETS += $(FLIGHT_TEST)
 $(FLIGHT_TEST): tests/unit/flight_test.c tests/unit/check.h $(FLIGHT_TEST_SRCS) $(call tsrc,flight.h flight_rt.h) \
                 $(call tsrc,analyzer.h) $(call tsrc,hist.h) $(call tsrc,units.h) $(call tsrc,seterr.h) bpf/events.h

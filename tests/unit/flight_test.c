@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "analyzer.h"
+#include "batch.h"
 #include "flight.h"
 #include "flight_rt.h"
 #include "units.h"
@@ -1325,6 +1326,257 @@ static void test_rt_snaps(void)
 	fr_rt_free(&fl);
 }
 
+/* ---- raw batches (fr_store_add_raw, fr_store_decode) ----
+ * Batches built as the patched Tokio writes them (PROBES.md "Batch format"), on a TSC at 3 GHz
+ * (tsc = 3 × ns) that the clock pairs describe. */
+#define TSC(ns) (3 * (ns))
+struct rb {
+	size_t nw;
+	unsigned char rec[sizeof(struct tet_batch_rec) + sizeof(struct tet_batch_head) +
+			  TET_BATCH_DATA_MAX];
+};
+
+static uint64_t *rb_words(struct rb *b)
+{
+	return (uint64_t *)(b->rec + sizeof(struct tet_batch_rec) + sizeof(struct tet_batch_head));
+}
+
+static void rb_put(struct rb *b, const uint64_t *w, size_t n)
+{
+	memcpy(rb_words(b) + b->nw, w, n * 8);
+	b->nw += n;
+}
+
+static void rb_string(struct rb *b, uint64_t addr, const char *str)
+{
+	uint64_t w[2 + 32] = { strlen(str) | (uint64_t)TET_BREC_STRING << 56, addr };
+
+	memcpy(&w[2], str, strlen(str));
+	rb_put(b, w, 2 + (strlen(str) + 7) / 8);
+}
+
+static void rb_spawn(struct rb *b, uint64_t id, uint64_t ns, uint64_t file, uint64_t type,
+		     const char *fname, const char *tname)
+{
+	uint64_t w[7] = { id | (uint64_t)TET_BREC_SPAWN << 56, 0x1000 + id, TSC(ns), file,
+			  strlen(fname) | 7ull << 32, type, strlen(tname) | 3ull << 32 };
+
+	rb_put(b, w, 7);
+}
+
+static void rb_poll(struct rb *b, uint64_t id, uint64_t begin, uint64_t end)
+{
+	uint64_t w[4] = { id | (uint64_t)TET_BREC_POLL << 56 |
+			  (uint64_t)TET_POLL_PENDING << 60, TSC(begin), TSC(end), 0 };
+
+	rb_put(b, w, 4);
+}
+
+/* The ring record of thread tid's batch seq, flushed at ns. Returns its size. */
+static size_t rb_seal(struct rb *b, uint32_t tid, uint64_t seq, uint64_t ns, uint64_t prev_ns)
+{
+	struct tet_batch_rec *r = (void *)b->rec;
+	struct tet_batch_head *h = (void *)r->data;
+
+	memset(r, 0, sizeof(*r) + sizeof(*h));
+	r->h = (struct tet_hdr){ ns, TET_REC_BATCH, PID, tid, 0 };
+	r->buf = 0xa000 + tid;
+	r->seq = h->seq = seq;
+	r->len = h->len = (uint32_t)(b->nw * 8);
+	r->copied = (uint32_t)(sizeof(*h) + b->nw * 8);
+	r->clock = h->flush_clock = h->last_clock = TSC(ns);
+	r->mono_ns = h->flush_ns = ns;
+	h->window_clock = TSC(prev_ns);
+	h->magic = TET_BATCH_MAGIC;
+	h->version = TET_BATCH_VERSION;
+	h->head_bytes = sizeof(*h);
+	h->data_cap = TET_BATCH_DATA_MAX;
+	h->tid = tid;
+	h->clock = TET_BATCH_CLOCK_TSC;
+	h->reason = TET_BATCH_REASON_FULL;
+	h->open_max = TET_BATCH_OPEN_MAX;
+	h->rate = 1;
+	b->nw = 0;
+	return sizeof(*r) + r->copied;
+}
+
+/* what a decoded window hands over */
+struct rseen {
+	uint64_t n, spawns, metas, begins, ends, others, outside, min_ts, max_ts;
+	uint64_t from, to;
+	struct tet_spawn_rec sp[8];  /* by task id (1..4) */
+	struct tet_meta_rec meta;
+};
+
+static void rcollect(void *ctx, const void *rec, size_t size)
+{
+	struct rseen *v = ctx;
+	const struct tet_hdr *h = rec;
+
+	v->n++;
+	if (h->ts < v->min_ts)
+		v->min_ts = h->ts;
+	if (h->ts > v->max_ts)
+		v->max_ts = h->ts;
+	if (h->type == TET_EV_SPAWN && size == sizeof(struct tet_spawn_rec)) {
+		const struct tet_spawn_rec *r = rec;
+
+		v->spawns++;
+		if (r->task_id < 8)
+			v->sp[r->task_id] = *r;
+		return;
+	}
+	if (h->type == TET_EV_META && size == sizeof(struct tet_meta_rec)) {
+		v->metas++;
+		v->meta = *(const struct tet_meta_rec *)rec;
+		return;
+	}
+	if (h->ts < v->from || h->ts > v->to)
+		v->outside++;
+	if (h->type == TET_EV_POLL_BEGIN)
+		v->begins++;
+	else if (h->type == TET_EV_POLL_END)
+		v->ends++;
+	else
+		v->others++;
+}
+
+static bool spawn_is(const struct tet_spawn_rec *r, uint64_t ts, const char *f, const char *t)
+{
+	return r->h.ts == ts && r->h.tid == W0 && r->line == 7 && r->col == 3 &&
+	       r->file_copied == strlen(f) && !memcmp(r->data, f, strlen(f)) &&
+	       r->type_copied == strlen(t) && !memcmp(r->data + TET_FILE_MAX, t, strlen(t));
+}
+
+/*
+ * Intent: a window of raw batches decodes, at dump time, into what the batches hold: the
+ * events of the window and only those, the spawn (site, type, name, thread, time) of a task
+ * spawned long before the window and alive in it, not that of a task that ended before it,
+ * the strings of a spawn inside the window whose string records fell out of it; no loss seen
+ * where none was; ~16 bytes held per event; a malformed batch refused and counted.
+ */
+static void test_raw_window(void)
+{
+	const uint64_t polls = 400, step = 10 * MS, nb = 300; /* 3 s, 40k polls/s */
+	struct fr_store *s = fr_store_new(SEC, 256ull << 20);
+	struct rb *b = calloc(1, sizeof(*b));
+	uint64_t fails = 0, pair[2], want_begins = 0, want_ends = 0, from, to;
+	struct fr_decoded dd;
+	struct fr_stats st;
+	struct rseen v;
+	size_t n;
+
+	if (!CHECK(s && b, "raw: store created"))
+		goto out;
+	for (uint64_t ns = 0; ns < 2 * step; ns += step) { /* the tracer's pairs: 2 at start */
+		pair[0] = TSC(ns + MS);
+		pair[1] = ns + MS;
+		fails += fr_store_add_raw(s, FR_RAW_PAIR, pair, 16) != 0;
+	}
+	/* batch 0 at 10 ms: task 1 spawned (alive all along), task 2 spawned and ended */
+	rb_string(b, 0x5000, "src/alive.rs");
+	rb_string(b, 0x6000, "Alive");
+	rb_spawn(b, 1, 9 * MS, 0x5000, 0x6000, "src/alive.rs", "Alive");
+	{
+		uint64_t m[4] = { 1 | (uint64_t)TET_BREC_META << 56, 64, 5, 0 };
+
+		memcpy(&m[3], "alpha", 5);
+		rb_put(b, m, 4);
+	}
+	rb_spawn(b, 2, 9 * MS + 500, 0x5000, 0x6000, "src/alive.rs", "Alive");
+	{
+		uint64_t t[3] = { 2 | (uint64_t)TET_BREC_TERMINATE << 56, 0x1002, TSC(9 * MS + 900) };
+
+		rb_put(b, t, 3);
+		/* task 4 ends here, before the batch of the thread that spawned it comes */
+		t[0] = 4 | (uint64_t)TET_BREC_TERMINATE << 56;
+		t[1] = 0x1004;
+		rb_put(b, t, 3);
+	}
+	n = rb_seal(b, W0, 0, step, 0);
+	fails += fr_store_add_raw(s, FR_RAW_BATCH, b->rec, n) != 0;
+	rb_spawn(b, 4, 9 * MS + 100, 0x5000, 0x6000, "src/alive.rs", "Alive");
+	n = rb_seal(b, W1, 0, step + 1000, 0);
+	fails += fr_store_add_raw(s, FR_RAW_BATCH, b->rec, n) != 0;
+	for (uint64_t k = 1; k <= nb; k++) {
+		uint64_t t0 = k * step, flush = t0 + step;
+
+		for (uint64_t i = 0; i < polls; i++)
+			rb_poll(b, 1, t0 + i * 20000, t0 + i * 20000 + 5000);
+		if (k == nb - 10) /* task 3, in the window: its strings were sent at 10 ms only */
+			rb_spawn(b, 3, flush - 1000, 0x5000, 0x6000, "src/alive.rs", "Alive");
+		n = rb_seal(b, W0, k, flush, t0);
+		fails += fr_store_add_raw(s, FR_RAW_BATCH, b->rec, n) != 0;
+		pair[0] = TSC(flush + MS); /* … then one per drain */
+		pair[1] = flush + MS;
+		fails += fr_store_add_raw(s, FR_RAW_PAIR, pair, 16) != 0;
+		fr_store_trim(s, flush);
+	}
+	CHECK_U64(fails, 0, "raw: every pair and batch taken");
+	fr_store_stats(s, &st);
+	from = st.oldest_ts;
+	to = (nb + 1) * step;
+	CHECK(from > 1500 * MS, "raw: the window kept the last second or so (from %llu ms), not the first batch",
+	      (unsigned long long)(from / MS));
+	for (uint64_t k = 1; k <= nb; k++)
+		for (uint64_t i = 0; i < polls; i++) {
+			want_begins += k * step + i * 20000 >= from;
+			want_ends += k * step + i * 20000 + 5000 >= from;
+		}
+	CHECK(st.bytes <= 17 * st.records + FR_CHUNK_BYTES && st.records >= want_begins + want_ends,
+	      "raw: %llu bytes for %llu events held: %.1f bytes an event (≤ 17, + a chunk)",
+	      (unsigned long long)st.bytes, (unsigned long long)st.records,
+	      (double)st.bytes / (double)(st.records ? st.records : 1));
+
+	memset(&v, 0, sizeof(v));
+	v.min_ts = UINT64_MAX;
+	v.from = from;
+	v.to = to;
+	if (!CHECK(!fr_store_decode(s, from, to, 0, 1, NULL, false, rcollect, &v, &dd),
+		   "raw: the window decodes"))
+		goto out;
+	CHECK(v.begins == want_begins && v.ends == want_ends && v.outside == 0 && v.others == 0,
+	      "raw: polls of the window: %llu begins, %llu ends (want %llu, %llu), %llu outside it, %llu others",
+	      (unsigned long long)v.begins, (unsigned long long)v.ends,
+	      (unsigned long long)want_begins, (unsigned long long)want_ends,
+	      (unsigned long long)v.outside, (unsigned long long)v.others);
+	CHECK(v.spawns == 2 && spawn_is(&v.sp[1], 9 * MS, "src/alive.rs", "Alive") &&
+	      v.sp[2].task_id == 0 && v.sp[4].task_id == 0, "raw: task 1 spawned before the window (site, type, thread, time), tasks 2 and 4 (ended before it; 4's end came before its spawn) not: %llu spawns",
+	      (unsigned long long)v.spawns);
+	CHECK(dd.spawns_before == 1, "raw: one spawn from before the window (%llu)",
+	      (unsigned long long)dd.spawns_before);
+	CHECK(v.metas == 1 && v.meta.task_id == 1 && v.meta.name_copied == 5 &&
+	      !memcmp(v.meta.name, "alpha", 5) && v.meta.size == 64,
+	      "raw: task 1's name and size come with it");
+	CHECK(spawn_is(&v.sp[3], (nb - 9) * step - 1000, "src/alive.rs", "Alive"),
+	      "raw: task 3, spawned in the window, gets the strings sent before it");
+	CHECK(tb_stats(dd.win)->lost_batches == 0 && tb_stats(dd.win)->bad_batches == 0,
+	      "raw: no batch lost or refused in the window's decoding");
+	CHECK_U64(dd.records, v.n, "raw: records counted = records given");
+	tb_free(dd.win);
+
+	/* another process: nothing */
+	memset(&v, 0, sizeof(v));
+	v.min_ts = UINT64_MAX;
+	fr_store_decode(s, from, to, PID2, 1, NULL, false, rcollect, &v, &dd);
+	CHECK(v.n == 0, "raw: pid %d: nothing (%llu)", PID2, (unsigned long long)v.n);
+	tb_free(dd.win);
+
+	/* malformed: refused, counted, not kept */
+	rb_poll(b, 1, 0, 1);
+	n = rb_seal(b, W0, nb + 1, to, to);
+	((struct tet_batch_head *)((struct tet_batch_rec *)b->rec)->data)->len = 12;
+	CHECK(fr_store_add_raw(s, FR_RAW_BATCH, b->rec, n) == -EINVAL,
+	      "raw: a batch whose length is no multiple of 8 is refused");
+	CHECK(fr_store_add_raw(s, FR_RAW_BATCH, b->rec, 40) == -EINVAL,
+	      "raw: a truncated ring record is refused");
+	fr_store_stats(s, &st);
+	CHECK_U64(st.raw_refused, 2, "raw: … and counted");
+out:
+	free(b);
+	fr_store_free(s);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/flight_test.XXXXXX";
@@ -1335,6 +1587,7 @@ int main(void)
 	test_spawn_packing();
 	test_spawns_before();
 	test_spawn_meta();
+	test_raw_window();
 	test_triggers();
 	test_dump_name();
 	if (CHECK(mkdtemp(tmpl) != NULL, "a temporary directory")) {

@@ -2,16 +2,22 @@
 /*
  * flight.c — the flight recorder's memory, triggers and dump directory (flight.h).
  *
- * Store: a FIFO of 1 MiB chunks (mmap: a chunk that leaves the window goes back to the kernel,
+ * Store: a FIFO of 2 MiB chunks (mmap: a chunk that leaves the window goes back to the kernel,
  * so RSS follows the window). Each entry is a u32 word — the record's size, bit 31 set for a
- * packed spawn — a u32 of padding, then the record, padded to 8 bytes. A spawn record
- * (struct tet_spawn_rec, 600 bytes, mostly its string buffers) is packed to its fixed part and
- * the bytes actually copied. A chunk knows the newest timestamp it holds; the oldest chunk
- * goes when that falls out of a time window, or when the chunks exceed the memory bound.
+ * packed spawn — a u32 kind (a record as the analyzer takes it, a raw batch, a clock pair),
+ * then the record, padded to 8 bytes. A spawn record (struct tet_spawn_rec, 600 bytes, mostly
+ * its string buffers) is packed to its fixed part and the bytes actually copied. A raw batch is
+ * the ring record as BPF wrote it (head and records, ~16 bytes an event), walked once for what
+ * the spawns kept need. A chunk knows the newest timestamp it holds and the last two clock
+ * pairs before it; the oldest chunk goes when that falls out of a time window, or when the
+ * chunks exceed the memory bound.
  *
- * Spawns kept: (pid, task) → its packed spawn, from the spawn to the task's end, and then
- * until the end leaves the window (purged once a second). A dump replays those spawned before
- * its window and alive at its start, then the window itself.
+ * Spawns kept: (pid, task) → its packed spawn (or its raw spawn record, with the thread and
+ * the batch clock), from the spawn to the task's end, and then until the end leaves the window
+ * (purged once a second). Raw spawns name their strings by address: the strings of the raw
+ * batches are kept by (pid, address), bounded, as string records. A dump replays those spawned
+ * before its window and alive at its start, then the window itself; raw ones as synthetic
+ * batches of their threads, for a decoder of their own.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,12 +32,18 @@
 #include <unistd.h>
 
 #include "analyzer.h"
+#include "batch.h"
 #include "flight.h"
 #include "fsutil.h"
 #include "seterr.h"
 #include "units.h"
 
 #define PACKED_SPAWN 0x80000000u
+enum { ENT_REC, ENT_BATCH = FR_RAW_BATCH, ENT_PAIR = FR_RAW_PAIR }; /* an entry's kind */
+#define MASK56 ((1ull << 56) - 1)
+#define RAW_SPAWN_WORDS 7
+#define STR_MAX_KEPT 65536u         /* strings of raw batches kept (and 1/16 of the memory) */
+#include <stdint.h>
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
@@ -41,6 +53,7 @@ struct chunk {
 	uint32_t used;             /* bytes of entries after the header */
 	uint32_t nrec;
 	uint64_t newest;           /* newest record timestamp */
+	uint64_t pairs[2][2];      /* the store's last two clock pairs when it began (0: none) */
 	unsigned char data[];
 };
 #define CHUNK_DATA (FR_CHUNK_BYTES - offsetof(struct chunk, data))
@@ -50,8 +63,19 @@ struct kept_spawn {
 	uint64_t key;              /* task id, or header pointer when there is none */
 	uint64_t spawn_ts, end_ts; /* end_ts 0: alive */
 	uint32_t size;             /* of rec, plus meta's when there is one */
+	uint32_t tid, meta_size;
+	bool raw;                  /* rec: the 7 words of a batch's spawn record; meta: its meta
+				    * record's words */
+	uint8_t clock;             /* raw: its batch's clock */
 	unsigned char *rec;        /* packed */
-	struct tet_meta_rec *meta; /* its task_meta (name, size), NULL when none came */
+	void *meta;                /* its task_meta (struct tet_meta_rec; raw: the record's words),
+				    * NULL when none came */
+};
+
+/* A string of a raw batch, as its string record: n | kind << 56, address, the bytes. */
+struct kstr {
+	uint32_t pid, nwords;
+	uint64_t w[];
 };
 
 struct fr_store {
@@ -62,6 +86,12 @@ struct fr_store {
 	struct kept_spawn *sp;     /* open addressing, linear probing; key pid 0 = empty */
 	size_t sp_cap, sp_len;
 	uint64_t sp_bytes, last_purge;
+	struct kstr **str;         /* open addressing by (pid, address), linear probing */
+	size_t str_cap, str_len;
+	uint64_t str_bytes;
+	uint64_t pair[2][2];       /* the last two clock pairs (older first) */
+	uint64_t first_pair[2][2]; /* the capture's first two */
+	unsigned nfirst;
 };
 
 /* ---- spawn records: packed to their copied bytes ---- */
@@ -100,24 +130,49 @@ static bool is_spawn(const void *rec, size_t size)
 }
 
 /* ---- chunks ---- */
+/* A chunk's memory, aligned to its size so the kernel may back it with one transparent huge
+ * page, made at once: on this project's VMs a fault per 4 KiB page held a saturated recorder
+ * to ~0.4 GB/s of fresh memory (30 % of its CPU, perf), one 2 MiB page is made at ~6-14 GB/s
+ * (MADV_POPULATE_WRITE after MADV_HUGEPAGE; without THP or before Linux 5.14 the pages come
+ * as before, one fault at a time). */
+static void chunk_make(void *c)
+{
+	madvise(c, FR_CHUNK_BYTES, MADV_HUGEPAGE);
+	madvise(c, FR_CHUNK_BYTES, MADV_POPULATE_WRITE);
+}
+
+static struct chunk *chunk_map(void)
+{
+	const uintptr_t sz = FR_CHUNK_BYTES;
+	char *p = mmap(NULL, 2 * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)p + sz - 1) & ~(sz - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	munmap(a + sz, (size_t)(p + 2 * sz - (a + sz)));
+	chunk_make(a);
+	return (struct chunk *)a;
+}
+
 static struct chunk *chunk_get(struct fr_store *s)
 {
 	struct chunk *c = s->spare;
 
-	/* the chunk's pages made at once, not one page fault per 4 KiB as the records fill it
-	 * (a saturated recorder spent 30 % of its CPU in those faults) */
 	if (c) {
 		s->spare = NULL;
-		madvise(c, FR_CHUNK_BYTES, MADV_POPULATE_WRITE); /* older kernels: faults, as before */
+		chunk_make(c);
 	} else {
-		c = mmap(NULL, FR_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (c == MAP_FAILED)
+		c = chunk_map();
+		if (!c)
 			return NULL;
 	}
 	c->next = NULL;
 	c->used = c->nrec = 0;
 	c->newest = 0;
+	memcpy(c->pairs, s->pair, sizeof(c->pairs));
 	s->nchunks++;
 	return c;
 }
@@ -153,7 +208,7 @@ static void drop_head(struct fr_store *s, bool by_size)
 
 static uint64_t held(const struct fr_store *s)
 {
-	return (uint64_t)s->nchunks * FR_CHUNK_BYTES + s->sp_bytes;
+	return (uint64_t)s->nchunks * FR_CHUNK_BYTES + s->sp_bytes + s->str_bytes;
 }
 
 struct fr_store *fr_store_new(uint64_t window_ns, uint64_t max_bytes)
@@ -191,6 +246,9 @@ void fr_store_free(struct fr_store *s)
 	if (s->spare)
 		munmap(s->spare, FR_CHUNK_BYTES);
 	sp_free_all(s->sp, s->sp_cap);
+	for (size_t i = 0; i < s->str_cap; i++)
+		free(s->str[i]);
+	free(s->str);
 	free(s);
 }
 
@@ -237,85 +295,105 @@ static int sp_rebuild(struct fr_store *s, size_t cap, uint64_t ended_before)
 	return 0;
 }
 
-static void sp_add(struct fr_store *s, const struct tet_spawn_rec *r)
+/* A spawn of (pid, key) kept, n bytes at rec; NULL when it cannot be (counted). */
+static struct kept_spawn *sp_insert(struct fr_store *s, uint32_t pid, uint64_t key, size_t n,
+				    uint64_t ts)
 {
-	uint64_t key = r->task_id ? r->task_id : r->header_ptr;
-	size_t n = spawn_pack(r, NULL), i;
 	struct kept_spawn *e;
+	uint64_t ended = 0;
 
-	if (!r->h.pid || s->sp_len >= FR_SPAWNS_MAX || s->sp_bytes + n > s->max_bytes / 8 ||
+	if (!pid || s->sp_len >= FR_SPAWNS_MAX || s->sp_bytes + n > s->max_bytes / 8 ||
 	    ((s->sp_len + 1) * 2 > s->sp_cap && sp_rebuild(s, s->sp_cap * 2, 0))) {
 		s->st.spawns_not_kept++;
-		return;
+		return NULL;
 	}
-	i = sp_slot(s, r->h.pid, key);
-	e = &s->sp[i];
+	e = &s->sp[sp_slot(s, pid, key)];
 	if (e->pid) { /* the key again (a reused header): the newer spawn replaces it */
+		if (!e->rec) /* … or the task's end, which came first (sp_end) */
+			ended = e->end_ts;
 		s->sp_bytes -= e->size + sizeof(*e);
 		free(e->rec);
 		free(e->meta);
-		e->meta = NULL;
 		s->sp_len--;
 	}
+	memset(e, 0, sizeof(*e));
+	e->end_ts = ended;
 	e->rec = malloc(n);
 	if (!e->rec) {
-		memset(e, 0, sizeof(*e));
 		sp_rebuild(s, s->sp_cap, 0); /* keeps the probe chains whole */
 		s->st.spawns_not_kept++;
-		return;
+		return NULL;
 	}
-	spawn_pack(r, e->rec);
-	e->pid = r->h.pid;
+	e->pid = pid;
 	e->key = key;
-	e->spawn_ts = r->h.ts;
-	e->end_ts = 0;
+	e->spawn_ts = ts;
 	e->size = (uint32_t)n;
 	s->sp_len++;
 	s->sp_bytes += n + sizeof(*e);
+	return e;
+}
+
+static void sp_add(struct fr_store *s, const struct tet_spawn_rec *r)
+{
+	struct kept_spawn *e = sp_insert(s, r->h.pid, r->task_id ? r->task_id : r->header_ptr,
+					 spawn_pack(r, NULL), r->h.ts);
+
+	if (e)
+		spawn_pack(r, e->rec);
 }
 
 /* A task's task_meta goes with its kept spawn: a dump replaying the spawn gives its name too. */
-static void sp_meta(struct fr_store *s, const struct tet_meta_rec *r)
+static void sp_meta(struct fr_store *s, uint32_t pid, uint64_t id, const void *m, size_t n)
 {
-	struct kept_spawn *e = &s->sp[sp_slot(s, r->h.pid, r->task_id)];
+	struct kept_spawn *e = &s->sp[sp_slot(s, pid, id)];
 
-	if (!e->pid || e->meta || s->sp_bytes + sizeof(*r) > s->max_bytes / 8)
+	if (!e->pid || !e->rec || e->meta || s->sp_bytes + n > s->max_bytes / 8)
 		return;
-	e->meta = malloc(sizeof(*r));
+	e->meta = malloc(n);
 	if (!e->meta)
 		return;
-	memcpy(e->meta, r, sizeof(*r));
-	e->size += sizeof(*r);
-	s->sp_bytes += sizeof(*r);
+	memcpy(e->meta, m, n);
+	e->meta_size = (uint32_t)n;
+	e->size += (uint32_t)n;
+	s->sp_bytes += n;
 }
 
-static void sp_end(struct fr_store *s, const struct tet_event_rec *r)
+/* A task's end. Raw batches come in the order threads flush them: a task's end may come before
+ * its spawn (the spawning thread flushed later): then it waits for the spawn (`early`), as an
+ * entry without a record, purged like an ended task. */
+static void sp_end(struct fr_store *s, uint32_t pid, uint64_t key, uint64_t ts, bool early)
 {
-	uint64_t key = r->task_id ? r->task_id : r->header_ptr;
-	struct kept_spawn *e = &s->sp[sp_slot(s, r->h.pid, key)];
+	struct kept_spawn *e = &s->sp[sp_slot(s, pid, key)];
 
+	if (!e->pid && early && pid && s->sp_len < FR_SPAWNS_MAX &&
+	    ((s->sp_len + 1) * 2 <= s->sp_cap || !sp_rebuild(s, s->sp_cap * 2, 0))) {
+		e = &s->sp[sp_slot(s, pid, key)];
+		e->pid = pid;
+		e->key = key;
+		s->sp_len++;
+		s->sp_bytes += sizeof(*e);
+	}
 	if (e->pid && !e->end_ts)
-		e->end_ts = r->h.ts ? r->h.ts : 1;
+		e->end_ts = ts ? ts : 1;
 }
 
-int fr_store_add(struct fr_store *s, const void *rec, size_t size)
+/* Room at the tail for an entry of n bytes (a new chunk when the last is full) standing for
+ * nrec records at time ts: where its bytes go, or NULL (counted as evicted; *err why). */
+static unsigned char *entry_put(struct fr_store *s, uint32_t word, uint32_t kind, size_t n,
+				uint64_t nrec, uint64_t ts, int *err)
 {
-	const struct tet_hdr *h = rec;
-	bool spawn = is_spawn(rec, size);
-	size_t n = spawn ? spawn_pack(rec, NULL) : size, need = 8 + ((n + 7) & ~(size_t)7);
+	size_t need = 8 + ((n + 7) & ~(size_t)7);
 	struct chunk *c = s->tail;
 	unsigned char *p;
 
-	if (size < sizeof(*h) || need > CHUNK_DATA) {
-		s->st.evicted++;
-		return -EINVAL;
-	}
+	*err = -EINVAL;
+	if (need > CHUNK_DATA)
+		goto evicted;
 	if (!c || c->used + need > CHUNK_DATA) {
+		*err = -ENOMEM;
 		c = chunk_get(s);
-		if (!c) {
-			s->st.evicted++;
-			return -ENOMEM;
-		}
+		if (!c)
+			goto evicted;
 		if (s->tail)
 			s->tail->next = c;
 		else
@@ -326,26 +404,189 @@ int fr_store_add(struct fr_store *s, const void *rec, size_t size)
 			drop_head(s, true);
 	}
 	p = c->data + c->used;
-	*(uint32_t *)p = (uint32_t)n | (spawn ? PACKED_SPAWN : 0);
-	*(uint32_t *)(p + 4) = 0;
-	if (spawn)
-		spawn_pack(rec, p + 8);
-	else
-		memcpy(p + 8, rec, n);
+	((uint32_t *)p)[0] = word;
+	((uint32_t *)p)[1] = kind;
 	c->used += (uint32_t)need;
-	c->nrec++;
-	if (h->ts > c->newest)
-		c->newest = h->ts;
-	if (h->ts > s->st.newest_ts)
-		s->st.newest_ts = h->ts;
-	s->st.records++;
-	s->st.added++;
+	c->nrec += (uint32_t)nrec;
+	if (ts > c->newest)
+		c->newest = ts;
+	if (ts > s->st.newest_ts)
+		s->st.newest_ts = ts;
+	s->st.records += nrec;
+	s->st.added += nrec;
+	return p + 8;
+evicted:
+	s->st.evicted += nrec;
+	return NULL;
+}
+
+int fr_store_add(struct fr_store *s, const void *rec, size_t size)
+{
+	const struct tet_hdr *h = rec;
+	bool spawn = is_spawn(rec, size);
+	size_t n = spawn ? spawn_pack(rec, NULL) : size;
+	unsigned char *p;
+	int err;
+
+	if (size < sizeof(*h)) {
+		s->st.evicted++;
+		return -EINVAL;
+	}
+	p = entry_put(s, (uint32_t)n | (spawn ? PACKED_SPAWN : 0), ENT_REC, n, 1, h->ts, &err);
+	if (!p)
+		return err;
+	if (spawn)
+		spawn_pack(rec, p);
+	else
+		memcpy(p, rec, n);
 	if (spawn)
 		sp_add(s, rec);
 	else if (h->type == TET_EV_TERMINATE && size >= sizeof(struct tet_event_rec))
-		sp_end(s, rec);
+		sp_end(s, h->pid, ((const struct tet_event_rec *)rec)->task_id ?
+			   ((const struct tet_event_rec *)rec)->task_id :
+			   ((const struct tet_event_rec *)rec)->header_ptr, h->ts, false);
 	else if (h->type == TET_EV_META && size >= sizeof(struct tet_meta_rec) && s->sp_cap)
-		sp_meta(s, rec);
+		sp_meta(s, h->pid, ((const struct tet_meta_rec *)rec)->task_id, rec,
+			sizeof(struct tet_meta_rec));
+	return 0;
+}
+
+/* ---- raw batches ---- */
+static size_t str_slot(const struct fr_store *s, uint32_t pid, uint64_t addr)
+{
+	uint64_t x = (addr ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(x >> 17) & (s->str_cap - 1);
+
+	while (s->str[i] && (s->str[i]->pid != pid || s->str[i]->w[1] != addr))
+		i = (i + 1) & (s->str_cap - 1);
+	return i;
+}
+
+static int str_grow(struct fr_store *s)
+{
+	size_t ocap = s->str_cap, cap = ocap ? ocap * 2 : 1024;
+	struct kstr **old = s->str;
+
+	s->str = calloc(cap, sizeof(*s->str));
+	if (!s->str) {
+		s->str = old;
+		return -ENOMEM;
+	}
+	s->str_cap = cap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i])
+			s->str[str_slot(s, old[i]->pid, old[i]->w[1])] = old[i];
+	free(old);
+	return 0;
+}
+
+/* A string record (nw words at w) of process pid, kept the first time its address is met (a
+ * spawn site's file and type name are constants of the process). */
+static void str_put(struct fr_store *s, uint32_t pid, const uint64_t *w, size_t nw)
+{
+	size_t bytes = sizeof(struct kstr) + nw * 8, i;
+	struct kstr *k;
+
+	if (s->str_cap && s->str[str_slot(s, pid, w[1])])
+		return;
+	if (s->str_len >= STR_MAX_KEPT || s->str_bytes + bytes > s->max_bytes / 16 ||
+	    ((s->str_len + 1) * 2 > s->str_cap && str_grow(s)) || !(k = malloc(bytes))) {
+		s->st.strings_not_kept++;
+		return;
+	}
+	k->pid = pid;
+	k->nwords = (uint32_t)nw;
+	memcpy(k->w, w, nw * 8);
+	i = str_slot(s, pid, w[1]);
+	s->str[i] = k;
+	s->str_len++;
+	s->str_bytes += bytes;
+}
+
+/* The records of a raw batch: what the spawns kept need noted, its events counted. */
+static uint64_t raw_walk(struct fr_store *s, const struct tet_batch_rec *r,
+			 const struct tet_batch_head *hd)
+{
+	const uint64_t *w = (const uint64_t *)(r->data + sizeof(*hd));
+	size_t n = hd->len / 8, k;
+	uint64_t ev = 0;
+	struct kept_spawn *e;
+
+	for (size_t i = 0; i < n && (k = tb_rec_words(w, i, n)); i += k) {
+		switch ((unsigned)(w[i] >> 56) & 0xf) {
+		case TET_BREC_POLL:
+			ev += 2;
+			break;
+		case TET_BREC_STRING:
+			str_put(s, r->h.pid, &w[i], k);
+			break;
+		case TET_BREC_SPAWN:
+			ev++;
+			e = sp_insert(s, r->h.pid, w[i] & MASK56, RAW_SPAWN_WORDS * 8, r->h.ts);
+			if (!e)
+				break;
+			memcpy(e->rec, &w[i], RAW_SPAWN_WORDS * 8);
+			e->raw = true;
+			e->clock = hd->clock;
+			e->tid = r->h.tid;
+			break;
+		case TET_BREC_META:
+			ev++;
+			sp_meta(s, r->h.pid, w[i] & MASK56, &w[i], k * 8);
+			break;
+		case TET_BREC_TERMINATE:
+			ev++;
+			sp_end(s, r->h.pid, w[i] & MASK56, r->h.ts, true);
+			break;
+		default:
+			ev++;
+		}
+	}
+	return ev;
+}
+
+static int add_pair(struct fr_store *s, const uint64_t *pair)
+{
+	unsigned char *p;
+	int err;
+
+	if (s->nfirst < 2)
+		memcpy(s->first_pair[s->nfirst++], pair, 16);
+	memcpy(s->pair[0], s->pair[1], 16);
+	memcpy(s->pair[1], pair, 16);
+	p = entry_put(s, 16, ENT_PAIR, 16, 0, pair[1], &err);
+	if (!p)
+		return err;
+	memcpy(p, pair, 16);
+	return 0;
+}
+
+int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec, size_t size)
+{
+	const struct tet_batch_rec *r = rec;
+	const struct tet_batch_head *hd;
+	unsigned char *p;
+	uint64_t ev;
+	size_t n;
+	int err;
+
+	if (kind == FR_RAW_PAIR && size == 16)
+		return add_pair(s, rec);
+	hd = (const void *)r->data;
+	if (kind != FR_RAW_BATCH || size < sizeof(*r) + sizeof(*hd) || r->h.type != TET_REC_BATCH ||
+	    r->copied < sizeof(*hd) || r->copied > size - sizeof(*r) ||
+	    hd->magic != TET_BATCH_MAGIC || hd->len % 8 || hd->len > r->copied - sizeof(*hd)) {
+		s->st.raw_refused++;
+		return -EINVAL;
+	}
+	n = sizeof(*r) + sizeof(*hd) + hd->len;
+	ev = raw_walk(s, r, hd);
+	p = entry_put(s, (uint32_t)n, ENT_BATCH, n, ev, r->h.ts, &err);
+	if (!p)
+		return err;
+	memcpy(p, rec, n);
+	((struct tet_batch_rec *)p)->copied = (uint32_t)(n - sizeof(*r));
+	s->st.raw_events += ev;
 	return 0;
 }
 
@@ -358,7 +599,7 @@ static uint64_t oldest_ts(const struct fr_store *s)
 		for (; p < end; p += 8 + (((*(const uint32_t *)p & ~PACKED_SPAWN) + 7) & ~7u)) {
 			const struct tet_hdr *h = (const void *)(p + 8);
 
-			if (h->ts && h->ts < min)
+			if (((const uint32_t *)p)[1] != ENT_PAIR && h->ts && h->ts < min)
 				min = h->ts;
 		}
 		if (min != UINT64_MAX)
@@ -401,41 +642,205 @@ static int by_spawn_ts(const void *a, const void *b)
 	return x->spawn_ts < y->spawn_ts ? -1 : x->spawn_ts > y->spawn_ts;
 }
 
-uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
-			 fr_replay_fn fn, void *ctx, uint64_t *spawns_before)
+static int by_thread_spawn_ts(const void *a, const void *b)
+{
+	const struct kept_spawn *x = *(const struct kept_spawn *const *)a;
+	const struct kept_spawn *y = *(const struct kept_spawn *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return by_spawn_ts(a, b);
+}
+
+/* The kept spawns (raw ones or the others) of tasks spawned before `from` and alive at `from`,
+ * of pid (0: every process), in the order a replay gives them; NULL when there is no memory
+ * (none are then given). */
+static struct kept_spawn **spawns_alive(const struct fr_store *s, uint64_t from, uint32_t pid,
+					bool raw, size_t *nv)
 {
 	struct kept_spawn **v = calloc(s->sp_len ? s->sp_len : 1, sizeof(*v));
-	struct tet_spawn_rec sr;
-	uint64_t n = 0;
-	size_t nv = 0;
 
-	*spawns_before = 0;
+	*nv = 0;
 	for (size_t i = 0; v && i < s->sp_cap; i++) {
 		const struct kept_spawn *e = &s->sp[i];
 
-		if (e->pid && (!pid || e->pid == pid) && e->spawn_ts < from &&
+		if (e->pid && e->rec && e->raw == raw && (!pid || e->pid == pid) && e->spawn_ts < from &&
 		    (!e->end_ts || e->end_ts >= from))
-			v[nv++] = (struct kept_spawn *)e;
+			v[(*nv)++] = (struct kept_spawn *)e;
 	}
-	qsort(v, nv, sizeof(*v), by_spawn_ts);
+	qsort(v, *nv, sizeof(*v), raw ? by_thread_spawn_ts : by_spawn_ts);
+	return v;
+}
+
+/* Synthetic batches: one thread's records, as its buffer would have flushed them. */
+struct synth {
+	fr_raw_fn raw;
+	void *ctx;
+	enum fr_phase phase;
+	uint32_t pid, tid;
+	uint8_t clock;
+	uint64_t seq, len, lo, hi, ts;
+	unsigned char rec[sizeof(struct tet_batch_rec) + sizeof(struct tet_batch_head) +
+			  TET_BATCH_DATA_MAX];
+};
+
+static void synth_flush(struct synth *y, bool last)
+{
+	struct tet_batch_rec *r = (void *)y->rec;
+	struct tet_batch_head *hd = (void *)r->data;
+
+	if (!y->len && !last)
+		return;
+	memset(r, 0, sizeof(*r) + sizeof(*hd));
+	r->h = (struct tet_hdr){ .ts = y->ts, .type = TET_REC_BATCH, .pid = y->pid, .tid = y->tid };
+	r->buf = 8; /* no thread's buffer: a real batch of the thread after it is a new one */
+	r->seq = y->seq;
+	r->clock = y->hi;
+	r->mono_ns = y->ts;
+	r->len = (uint32_t)y->len;
+	r->copied = (uint32_t)(sizeof(*hd) + y->len);
+	hd->magic = TET_BATCH_MAGIC;
+	hd->version = TET_BATCH_VERSION;
+	hd->head_bytes = sizeof(*hd);
+	hd->data_cap = TET_BATCH_DATA_MAX;
+	hd->tid = y->tid;
+	hd->seq = y->seq;
+	hd->len = (uint32_t)y->len;
+	hd->clock = y->clock;
+	hd->reason = last ? TET_BATCH_REASON_EXIT : TET_BATCH_REASON_FULL;
+	hd->open_max = TET_BATCH_OPEN_MAX;
+	hd->flush_clock = hd->last_clock = y->hi;
+	hd->flush_ns = y->ts;
+	hd->window_clock = y->lo ? y->lo - 1 : 0;
+	y->raw(y->ctx, y->phase, FR_RAW_BATCH, r, sizeof(*r) + r->copied);
+	y->seq++;
+	y->len = 0;
+	y->lo = y->hi = 0;
+}
+
+static void synth_add(struct synth *y, const uint64_t *w, size_t nw, uint64_t stamp)
+{
+	struct tet_batch_rec *r = (void *)y->rec;
+
+	if (y->len + nw * 8 > TET_BATCH_DATA_MAX)
+		synth_flush(y, false);
+	memcpy(r->data + sizeof(struct tet_batch_head) + y->len, w, nw * 8);
+	y->len += nw * 8;
+	if (stamp && (!y->lo || stamp < y->lo))
+		y->lo = stamp;
+	if (stamp > y->hi)
+		y->hi = stamp;
+}
+
+static void synth_thread(struct synth *y, uint32_t pid, uint32_t tid, uint8_t clock)
+{
+	if (y->pid == pid && y->tid == tid)
+		return;
+	if (y->pid)
+		synth_flush(y, true);
+	y->pid = pid;
+	y->tid = tid;
+	y->clock = clock;
+	y->seq = 0;
+}
+
+static void synth_string(struct synth *y, const struct fr_store *s, uint32_t pid, uint64_t addr)
+{
+	const struct kstr *k;
+
+	if (!s->str_cap || !(k = s->str[str_slot(s, pid, addr)]))
+		return;
+	synth_add(y, k->w, k->nwords, 0);
+}
+
+/* The raw spawns of tasks alive at `from`, with their strings and names, as batches of their
+ * threads. Returns how many. */
+static size_t prelude(const struct fr_store *s, uint64_t from, uint32_t pid, struct synth *y)
+{
+	size_t nv;
+	struct kept_spawn **v = spawns_alive(s, from, pid, true, &nv);
+
 	for (size_t i = 0; i < nv; i++) {
-		spawn_unpack(v[i]->rec, &sr);
-		fn(ctx, &sr, sizeof(sr));
+		const uint64_t *w = (const uint64_t *)v[i]->rec;
+
+		synth_thread(y, v[i]->pid, v[i]->tid, v[i]->clock);
+		if (y->ts < v[i]->spawn_ts)
+			y->ts = v[i]->spawn_ts;
+		synth_string(y, s, v[i]->pid, w[3]);
+		synth_string(y, s, v[i]->pid, w[5]);
+		synth_add(y, w, RAW_SPAWN_WORDS, w[2]);
 		if (v[i]->meta)
-			fn(ctx, v[i]->meta, sizeof(*v[i]->meta));
+			synth_add(y, v[i]->meta, v[i]->meta_size / 8, 0);
 	}
+	if (y->pid)
+		synth_flush(y, true);
 	free(v);
-	*spawns_before = nv;
-	n = nv;
+	return nv;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct kstr *x = *(const struct kstr *const *)a, *y = *(const struct kstr *const *)b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The strings kept, as batches of a thread of their own per process. */
+static void strings_out(const struct fr_store *s, uint32_t pid, struct synth *y)
+{
+	const struct kstr **v = calloc(s->str_len ? s->str_len : 1, sizeof(*v));
+	size_t nv = 0;
+
+	for (size_t i = 0; v && i < s->str_cap; i++)
+		if (s->str[i] && (!pid || s->str[i]->pid == pid))
+			v[nv++] = s->str[i];
+	qsort(v, nv, sizeof(*v), by_pid);
+	for (size_t i = 0; i < nv; i++) {
+		synth_thread(y, v[i]->pid, FR_STRINGS_TID, TET_BATCH_CLOCK_MONO);
+		synth_add(y, v[i]->w, v[i]->nwords, 0);
+	}
+	if (y->pid)
+		synth_flush(y, true);
+	free(v);
+}
+
+static void pairs_out(const struct fr_store *s, fr_raw_fn raw, void *ctx, enum fr_phase ph)
+{
+	for (unsigned i = 0; i < s->nfirst; i++)
+		raw(ctx, ph, FR_RAW_PAIR, s->first_pair[i], 16);
+	for (int i = 0; s->head && i < 2; i++)
+		if (s->head->pairs[i][0])
+			raw(ctx, ph, FR_RAW_PAIR, s->head->pairs[i], 16);
+	for (int i = 0; ph == FR_PRELUDE && i < 2; i++)
+		if (s->pair[i][0])
+			raw(ctx, ph, FR_RAW_PAIR, s->pair[i], 16);
+}
+
+/* The window's entries: records in [from, to] of pid to fn, raw entries of pid to raw (when
+ * given). Returns the records passed. */
+static uint64_t window_out(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
+			   fr_replay_fn fn, fr_raw_fn raw, void *ctx)
+{
+	struct tet_spawn_rec sr;
+	uint64_t n = 0;
+
 	for (const struct chunk *c = s->head; c; c = c->next) {
 		const unsigned char *p = c->data, *end = c->data + c->used;
 
 		while (p < end) {
-			uint32_t w = *(const uint32_t *)p, sz = w & ~PACKED_SPAWN;
+			uint32_t w = ((const uint32_t *)p)[0], kind = ((const uint32_t *)p)[1];
+			uint32_t sz = w & ~PACKED_SPAWN;
 			const void *rec = p + 8;
 			const struct tet_hdr *h = rec;
 
 			p += 8 + ((sz + 7) & ~7u);
+			if (kind != ENT_REC) {
+				if (raw && (kind == ENT_PAIR || !pid || h->pid == pid))
+					raw(ctx, FR_WINDOW, (enum fr_raw_kind)kind, rec, sz);
+				continue;
+			}
 			if (h->ts < from || h->ts > to || (pid && h->pid != pid))
 				continue;
 			if (w & PACKED_SPAWN) {
@@ -448,6 +853,179 @@ uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, u
 		}
 	}
 	return n;
+}
+
+uint64_t fr_store_replay_raw(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
+			     fr_replay_fn fn, fr_raw_fn raw, void *ctx, uint64_t *spawns_before)
+{
+	struct kept_spawn **v;
+	struct tet_spawn_rec sr;
+	struct synth *y = raw ? calloc(1, sizeof(*y)) : NULL;
+	uint64_t n = 0;
+	size_t nv;
+
+	*spawns_before = 0;
+	if (y) {
+		y->raw = raw;
+		y->ctx = ctx;
+		y->phase = FR_PRELUDE;
+		pairs_out(s, raw, ctx, FR_PRELUDE);
+		*spawns_before = prelude(s, from, pid, y);
+		memset(y, 0, offsetof(struct synth, rec));
+		y->raw = raw;
+		y->ctx = ctx;
+		y->phase = FR_WINDOW;
+		pairs_out(s, raw, ctx, FR_WINDOW);
+		strings_out(s, pid, y);
+		free(y);
+	}
+	v = spawns_alive(s, from, pid, false, &nv);
+	for (size_t i = 0; i < nv; i++) {
+		spawn_unpack(v[i]->rec, &sr);
+		fn(ctx, &sr, sizeof(sr));
+		if (v[i]->meta)
+			fn(ctx, v[i]->meta, sizeof(struct tet_meta_rec));
+	}
+	free(v);
+	*spawns_before += nv;
+	n = *spawns_before;
+	return n + window_out(s, from, to, pid, fn, raw, ctx);
+}
+
+uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
+			 fr_replay_fn fn, void *ctx, uint64_t *spawns_before)
+{
+	return fr_store_replay_raw(s, from, to, pid, fn, NULL, ctx, spawns_before);
+}
+
+/* ---- a window of raw batches, decoded ---- */
+struct rawfeed {
+	fr_replay_fn fn;
+	void *ctx;
+	fr_read_fn rd;
+	struct tb *pre, *win;       /* the kept spawns' decoder, the window's */
+	bool pre_done;
+	uint64_t from, to, start;   /* the window; the capture's start */
+	uint64_t batches, passed;   /* records given to fn */
+};
+
+/* The reads a decoder asks for: strings (and at the end the threads' buffers) read from the
+ * process if it is still there; "is the thread there" always yes. */
+static void raw_serve(const struct rawfeed *x, struct tb *b, uint64_t now)
+{
+	struct tb_read rq;
+
+	while (tb_next_read(b, now, &rq)) {
+		ssize_t n = 0;
+
+		if (rq.kind == TB_READ_MEM) {
+			n = x->rd ? x->rd(rq.pid, rq.addr, rq.buf, rq.len) : -EIO;
+			if (n <= 0)
+				n = -EIO;
+		}
+		tb_read_done(b, n);
+	}
+}
+
+/* The spawns of tasks older than the window: those of this capture. */
+static int pre_emit(void *ctx, const void *rec, size_t size)
+{
+	struct rawfeed *x = ctx;
+
+	if (((const struct tet_hdr *)rec)->ts >= x->start) {
+		x->passed++;
+		x->fn(x->ctx, rec, size);
+	}
+	return 0;
+}
+
+/* The window's events (the decoder gives each thread's first batch whole, and what the last
+ * sweep reads past the end). */
+static int win_emit(void *ctx, const void *rec, size_t size)
+{
+	struct rawfeed *x = ctx;
+	const struct tet_hdr *h = rec;
+
+	if (h->ts < x->from || h->ts > x->to)
+		return 0;
+	x->passed++;
+	x->fn(x->ctx, rec, size);
+	return 0;
+}
+
+static void pre_finish(struct rawfeed *x)
+{
+	if (x->pre_done)
+		return;
+	x->pre_done = true;
+	raw_serve(x, x->pre, 0);
+	tb_finish(x->pre);
+}
+
+static void raw_in(void *ctx, enum fr_phase ph, enum fr_raw_kind kind, const void *rec,
+		   size_t size)
+{
+	struct rawfeed *x = ctx;
+	struct tb *b = ph == FR_PRELUDE ? x->pre : x->win;
+	uint64_t pair[2];
+
+	if (ph == FR_WINDOW)
+		pre_finish(x);
+	if (kind == FR_RAW_PAIR) {
+		memcpy(pair, rec, sizeof(pair));
+		tb_clock_pair(b, pair[0], pair[1]);
+		return;
+	}
+	tb_feed(b, rec, size);
+	raw_serve(x, b, 0);
+	if (++x->batches % 16 == 0)
+		tb_advance(b, ((const struct tet_hdr *)rec)->ts);
+}
+
+static void rec_in(void *ctx, const void *rec, size_t size)
+{
+	struct rawfeed *x = ctx;
+
+	pre_finish(x);
+	x->fn(x->ctx, rec, size);
+}
+
+int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
+		    uint64_t start, fr_read_fn rd, bool sweep, fr_replay_fn fn, void *ctx,
+		    struct fr_decoded *out)
+{
+	struct rawfeed x = { .fn = fn, .ctx = ctx, .rd = rd, .from = from, .to = to,
+			     .start = start };
+	/* a quiet thread (a spawner blocked in block_on) is waited for as by a live decoder (2 s,
+	 * bounded in events held), as no sweep reads it early */
+	struct tb_opts o = { .emit = pre_emit, .emit_ctx = &x, .reads = true };
+	uint64_t n;
+
+	memset(out, 0, sizeof(*out));
+	x.pre = tb_new(&o);
+	o.emit = win_emit;
+	x.win = tb_new(&o);
+	if (!x.pre || !x.win) {
+		tb_free(x.pre);
+		tb_free(x.win);
+		return -ENOMEM;
+	}
+	n = fr_store_replay_raw(s, from, to, pid, rec_in, raw_in, &x, &out->spawns_before);
+	pre_finish(&x);
+	if (sweep) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		tb_sweep_all(x.win);
+		raw_serve(&x, x.win, (uint64_t)now.tv_sec * NSEC_PER_SEC + (uint64_t)now.tv_nsec);
+	}
+	tb_finish(x.win);
+	tb_free(x.pre);
+	out->win = x.win;
+	/* n: the records fn had directly and the raw spawns the prelude held (pre_emit counted
+	 * those it passed) */
+	out->records = n - out->spawns_before + x.passed;
+	return 0;
 }
 
 /* ---- triggers ---- */

@@ -4,22 +4,26 @@
  * of the capture, bounded by time or by size, replayed into a fresh analyzer when a trigger
  * fires; the trigger specifications; the dump directory and its budget.
  *
- * Records are kept as the analyzer receives them (after the batch decoder), in chunks mapped
- * from the kernel and returned to it whole when they fall out of the window: the memory held
- * follows the window, not its high-water mark. Spawn records of tasks still alive (or that
- * ended inside the window) are kept apart, so a dump names the spawn site of a task spawned
- * long before its window began; they are bounded by count and bytes.
+ * Records are kept in chunks mapped from the kernel and returned to it whole when they fall
+ * out of the window: the memory held follows the window, not its high-water mark. Batched
+ * capture's batches are kept raw, as the ring hands them over (fr_store_add_raw: ~16 bytes an
+ * event, no decoding), with the tracer's (TSC, CLOCK_MONOTONIC) pairs; a dump decodes the
+ * window then. Every other record is kept as the analyzer receives it. Spawn records of
+ * tasks still alive (or that ended inside the window) are kept apart, so a dump names the
+ * spawn site of a task spawned long before its window began (for raw batches, with the
+ * strings they name); they are bounded by count and bytes.
  */
 #ifndef TET_FLIGHT_H
 #define TET_FLIGHT_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "events.h"
 
-#define FR_CHUNK_BYTES (1u << 20)
+#define FR_CHUNK_BYTES (2u << 20)  /* a transparent huge page */
 #define FR_DEFAULT_MEMORY (256ull << 20)  /* bound of a time window's memory */
 #define FR_MIN_BYTES (4ull << 20)
 #define FR_SPAWNS_MAX 65536               /* spawn records kept for tasks alive */
@@ -32,6 +36,9 @@ struct fr_stats {
 	uint64_t added, evicted;   /* since the start */
 	uint64_t oldest_ts, newest_ts;   /* of the records held (0: none) */
 	uint64_t spawns_kept, spawns_not_kept;
+	uint64_t raw_events;       /* events inside the raw batches added (of `added`) */
+	uint64_t raw_refused;      /* raw records refused as malformed (counted, not kept) */
+	uint64_t strings_not_kept; /* strings of raw batches past the table's bound */
 	bool evicted_by_size;      /* a time window lost records to the memory bound */
 	uint64_t evicted_by_size_until; /* … the newest of them */
 };
@@ -53,6 +60,46 @@ void fr_store_stats(const struct fr_store *s, struct fr_stats *st);
 typedef void (*fr_replay_fn)(void *ctx, const void *rec, size_t size);
 uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
 			 fr_replay_fn fn, void *ctx, uint64_t *spawns_before);
+
+/* ---- raw batches (batched capture) ----
+ * Kinds of raw entries, as TET_BATCH_DUMP writes them: a ring record of type TET_REC_BATCH;
+ * a clock pair (u64 TSC, u64 CLOCK_MONOTONIC ns). */
+enum fr_raw_kind { FR_RAW_BATCH = 1, FR_RAW_PAIR = 2 };
+/* Takes a raw entry; a batch's spawns, strings, task names and ends are noted for the spawns
+ * kept. Returns 0, -EINVAL (a malformed batch: counted in raw_refused) or -ENOMEM. */
+int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec, size_t size);
+/* A dump of raw entries, in two phases, each to be decoded by a fresh decoder of its own:
+ * FR_PRELUDE, the kept spawns of tasks spawned before `from` and alive at `from` (of `pid`;
+ * 0: every process), as synthetic batches of their threads (each thread's last one says it
+ * exits), after the clock pairs they need; then FR_WINDOW, the clock pairs, a synthetic batch
+ * of the strings kept per process (thread FR_STRINGS_TID), and the window's raw entries in
+ * arrival order, while fn gets its other records (filtered as fr_store_replay does). Raw
+ * entries are not filtered by time: the decoder's events are. Returns the records passed. */
+enum fr_phase { FR_PRELUDE, FR_WINDOW };
+#define FR_STRINGS_TID 0xfffffff0u /* no thread has this id (pid_max is at most 2^22) */
+typedef void (*fr_raw_fn)(void *ctx, enum fr_phase phase, enum fr_raw_kind kind,
+			  const void *rec, size_t size);
+uint64_t fr_store_replay_raw(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
+			     fr_replay_fn fn, fr_raw_fn raw, void *ctx, uint64_t *spawns_before);
+
+/* A window of raw batches decoded (fr_store_replay_raw's two phases, each by a decoder of its
+ * own) and handed to fn with the window's other records: the spawns of tasks older than the
+ * window (those stamped from `start`, the capture's start, on), then every event in
+ * [from, to]. Strings the decoder misses are read with rd (NULL: none; a failed read is never
+ * taken for a thread gone: a dump judges no thread whose last batch may still be on its way);
+ * `sweep`: the threads' buffers are read last (a live process: what it has not flushed yet).
+ * Returns 0 with *out filled (its decoder holds the window's figures: tb_stats, tb_totals;
+ * free it with tb_free), or -ENOMEM. */
+struct tb;
+typedef ssize_t (*fr_read_fn)(uint32_t pid, uint64_t addr, void *buf, size_t len);
+struct fr_decoded {
+	struct tb *win;            /* the window's decoder */
+	uint64_t records;          /* given to fn */
+	uint64_t spawns_before;    /* … of them, spawns of tasks older than the window */
+};
+int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
+		    uint64_t start, fr_read_fn rd, bool sweep, fr_replay_fn fn, void *ctx,
+		    struct fr_decoded *out);
 
 /* ---- triggers ---- */
 enum fr_trigger_kind {

@@ -136,6 +136,8 @@ static const struct tet_uring_info *tet_bc_uring(const struct tet_bc *s)
  * clock pair (u64 tsc, u64 ns), 3 = the capture start (u64 ns). */
 static void dump(struct tet_bc *s, uint32_t kind, const void *p, uint32_t size)
 {
+	if (s->o.on_raw && kind <= 2)
+		s->o.on_raw(s->o.raw_ctx, kind, p, size);
 	if (!s->dump)
 		return;
 	if (fwrite(&size, 4, 1, s->dump) != 1 || fwrite(&kind, 4, 1, s->dump) != 1 ||
@@ -170,7 +172,7 @@ static void clock_pair(struct tet_bc *s)
 	}
 	tb_clock_pair(s->tb, tsc, ns);
 	s->last_pair_ns = ns;
-	if (s->dump) {
+	if (s->dump || s->o.on_raw) {
 		uint64_t pair[2] = { tsc, ns };
 
 		dump(s, 2, pair, sizeof(pair));
@@ -402,7 +404,7 @@ static int ring_cb(void *ctx, void *data, size_t size)
 		int ret;
 
 		dump(s, 1, data, (uint32_t)size);
-		ret = tb_feed(s->tb, data, size);
+		ret = s->o.no_decode ? 0 : tb_feed(s->tb, data, size);
 
 		if (ret == -ENOMEM)
 			return ret;

@@ -21,6 +21,9 @@
 struct tet_targets;
 
 typedef int (*tet_bc_event_fn)(void *ctx, void *data, size_t size);
+/* kind 1: a ring record of type TET_REC_BATCH, as the ring hands it; 2: a clock pair (u64 TSC,
+ * u64 CLOCK_MONOTONIC ns), as the decoder gets it */
+typedef int (*tet_bc_raw_fn)(void *ctx, unsigned kind, const void *data, size_t size);
 
 struct tet_bc_opts {
 	pid_t pid;               /* > 0: only this process; 0: every process running the file */
@@ -31,6 +34,9 @@ struct tet_bc_opts {
 	struct tet_sched_opts sched;
 	bool no_uring;
 	tet_bc_event_fn on_event;
+	tet_bc_raw_fn on_raw;    /* the decoder's input too (NULL: not wanted) */
+	bool no_decode;          /* on_raw only: batches are not decoded here (no sweeps) */
+	void *raw_ctx;           /* on_raw's */
 	void *ctx;
 	const struct tet_msgs *msgs; /* what it says besides errors (seterr.h); NULL: silent */
 };

@@ -65,8 +65,12 @@ static int open_batched(struct tet_session *s, const struct tet_session_opts *o,
 				  .sched = o->sched, .no_uring = o->no_uring,
 				  .on_event = session_event, .ctx = s, .msgs = o->msgs };
 	struct tet_bc *bc;
-	int ret = tet_bc_open(&bc, &bo, t, err, len);
+	int ret;
 
+	bo.on_raw = o->on_raw;
+	bo.no_decode = o->on_raw && o->no_decode;
+	bo.raw_ctx = o->ctx;
+	ret = tet_bc_open(&bc, &bo, t, err, len);
 	if (ret)
 		return ret;
 	s->ops = &tet_bc_ops;

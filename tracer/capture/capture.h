@@ -35,6 +35,10 @@ struct tet_session_opts {
 	bool no_uring;           /* --no-io-uring: io_uring requests not followed */
 	bool verbose;
 	tet_event_fn on_event;
+	/* batched: the decode stage's input as well (kind 1 a TET_REC_BATCH ring record, 2 a clock
+	 * pair: u64 TSC, u64 CLOCK_MONOTONIC ns) — the flight recorder keeps it raw */
+	int (*on_raw)(void *ctx, unsigned kind, const void *data, size_t size);
+	bool no_decode;          /* batched, on_raw given: nothing decoded live (no events) */
 	void *ctx;
 	const struct tet_msgs *msgs; /* what it says besides errors (seterr.h); NULL: silent */
 };

@@ -673,8 +673,7 @@ static bool in_window(struct tb *b, uint64_t ts)
 	return true;
 }
 
-/* Words of the record at w[i] of n, 0 when it is malformed or truncated. */
-static size_t rec_words(const uint64_t *w, size_t i, size_t n)
+size_t tb_rec_words(const uint64_t *w, size_t i, size_t n)
 {
 	uint64_t id = w[i] & MASK56;
 	size_t need = 0;
@@ -709,7 +708,7 @@ static uint64_t clone_stamp(struct tb *b, const struct thread *t, const uint64_t
 	uint64_t begin = 0;
 	size_t k;
 
-	for (size_t j = i + 1; j < n && j < i + CLONE_LOOKAHEAD && (k = rec_words(w, j, n)); j += k)
+	for (size_t j = i + 1; j < n && j < i + CLONE_LOOKAHEAD && (k = tb_rec_words(w, j, n)); j += k)
 		if (((w[j] >> 56) & 0xf) == TET_BREC_POLL && (w[j] & MASK56) == id) {
 			begin = to_ns(b, t, w[j + 1]);
 			break;
@@ -825,7 +824,7 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 		size_t need = 0;
 		struct ev *e = NULL;
 
-		need = rec_words(w, i, n);
+		need = tb_rec_words(w, i, n);
 		if (!need) {
 			b->s.bad_records++;
 			ret = -EINVAL;

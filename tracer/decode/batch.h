@@ -96,6 +96,10 @@ bool tb_sampled(const struct tb *b);
  * flushed yet, as last read by a sweep: the live total. */
 void tb_totals(const struct tb *b, uint64_t out[TET_EV_COUNT]);
 
+/* Words of the batch record at w[i] of n (PROBES.md "Batch format"), 0 when it is malformed or
+ * truncated. */
+size_t tb_rec_words(const uint64_t *w, size_t i, size_t n);
+
 /* Converts a stamp on the TSC to CLOCK_MONOTONIC ns with the pairs given so far (exposed for
  * tests). */
 uint64_t tb_tsc_to_ns(const struct tb *b, uint64_t tsc);

@@ -199,6 +199,17 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The flight recorder without live analysis: the batches as the ring hands them over, and the
+ * clock pairs that convert their stamps (flight.h), decoded by a dump. */
+static int on_raw(void *ctx, unsigned kind, const void *data, size_t size)
+{
+	struct run *r = ctx;
+
+	if (!fr_store_add_raw(r->store, (enum fr_raw_kind)kind, data, size) && kind == FR_RAW_BATCH)
+		r->fl.last_pid = ((const struct tet_hdr *)data)->pid;
+	return 0;
+}
+
 /* ---- the report's metadata ---- */
 static const char *class_list(unsigned mask, char *buf, size_t len)
 {
@@ -486,6 +497,11 @@ static int open_session(struct run *r, char *err, size_t len)
 	so.sched = o->sched;
 	so.no_uring = o->no_uring;
 	so.on_event = on_event;
+	if (r->store && r->batched && !r->an) {
+		r->raw = true;
+		so.on_raw = on_raw;
+		so.no_decode = true;
+	}
 	so.ctx = r;
 	so.msgs = r->msgs;
 	r->ss = ss_new();
@@ -817,6 +833,10 @@ static void finish_flight(struct run *r, int stop_signal)
 	if (fs.spawns_not_kept)
 		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: %llu spawns of tasks could not be kept beyond the window (%d tasks, 1/8 of the memory bound): dumps show those tasks as spawned before the trace",
 			(unsigned long long)fs.spawns_not_kept, FR_SPAWNS_MAX);
+	if (r->raw)
+		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: batches kept raw (%.1f bytes an event held); %llu refused as malformed, %llu strings not kept (table full)",
+			fs.records ? (double)fs.bytes / (double)fs.records : 0.0,
+			(unsigned long long)fs.raw_refused, (unsigned long long)fs.strings_not_kept);
 }
 
 void run_finish(struct run *r, int stop_signal)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "pmem.h"
 #include "run_int.h"
 #include "seterr.h"
@@ -34,6 +35,12 @@ static void feed_rec(void *ctx, const void *rec, size_t size)
 		f->next_tick = h->ts + DETECT_TICK_NS;
 	}
 	an_event(f->an, rec, size);
+}
+
+/* The decoder's reads: a failed one is never taken for a thread gone (flight.h) */
+static ssize_t dump_read(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return pmem_read(pid, addr, buf, len);
 }
 
 /* Wall clock of the window's start and of the trigger: the two clocks read back to back (this
@@ -79,7 +86,7 @@ static void dump_loss_windows(struct run *r, struct analyzer *an, bool batched, 
 /* The drops of the window: the counters now, less those of its start; with batched capture,
  * the exact totals of a sampled capture likewise. */
 static void dump_counters(struct run *r, struct analyzer *an, struct report_meta *meta,
-			  struct report_batch *rb, uint64_t from, uint64_t mono)
+			  struct report_batch *rb, uint64_t from, uint64_t mono, const struct tb *win)
 {
 	struct tet_counters now_c;
 	const struct fr_snap *base;
@@ -89,7 +96,12 @@ static void dump_counters(struct run *r, struct analyzer *an, struct report_meta
 	if (!meta->counters_valid)
 		return;
 	base = fr_rt_snap_base(&r->fl, from);
-	if (meta->batch) {
+	if (meta->batch && win) { /* raw: the window's own figures, as its decoder found them */
+		*rb = *meta->batch;
+		rb->stats = tb_stats(win);
+		tb_totals(win, rb->exact);
+		meta->batch = rb;
+	} else if (meta->batch) {
 		*rb = *meta->batch;
 		tb_totals(tet_session_decoder(r->sess), rb->exact);
 		for (int i = 0; base && i < TET_EV_COUNT; i++)
@@ -173,6 +185,7 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 	struct fr_stats st;
 	struct fr_plan plan;
 	struct feed f = { 0 };
+	struct tb *win = NULL;
 	struct timespec wall_trig;
 	uint64_t mono = run_mono_ns(), spawns_before = 0;
 	char name[300];
@@ -199,10 +212,28 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 			(unsigned long long)rf.dump_index);
 		return 1;
 	}
-	rf.records = fr_store_replay(r->store, plan.from, plan.to, p->pid_filter, feed_rec, &f,
-				     &spawns_before);
+	if (r->raw) {
+		const struct tet_bc_info *bi = tet_session_batch_info(r->sess);
+		struct fr_decoded dd;
+
+		/* a SIGUSR1 or a trigger on a live process: what its threads hold is read last */
+		if (!fr_store_decode(r->store, plan.from, plan.to, p->pid_filter,
+				     bi ? bi->start_ns : 0, dump_read, !p->exit, feed_rec, &f, &dd)) {
+			win = dd.win;
+			rf.records = dd.records;
+			spawns_before = dd.spawns_before;
+		}
+	} else
+		rf.records = fr_store_replay(r->store, plan.from, plan.to, p->pid_filter, feed_rec,
+					     &f, &spawns_before);
+	if (r->raw && !win) {
+		tet_say(r->msgs, TET_MSG_ERROR, "flight recorder: dump %llu: out of memory",
+			(unsigned long long)rf.dump_index);
+		an_free(f.an);
+		return 1;
+	}
 	rf.bytes = st.bytes;
-	dump_counters(r, f.an, &meta, &rb, plan.from, mono);
+	dump_counters(r, f.an, &meta, &rb, plan.from, mono, win);
 	an_finish(f.an, rf.to_ns);
 	run_why_meta(r, &why, f.an, meta.counters_valid ? &meta.counters : NULL);
 	meta.why = &why;
@@ -225,6 +256,7 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 	status = dump_outputs(r, f.an, &meta, name);
 	why_free(&why);
 	an_free(f.an);
+	tb_free(win);
 	return status;
 }
 
