@@ -39,6 +39,7 @@
 #include "units.h"
 
 #define PACKED_SPAWN 0x80000000u
+#define FR_SPARES 4 /* chunks out of the window kept for reuse (8 MiB) */
 enum { ENT_REC, ENT_BATCH = FR_RAW_BATCH, ENT_PAIR = FR_RAW_PAIR }; /* an entry's kind */
 #define MASK56 ((1ull << 56) - 1)
 #define RAW_SPAWN_WORDS 7
@@ -80,7 +81,8 @@ struct kstr {
 
 struct fr_store {
 	uint64_t window_ns, max_bytes;
-	struct chunk *head, *tail, *spare;
+	struct chunk *head, *tail, *spare; /* spare: chunks kept for reuse, made */
+	size_t nspare;
 	size_t nchunks;
 	struct fr_stats st;
 	struct kept_spawn *sp;     /* open addressing, linear probing; key pid 0 = empty */
@@ -162,8 +164,8 @@ static struct chunk *chunk_get(struct fr_store *s)
 	struct chunk *c = s->spare;
 
 	if (c) {
-		s->spare = NULL;
-		chunk_make(c);
+		s->spare = c->next;
+		s->nspare--;
 	} else {
 		c = chunk_map();
 		if (!c)
@@ -177,13 +179,15 @@ static struct chunk *chunk_get(struct fr_store *s)
 	return c;
 }
 
+/* A chunk out of the window: kept whole for the next (a full window in steady state reuses its
+ * memory instead of having the kernel clear new pages), up to FR_SPARES; past them, unmapped. */
 static void chunk_put(struct fr_store *s, struct chunk *c)
 {
 	s->nchunks--;
-	if (!s->spare) {
-		/* the pages go back to the kernel now; the mapping is reused */
-		madvise(c, FR_CHUNK_BYTES, MADV_DONTNEED);
+	if (s->nspare < FR_SPARES) {
+		c->next = s->spare;
 		s->spare = c;
+		s->nspare++;
 		return;
 	}
 	munmap(c, FR_CHUNK_BYTES);
@@ -243,8 +247,12 @@ void fr_store_free(struct fr_store *s)
 		return;
 	while (s->head)
 		drop_head(s, false);
-	if (s->spare)
-		munmap(s->spare, FR_CHUNK_BYTES);
+	while (s->spare) {
+		struct chunk *c = s->spare;
+
+		s->spare = c->next;
+		munmap(c, FR_CHUNK_BYTES);
+	}
 	sp_free_all(s->sp, s->sp_cap);
 	for (size_t i = 0; i < s->str_cap; i++)
 		free(s->str[i]);
@@ -512,11 +520,25 @@ static uint64_t raw_walk(struct fr_store *s, const struct tet_batch_rec *r,
 	uint64_t ev = 0;
 	struct kept_spawn *e;
 
-	for (size_t i = 0; i < n && (k = tb_rec_words(w, i, n)); i += k) {
-		switch ((unsigned)(w[i] >> 56) & 0xf) {
-		case TET_BREC_POLL:
+	for (size_t i = 0; i < n; i += k) {
+		unsigned kind = (unsigned)(w[i] >> 56) & 0xf;
+
+		/* most records: a poll (begin and end), a wake, a waker clone or drop */
+		if (kind == TET_BREC_POLL && i + 4 <= n) {
 			ev += 2;
+			k = 4;
+			continue;
+		}
+		if ((kind == TET_BREC_CLONE || kind == TET_BREC_DROP) ||
+		    (kind == TET_BREC_WAKE && i + 2 <= n)) {
+			ev++;
+			k = kind == TET_BREC_WAKE ? 2 : 1;
+			continue;
+		}
+		k = tb_rec_words(w, i, n);
+		if (!k)
 			break;
+		switch (kind) {
 		case TET_BREC_STRING:
 			str_put(s, r->h.pid, &w[i], k);
 			break;
@@ -580,12 +602,19 @@ int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec,
 		return -EINVAL;
 	}
 	n = sizeof(*r) + sizeof(*hd) + hd->len;
-	ev = raw_walk(s, r, hd);
-	p = entry_put(s, (uint32_t)n, ENT_BATCH, n, ev, r->h.ts, &err);
-	if (!p)
+	p = entry_put(s, (uint32_t)n, ENT_BATCH, n, 0, r->h.ts, &err);
+	if (!p) {
+		s->st.evicted += raw_walk(s, r, hd);
 		return err;
+	}
+	/* copied first, walked in the copy (in cache now; the ring's lines are cold) */
 	memcpy(p, rec, n);
+	r = (const struct tet_batch_rec *)p;
 	((struct tet_batch_rec *)p)->copied = (uint32_t)(n - sizeof(*r));
+	ev = raw_walk(s, r, (const struct tet_batch_head *)r->data);
+	s->tail->nrec += (uint32_t)ev;
+	s->st.records += ev;
+	s->st.added += ev;
 	s->st.raw_events += ev;
 	return 0;
 }
@@ -630,6 +659,7 @@ void fr_store_stats(const struct fr_store *s, struct fr_stats *st)
 {
 	*st = s->st;
 	st->bytes = held(s);
+	st->spare_bytes = (uint64_t)s->nspare * FR_CHUNK_BYTES;
 	st->oldest_ts = oldest_ts(s);
 	st->spawns_kept = s->sp_len;
 }

@@ -31,7 +31,9 @@
 struct fr_store;
 
 struct fr_stats {
-	uint64_t bytes;            /* memory held: chunks mapped + spawn records */
+	uint64_t bytes;            /* memory held: chunks mapped + spawn records + strings */
+	uint64_t spare_bytes;      /* … besides: chunks out of the window kept for reuse (at most
+				    * 8 MiB beyond the memory bound) */
 	uint64_t records;          /* records in the window now */
 	uint64_t added, evicted;   /* since the start */
 	uint64_t oldest_ts, newest_ts;   /* of the records held (0: none) */

@@ -351,6 +351,12 @@ static bool run_batched(const struct run_opts *o, const struct tet_targets *t)
 	return !t->fallback && t->batch && o->capture != CAPTURE_PER_EVENT;
 }
 
+bool run_keeps_raw(const struct run_opts *o, const struct tet_targets *t)
+{
+	return o->fl.on && run_batched(o, t) && !o->metrics_addr && !o->interval_ns &&
+	       !fr_opts_need_live(&o->fl);
+}
+
 int run_plan(struct run_opts *o, const struct tet_targets *t, const struct tet_msgs *msgs,
 	     char *err, size_t len)
 {
@@ -497,7 +503,7 @@ static int open_session(struct run *r, char *err, size_t len)
 	so.sched = o->sched;
 	so.no_uring = o->no_uring;
 	so.on_event = on_event;
-	if (r->store && r->batched && !r->an) {
+	if (r->store && r->batched && !r->an) { /* run_keeps_raw */
 		r->raw = true;
 		so.on_raw = on_raw;
 		so.no_decode = true;

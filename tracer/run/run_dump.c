@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,7 +45,7 @@ static ssize_t dump_read(uint32_t pid, uint64_t addr, void *buf, size_t len)
 }
 
 /* Wall clock of the window's start and of the trigger: the two clocks read back to back (this
- * child runs at the recorder's nice; a preemption between reads far apart would shift the
+ * child runs at nice 10 or more; a preemption between reads far apart would shift the
  * names). */
 static void dump_wall(uint64_t from, uint64_t trig_at, struct timespec *start,
 		      struct timespec *trig)
@@ -174,6 +175,14 @@ out:
 	return status;
 }
 
+/* Events the ring could not take since the capture began. */
+static uint64_t lost_since_start(struct run *r)
+{
+	struct tet_counters c;
+
+	return tet_session_counters(r->sess, &c) ? 0 : run_drops_total(&c);
+}
+
 /* The dump itself (in the child). Returns the exit status. */
 static int dump_write(struct run *r, const struct fr_pending *p)
 {
@@ -249,10 +258,11 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 		meta.exit_core = p->t.core_dumped;
 		meta.exit_status = p->t.exit_status;
 	}
-	tet_say(r->msgs, TET_MSG_INFO, "flight recorder: dump %llu (%s): %llu records from %s%s",
+	tet_say(r->msgs, TET_MSG_INFO, "flight recorder: dump %llu (%s): %llu records from %s%s; since the start: %llu recorded, %llu lost to a full ring",
 		(unsigned long long)rf.dump_index, p->t.detail, (unsigned long long)rf.records,
 		spawns_before ? "the window and the spawns of older tasks alive in it" : "the window",
-		rf.cut_by_memory ? " (the memory bound cut the window short)" : "");
+		rf.cut_by_memory ? " (the memory bound cut the window short)" : "",
+		(unsigned long long)st.added, (unsigned long long)lost_since_start(r));
 	status = dump_outputs(r, f.an, &meta, name);
 	why_free(&why);
 	an_free(f.an);
@@ -298,6 +308,9 @@ void run_dump_poll(struct run *r, bool now_anyway)
 	if (!r->child) {
 		/* the child: a snapshot of the store; Ctrl-C is the recorder's, not the dump's */
 		signal(SIGINT, SIG_IGN);
+		/* decoding a window takes seconds of CPU: the service's, not the recorder's priority */
+		if (getpriority(PRIO_PROCESS, 0) < 10)
+			setpriority(PRIO_PROCESS, 0, 10);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGUSR1, SIG_IGN);
 		_exit(dump_write(r, &p));
