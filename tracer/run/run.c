@@ -187,7 +187,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		note_exit(r, data);
 		return 0;
 	}
-	if (r->store) {
+	/* raw batches are the window: what the live decoder makes of them is not kept again (a
+	 * dump's decoder finds the same, gaps included) */
+	if (r->store && !(r->raw && size >= sizeof(*h) &&
+			  (h->type < TET_EV_COUNT || h->type == TET_REC_GAP))) {
 		fr_store_add(r->store, data, size);
 		if (size >= sizeof(*h))
 			r->fl.last_pid = h->pid;
@@ -199,7 +202,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The flight recorder without live analysis: the batches as the ring hands them over, and the
+/* The flight recorder with batched capture: the batches as the ring hands them over, and the
  * clock pairs that convert their stamps (flight.h), decoded by a dump. */
 static int on_raw(void *ctx, unsigned kind, const void *data, size_t size)
 {
@@ -351,7 +354,7 @@ static bool run_batched(const struct run_opts *o, const struct tet_targets *t)
 	return !t->fallback && t->batch && o->capture != CAPTURE_PER_EVENT;
 }
 
-bool run_keeps_raw(const struct run_opts *o, const struct tet_targets *t)
+bool run_copy_only(const struct run_opts *o, const struct tet_targets *t)
 {
 	return o->fl.on && run_batched(o, t) && !o->metrics_addr && !o->interval_ns &&
 	       !fr_opts_need_live(&o->fl);
@@ -503,10 +506,10 @@ static int open_session(struct run *r, char *err, size_t len)
 	so.sched = o->sched;
 	so.no_uring = o->no_uring;
 	so.on_event = on_event;
-	if (r->store && r->batched && !r->an) { /* run_keeps_raw */
+	if (r->store && r->batched) {
 		r->raw = true;
 		so.on_raw = on_raw;
-		so.no_decode = true;
+		so.no_decode = !r->an; /* run_copy_only */
 	}
 	so.ctx = r;
 	so.msgs = r->msgs;

@@ -69,7 +69,7 @@ struct run {
 	/* --flight-recorder (store: NULL without it) */
 	struct fr_rt fl;
 	struct fr_store *store;
-	bool raw;                    /* it keeps batches raw: no live analysis, decoded by a dump */
+	bool raw;                    /* it keeps batches raw (batched capture), decoded by a dump */
 	pid_t child;                 /* the dump being written */
 	/* the report */
 	struct iofd iofd;
