@@ -37,4 +37,11 @@ $(SAN)/batch_replay: $(BATCH_REPLAY)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ $(SAN_REPLAY_SRCS)
 
-ALL_TARGETS += $(SAN)/tokio-ebpf-trace $(SAN)/unit_trace $(SAN)/batch_test $(SAN)/batch_replay
+$(SAN)/flight_test: $(FLIGHT_TEST)
+	$(call msg,ASAN-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE $(TRACER_INC) -Ibpf -o $@ \
+	    tests/unit/flight_test.c $(FLIGHT_TEST_SRCS) -lm
+
+ALL_TARGETS += $(SAN)/tokio-ebpf-trace $(SAN)/unit_trace $(SAN)/batch_test $(SAN)/batch_replay \
+	       $(SAN)/flight_test

@@ -2,7 +2,8 @@
 # Intent: the tracer has no memory error, leak or undefined behaviour that its unit tests, the
 # replay tool or real captures reach: each runs built with ASan + UBSan (mk/tracer-sanitize.mk,
 # build/asan: any report aborts with exit 66) —
-#  - the analyzer/report unit tests (unit_trace) and the batch decoder's (batch_test);
+#  - the analyzer/report unit tests (unit_trace), the batch decoder's (batch_test) and the flight
+#    recorder's (flight_test: raw batches of random records kept, walked and decoded);
 #  - a batched capture of the yield workload (JSON, HTML, Perfetto trace, the ring records
 #    dumped), every poll counted; that dump through the decode stage and the analyzer
 #    (batch_replay);
@@ -15,7 +16,7 @@
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 SAN="$BUILD/asan"
-for f in tokio-ebpf-trace unit_trace batch_test batch_replay; do need_file "$SAN/$f" "sanitized $f"; done
+for f in tokio-ebpf-trace unit_trace batch_test batch_replay flight_test; do need_file "$SAN/$f" "sanitized $f"; done
 export ASAN_OPTIONS="exitcode=66:detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="exitcode=66:print_stacktrace=1:halt_on_error=1"
 REPORTS='AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer'
@@ -37,6 +38,9 @@ check "unit_trace: ran its checks" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/u
 "$SAN/batch_test" > "$TMPD/batch_test.out" 2>&1
 clean "batch_test" $? "$TMPD/batch_test.out"
 check "batch_test: ran its checks" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/batch_test.out"
+"$SAN/flight_test" > "$TMPD/flight_test.out" 2>&1
+clean "flight_test" $? "$TMPD/flight_test.out"
+check "flight_test: ran its checks" grep -q '^# [0-9]* checks, 0 failed' "$TMPD/flight_test.out"
 
 # ---- a batched capture, dumped, then replayed ----
 bin=$(sample_bin 1.53 usdt)

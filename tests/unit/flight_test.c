@@ -1577,6 +1577,58 @@ out:
 	fr_store_free(s);
 }
 
+static void count_rec(void *ctx, const void *rec, size_t size)
+{
+	(*(uint64_t *)ctx)++;
+}
+
+/*
+ * Intent: raw batches whose records are anything a hostile process can write (random words,
+ * kinds and lengths, under heads that pass) are kept, walked and decoded without a crash or an
+ * unbounded table: the spawns kept and the ends waiting for their spawn stay within their bounds,
+ * the memory within the window's.
+ */
+static void test_raw_hostile(void)
+{
+	struct fr_store *s = fr_store_new(0, 16ull << 20);
+	struct rb *b = calloc(1, sizeof(*b));
+	uint64_t x = 0x9e3779b97f4a7c15ull, pair[2], got = 0, fails = 0;
+	struct fr_decoded dd;
+	struct fr_stats st;
+
+	if (!CHECK(s && b, "hostile: store created"))
+		goto out;
+	for (uint64_t k = 0; k < 3000; k++) {
+		size_t nw = (size_t)(x % (TET_BATCH_DATA_MAX / 8));
+
+		pair[0] = TSC(k * MS + 500);
+		pair[1] = k * MS + 500;
+		fr_store_add_raw(s, FR_RAW_PAIR, pair, 16);
+		for (size_t i = 0; i < nw; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* mostly records of known kinds with random payloads, some pure noise */
+			rb_words(b)[i] = i % 5 ? (x & ~(0xfull << 56)) | (x % 13) << 56 : x;
+		}
+		b->nw = nw;
+		fails += fr_store_add_raw(s, FR_RAW_BATCH, b->rec,
+					  rb_seal(b, W0 + (uint32_t)(k % 7), k / 7, (k + 1) * MS, k * MS)) != 0;
+		if (k % 100 == 0)
+			fr_store_trim(s, (k + 1) * MS);
+	}
+	fr_store_stats(s, &st);
+	CHECK_U64(fails, 0, "hostile: every batch with a valid head is kept");
+	CHECK(st.spawns_kept <= FR_SPAWNS_MAX && st.bytes <= (16ull << 20) + (16ull << 20) / 8 + (16ull << 20) / 16,
+	      "hostile: %llu spawns kept, %llu bytes held: within the bounds",
+	      (unsigned long long)st.spawns_kept, (unsigned long long)st.bytes);
+	CHECK(!fr_store_decode(s, 1500 * MS, UINT64_MAX, 0, 0, NULL, false, count_rec, &got, &dd),
+	      "hostile: the window decodes (%llu records, %llu batches refused by the decoder)",
+	      (unsigned long long)got, (unsigned long long)(dd.win ? tb_stats(dd.win)->bad_batches : 0));
+	tb_free(dd.win);
+out:
+	free(b);
+	fr_store_free(s);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/flight_test.XXXXXX";
@@ -1588,6 +1640,7 @@ int main(void)
 	test_spawns_before();
 	test_spawn_meta();
 	test_raw_window();
+	test_raw_hostile();
 	test_triggers();
 	test_dump_name();
 	if (CHECK(mkdtemp(tmpl) != NULL, "a temporary directory")) {

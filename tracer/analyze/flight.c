@@ -40,6 +40,7 @@
 
 #define PACKED_SPAWN 0x80000000u
 #define FR_SPARES 4 /* chunks out of the window kept for reuse (8 MiB) */
+#define EARLY_KEEP_NS (10 * NSEC_PER_SEC) /* a task's end waits this long for its spawn */
 enum { ENT_REC, ENT_BATCH = FR_RAW_BATCH, ENT_PAIR = FR_RAW_PAIR }; /* an entry's kind */
 #define MASK56 ((1ull << 56) - 1)
 #define RAW_SPAWN_WORDS 7
@@ -87,6 +88,8 @@ struct fr_store {
 	struct fr_stats st;
 	struct kept_spawn *sp;     /* open addressing, linear probing; key pid 0 = empty */
 	size_t sp_cap, sp_len;
+	size_t sp_early;           /* of sp_len: ends waiting for their spawn (sp_end) */
+	uint64_t early_before;     /* … those older than this go at the next rebuild */
 	uint64_t sp_bytes, last_purge;
 	struct kstr **str;         /* open addressing by (pid, address), linear probing */
 	size_t str_cap, str_len;
@@ -284,13 +287,14 @@ static int sp_rebuild(struct fr_store *s, size_t cap, uint64_t ended_before)
 		return -ENOMEM;
 	}
 	s->sp_cap = cap;
-	s->sp_len = 0;
+	s->sp_len = s->sp_early = 0;
 	for (size_t i = 0; i < ocap; i++) {
 		struct kept_spawn *e = &old[i];
 
 		if (!e->pid)
 			continue;
-		if (ended_before && e->end_ts && e->end_ts < ended_before) {
+		if ((ended_before && e->end_ts && e->end_ts < ended_before) ||
+		    (!e->rec && e->end_ts < s->early_before)) {
 			s->sp_bytes -= e->size + sizeof(*e);
 			free(e->rec);
 			free(e->meta);
@@ -298,6 +302,7 @@ static int sp_rebuild(struct fr_store *s, size_t cap, uint64_t ended_before)
 		}
 		s->sp[sp_slot(s, e->pid, e->key)] = *e;
 		s->sp_len++;
+		s->sp_early += !e->rec;
 	}
 	free(old);
 	return 0;
@@ -317,8 +322,10 @@ static struct kept_spawn *sp_insert(struct fr_store *s, uint32_t pid, uint64_t k
 	}
 	e = &s->sp[sp_slot(s, pid, key)];
 	if (e->pid) { /* the key again (a reused header): the newer spawn replaces it */
-		if (!e->rec) /* … or the task's end, which came first (sp_end) */
+		if (!e->rec) { /* … or the task's end, which came first (sp_end) */
 			ended = e->end_ts;
+			s->sp_early--;
+		}
 		s->sp_bytes -= e->size + sizeof(*e);
 		free(e->rec);
 		free(e->meta);
@@ -368,17 +375,20 @@ static void sp_meta(struct fr_store *s, uint32_t pid, uint64_t id, const void *m
 
 /* A task's end. Raw batches come in the order threads flush them: a task's end may come before
  * its spawn (the spawning thread flushed later): then it waits for the spawn (`early`), as an
- * entry without a record, purged like an ended task. */
+ * entry without a record, for EARLY_KEEP_NS at most (the end of a task spawned before the
+ * capture waits for nothing), at most a quarter of the table. */
 static void sp_end(struct fr_store *s, uint32_t pid, uint64_t key, uint64_t ts, bool early)
 {
 	struct kept_spawn *e = &s->sp[sp_slot(s, pid, key)];
 
-	if (!e->pid && early && pid && s->sp_len < FR_SPAWNS_MAX &&
+	if (!e->pid && early && pid && s->sp_early < FR_SPAWNS_MAX / 4 &&
+	    s->sp_len < FR_SPAWNS_MAX &&
 	    ((s->sp_len + 1) * 2 <= s->sp_cap || !sp_rebuild(s, s->sp_cap * 2, 0))) {
 		e = &s->sp[sp_slot(s, pid, key)];
 		e->pid = pid;
 		e->key = key;
 		s->sp_len++;
+		s->sp_early++;
 		s->sp_bytes += sizeof(*e);
 	}
 	if (e->pid && !e->end_ts)
@@ -650,7 +660,8 @@ void fr_store_trim(struct fr_store *s, uint64_t now)
 		uint64_t before = s->window_ns ? edge : oldest_ts(s);
 
 		s->last_purge = now;
-		if (before)
+		s->early_before = now > EARLY_KEEP_NS ? now - EARLY_KEEP_NS : 0;
+		if (before || s->sp_early)
 			sp_rebuild(s, s->sp_cap, before); /* on -ENOMEM: purged next time */
 	}
 }
