@@ -10,6 +10,11 @@
  *           from the spawns kept; spawns of tasks alive at a window's start are replayed first
  *           (not those of tasks ended before it), ended tasks' spawns are purged once their end
  *           leaves the window; the spawns kept are bounded.
+ *   raw     batches kept as the ring hands them over and decoded at dump time: the window's
+ *           events only, the spawns of tasks alive from before it (site, type, name, thread,
+ *           time; not those of ended tasks, also when the end came first), strings sent before
+ *           it, ~16 B an event, malformed batches refused; random records within bounds; a quiet
+ *           spawner's sweep puts its spawns before its tasks' polls, kept once.
  *   names   --trigger specifications parsed or refused (with an error); dump names reduced to
  *           a safe alphabet, bounded per part, "process" for an unusable executable name.
  *   dir     the dump budget removes the oldest dumps' files only (never the one kept, never
@@ -1577,6 +1582,103 @@ out:
 	fr_store_free(s);
 }
 
+/* the order task 1's records come in */
+struct order {
+	uint64_t spawns, polls, polls_before_spawn;
+};
+
+static void order_rec(void *ctx, const void *rec, size_t size)
+{
+	struct order *o = ctx;
+	const struct tet_hdr *h = rec;
+
+	if (h->type == TET_EV_SPAWN && ((const struct tet_spawn_rec *)rec)->task_id == 1)
+		o->spawns++;
+	if (h->type == TET_EV_POLL_BEGIN && ((const struct tet_event_rec *)rec)->task_id == 1) {
+		o->polls++;
+		o->polls_before_spawn += !o->spawns;
+	}
+}
+
+/*
+ * Intent: a thread that spawns and then stays quiet (a spawner blocked in block_on: its batch
+ * comes seconds later) is swept by the recorder, and a dump meets its spawns, once, before the
+ * polls of its tasks on other threads; a sweep of a buffer that has moved on, or that holds
+ * nothing new, is not kept.
+ */
+static void test_raw_sweep(void)
+{
+	const uint32_t SP = 300; /* the spawner's thread */
+	struct fr_store *s = fr_store_new(0, 64ull << 20);
+	struct rb *b = calloc(1, sizeof(*b)), *sw = calloc(1, sizeof(*sw));
+	struct tet_batch_rec *r;
+	struct fr_sweep v[4];
+	struct fr_decoded dd;
+	struct fr_stats st;
+	struct order o = { 0 };
+	uint64_t pair[2] = { TSC(MS), MS }, seq = 0;
+	size_t n, nv;
+
+	if (!CHECK(s && b && sw, "sweep: store created"))
+		goto out;
+	fr_store_add_raw(s, FR_RAW_PAIR, pair, 16);
+	pair[0] = TSC(2 * MS);
+	pair[1] = 2 * MS;
+	fr_store_add_raw(s, FR_RAW_PAIR, pair, 16);
+	/* the spawner's first batch (no records: here is my buffer), then it spawns task 1 */
+	n = rb_seal(b, SP, 0, 3 * MS, 0);
+	fr_store_add_raw(s, FR_RAW_BATCH, b->rec, n);
+	rb_string(sw, 0x5000, "src/main.rs");
+	rb_string(sw, 0x6000, "Main");
+	rb_spawn(sw, 1, 4 * MS, 0x5000, 0x6000, "src/main.rs", "Main");
+	/* 40 ms of polls of task 1 on a worker, then the recorder's sweeps */
+	for (uint64_t k = 0; k < 4; k++, seq++) {
+		for (uint64_t i = 0; i < 100; i++)
+			rb_poll(b, 1, 5 * MS + k * 10 * MS + i * 50000, 5 * MS + k * 10 * MS + i * 50000 + 1000);
+		fr_store_add_raw(s, FR_RAW_BATCH, b->rec, rb_seal(b, W0, seq, 15 * MS + k * 10 * MS, 0));
+	}
+	nv = fr_store_sweeps_due(s, 45 * MS, 30 * MS, v, 4);
+	CHECK(nv == 1 && v[0].tid == SP && v[0].next_seq == 1,
+	      "sweep: the spawner, silent for 42 ms, is due (%zu due); the worker is not", nv);
+	r = (struct tet_batch_rec *)sw->rec;
+	n = rb_seal(sw, SP, 1, 45 * MS, 3 * MS); /* what its buffer holds: batch 1, unflushed */
+	CHECK(nv == 1 && fr_sweep_read_ok(&v[0], r->data, r->data) &&
+	      !fr_store_add_sweep(s, &v[0], 45 * MS, r->data, r->data + sizeof(struct tet_batch_head), r->len),
+	      "sweep: the read is kept");
+	CHECK(fr_store_sweeps_due(s, 50 * MS, 30 * MS, v, 4) == 0, "sweep: not due again at once");
+	nv = fr_store_sweeps_due(s, 80 * MS, 30 * MS, v, 4); /* the worker too, now */
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].tid == SP)
+			fr_store_add_sweep(s, &v[i], 80 * MS, r->data,
+					   r->data + sizeof(struct tet_batch_head), r->len);
+	fr_store_stats(s, &st);
+	CHECK(nv == 2 && st.sweeps_kept == 1, "sweep: the same buffer again is not kept (%llu kept)",
+	      (unsigned long long)st.sweeps_kept);
+	v[0] = (struct fr_sweep){ PID, SP, 0xa000 + SP, 1 };
+	((struct tet_batch_head *)r->data)->seq = 2;
+	CHECK(!fr_sweep_read_ok(&v[0], r->data, r->data), "sweep: a buffer past its unflushed batch is refused");
+	((struct tet_batch_head *)r->data)->seq = 1;
+	/* 3 s more of the worker's polls, then the spawner's batch 1 */
+	for (uint64_t k = 4; k < 300; k++, seq++) {
+		for (uint64_t i = 0; i < 100; i++)
+			rb_poll(b, 1, 5 * MS + k * 10 * MS + i * 50000, 5 * MS + k * 10 * MS + i * 50000 + 1000);
+		fr_store_add_raw(s, FR_RAW_BATCH, b->rec, rb_seal(b, W0, seq, 15 * MS + k * 10 * MS, 0));
+	}
+	fr_store_add_raw(s, FR_RAW_BATCH, sw->rec, n);
+	if (!CHECK(!fr_store_decode(s, 0, UINT64_MAX, 0, 0, NULL, false, order_rec, &o, &dd),
+		   "sweep: the window decodes"))
+		goto out;
+	CHECK(o.spawns == 1 && o.polls == 30000 && o.polls_before_spawn == 0,
+	      "sweep: task 1's spawn comes once, before its 30000 polls (%llu spawns, %llu polls, %llu before it)",
+	      (unsigned long long)o.spawns, (unsigned long long)o.polls,
+	      (unsigned long long)o.polls_before_spawn);
+	tb_free(dd.win);
+out:
+	free(b);
+	free(sw);
+	fr_store_free(s);
+}
+
 static void count_rec(void *ctx, const void *rec, size_t size)
 {
 	(*(uint64_t *)ctx)++;
@@ -1641,6 +1743,7 @@ int main(void)
 	test_spawn_meta();
 	test_raw_window();
 	test_raw_hostile();
+	test_raw_sweep();
 	test_triggers();
 	test_dump_name();
 	if (CHECK(mkdtemp(tmpl) != NULL, "a temporary directory")) {

@@ -41,7 +41,7 @@
 #define PACKED_SPAWN 0x80000000u
 #define FR_SPARES 4 /* chunks out of the window kept for reuse (8 MiB) */
 #define EARLY_KEEP_NS (10 * NSEC_PER_SEC) /* a task's end waits this long for its spawn */
-enum { ENT_REC, ENT_BATCH = FR_RAW_BATCH, ENT_PAIR = FR_RAW_PAIR }; /* an entry's kind */
+enum { ENT_REC, ENT_BATCH = FR_RAW_BATCH, ENT_PAIR = FR_RAW_PAIR, ENT_SWEEP = FR_RAW_SWEEP };
 #define MASK56 ((1ull << 56) - 1)
 #define RAW_SPAWN_WORDS 7
 #define STR_MAX_KEPT 65536u         /* strings of raw batches kept (and 1/16 of the memory) */
@@ -74,6 +74,18 @@ struct kept_spawn {
 				    * NULL when none came */
 };
 
+/* A thread of the raw batches, for the sweeps. */
+struct rthread {
+	uint32_t pid, tid;         /* pid 0: an empty slot */
+	uint64_t buf, next_seq;
+	uint64_t last_ns;          /* its last batch, sweep or sweep due (CLOCK_MONOTONIC) */
+	uint64_t swept_open;       /* of the last sweep kept: a hash of the polls in progress */
+	uint32_t swept_len;        /* … and its bytes of records (of batch next_seq) */
+	bool exited, swept;
+};
+#define THR_CAP (2 * FR_THREADS_MAX)
+#define THR_FORGET_NS (600 * NSEC_PER_SEC) /* a thread silent this long is forgotten when full */
+
 /* A string of a raw batch, as its string record: n | kind << 56, address, the bytes. */
 struct kstr {
 	uint32_t pid, nwords;
@@ -97,6 +109,8 @@ struct fr_store {
 	uint64_t pair[2][2];       /* the last two clock pairs (older first) */
 	uint64_t first_pair[2][2]; /* the capture's first two */
 	unsigned nfirst;
+	struct rthread *thr;       /* THR_CAP slots, open addressing (NULL until a raw batch) */
+	size_t thr_len;
 };
 
 /* ---- spawn records: packed to their copied bytes ---- */
@@ -260,6 +274,7 @@ void fr_store_free(struct fr_store *s)
 	for (size_t i = 0; i < s->str_cap; i++)
 		free(s->str[i]);
 	free(s->str);
+	free(s->thr);
 	free(s);
 }
 
@@ -577,6 +592,135 @@ static uint64_t raw_walk(struct fr_store *s, const struct tet_batch_rec *r,
 	return ev;
 }
 
+/* ---- the threads of the raw batches, for the sweeps ---- */
+static struct rthread *thr_slot(struct fr_store *s, uint32_t pid, uint32_t tid)
+{
+	uint64_t x = (((uint64_t)pid << 32) | tid) * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(x >> 17) & (THR_CAP - 1);
+
+	while (s->thr[i].pid && (s->thr[i].pid != pid || s->thr[i].tid != tid))
+		i = (i + 1) & (THR_CAP - 1);
+	return &s->thr[i];
+}
+
+/* Full: the threads that exited or have been silent for THR_FORGET_NS are forgotten. */
+static void thr_prune(struct fr_store *s, uint64_t now)
+{
+	struct rthread *old = s->thr;
+
+	s->thr = calloc(THR_CAP, sizeof(*s->thr));
+	if (!s->thr) {
+		s->thr = old;
+		return;
+	}
+	s->thr_len = 0;
+	for (size_t i = 0; i < THR_CAP; i++)
+		if (old[i].pid && !old[i].exited && old[i].last_ns + THR_FORGET_NS > now) {
+			*thr_slot(s, old[i].pid, old[i].tid) = old[i];
+			s->thr_len++;
+		}
+	free(old);
+}
+
+static void thr_batch(struct fr_store *s, const struct tet_batch_rec *r,
+		      const struct tet_batch_head *hd)
+{
+	struct rthread *t;
+
+	if (!s->thr && !(s->thr = calloc(THR_CAP, sizeof(*s->thr))))
+		return;
+	t = thr_slot(s, r->h.pid, r->h.tid);
+	if (!t->pid) {
+		if (s->thr_len >= FR_THREADS_MAX) {
+			thr_prune(s, r->h.ts);
+			t = thr_slot(s, r->h.pid, r->h.tid);
+			if (s->thr_len >= FR_THREADS_MAX)
+				return; /* not swept */
+		}
+		t->pid = r->h.pid;
+		t->tid = r->h.tid;
+		s->thr_len++;
+	}
+	t->buf = r->buf;
+	t->next_seq = hd->seq + 1;
+	t->last_ns = r->h.ts;
+	t->swept = false;
+	t->swept_len = 0;
+	t->exited = hd->reason == TET_BATCH_REASON_EXIT;
+}
+
+size_t fr_store_sweeps_due(struct fr_store *s, uint64_t now, uint64_t quiet_ns,
+			   struct fr_sweep *v, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; s->thr && i < THR_CAP && n < max; i++) {
+		struct rthread *t = &s->thr[i];
+
+		if (!t->pid || t->exited || t->last_ns + quiet_ns > now)
+			continue;
+		t->last_ns = now;
+		v[n++] = (struct fr_sweep){ t->pid, t->tid, t->buf, t->next_seq };
+	}
+	return n;
+}
+
+static uint64_t open_hash(const struct tet_batch_head *h)
+{
+	uint64_t x = h->depth;
+	const uint64_t *w = (const uint64_t *)h->open;
+
+	for (size_t i = 0; i < (h->depth < TET_BATCH_OPEN_MAX ? h->depth : TET_BATCH_OPEN_MAX) *
+			       sizeof(h->open[0]) / 8; i++)
+		x = (x ^ w[i]) * 0x100000001b3ull;
+	return x;
+}
+
+bool fr_sweep_read_ok(const struct fr_sweep *w, const void *head, const void *head2)
+{
+	const struct tet_batch_head *h = head, *h2 = head2;
+
+	return h->magic == TET_BATCH_MAGIC && h->head_bytes == sizeof(*h) && h->tid == w->tid &&
+	       h->seq == w->next_seq && h->len % 8 == 0 && h->len <= TET_BATCH_DATA_MAX &&
+	       h->depth <= TET_BATCH_OPEN_MAX && h2->seq == h->seq && h2->len >= h->len &&
+	       open_hash(h) == open_hash(h2);
+}
+
+int fr_store_add_sweep(struct fr_store *s, const struct fr_sweep *w, uint64_t now,
+		       const void *head, const void *recs, size_t len)
+{
+	const struct tet_batch_head *hd = head;
+	struct tet_batch_rec *r;
+	struct rthread *t;
+	uint64_t oh;
+	size_t n = sizeof(*r) + sizeof(*hd) + len;
+	int err;
+
+	if (!s->thr || len != hd->len || len > TET_BATCH_DATA_MAX)
+		return -EINVAL;
+	t = thr_slot(s, w->pid, w->tid);
+	oh = open_hash(hd);
+	if (!t->pid || t->buf != w->buf || t->next_seq != hd->seq ||
+	    (t->swept && len <= t->swept_len && oh == t->swept_open))
+		return 0; /* a batch came meanwhile, or nothing new */
+	r = (struct tet_batch_rec *)entry_put(s, (uint32_t)n, ENT_SWEEP, n, 0, now, &err);
+	if (!r)
+		return err;
+	memset(r, 0, sizeof(*r));
+	r->h = (struct tet_hdr){ .ts = now, .type = TET_REC_BATCH, .pid = w->pid, .tid = w->tid };
+	r->buf = w->buf;
+	r->seq = hd->seq;
+	r->len = (uint32_t)len;
+	r->copied = (uint32_t)(sizeof(*hd) + len);
+	memcpy(r->data, head, sizeof(*hd));
+	memcpy(r->data + sizeof(*hd), recs, len);
+	t->swept = true;
+	t->swept_len = (uint32_t)len;
+	t->swept_open = oh;
+	s->st.sweeps_kept++;
+	return 0;
+}
+
 static int add_pair(struct fr_store *s, const uint64_t *pair)
 {
 	unsigned char *p;
@@ -612,6 +756,7 @@ int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec,
 		return -EINVAL;
 	}
 	n = sizeof(*r) + sizeof(*hd) + hd->len;
+	thr_batch(s, r, hd);
 	p = entry_put(s, (uint32_t)n, ENT_BATCH, n, 0, r->h.ts, &err);
 	if (!p) {
 		s->st.evicted += raw_walk(s, r, hd);
@@ -1017,6 +1162,15 @@ static void raw_in(void *ctx, enum fr_phase ph, enum fr_raw_kind kind, const voi
 		tb_clock_pair(b, pair[0], pair[1]);
 		return;
 	}
+	if (kind == FR_RAW_SWEEP) {
+		const struct tet_batch_rec *r = rec;
+		const size_t hb = sizeof(struct tet_batch_head);
+
+		if (size >= sizeof(*r) + hb && r->copied >= hb && r->copied <= size - sizeof(*r))
+			tb_feed_sweep(b, r->h.pid, r->h.tid, r->buf, r->h.ts, r->data, r->data + hb,
+				      r->copied - hb);
+		return;
+	}
 	tb_feed(b, rec, size);
 	raw_serve(x, b, 0);
 	if (++x->batches % 16 == 0)
@@ -1037,9 +1191,12 @@ int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32
 {
 	struct rawfeed x = { .fn = fn, .ctx = ctx, .rd = rd, .from = from, .to = to,
 			     .start = start };
-	/* a quiet thread (a spawner blocked in block_on) is waited for as by a live decoder (2 s,
-	 * bounded in events held), as no sweep reads it early */
-	struct tb_opts o = { .emit = pre_emit, .emit_ctx = &x, .reads = true };
+	/* a quiet thread (a spawner blocked in block_on) is waited for as by a live decoder (2 s)
+	 * until the recorder's sweep of it comes, which a saturated service fills with more events
+	 * than a live decoder holds (its sweeps come when it gets the CPU, ahead of its backlog):
+	 * up to 4 M events held (~300 MB in the dump's process, for the time it runs) */
+	struct tb_opts o = { .emit = pre_emit, .emit_ctx = &x, .reads = true,
+			     .max_pending = 4u << 20 };
 	uint64_t n;
 
 	memset(out, 0, sizeof(*out));

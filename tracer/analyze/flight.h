@@ -40,6 +40,7 @@ struct fr_stats {
 	uint64_t spawns_kept, spawns_not_kept;
 	uint64_t raw_events;       /* events inside the raw batches added (of `added`) */
 	uint64_t raw_refused;      /* raw records refused as malformed (counted, not kept) */
+	uint64_t sweeps_kept;      /* sweeps kept (fr_store_add_sweep) */
 	uint64_t strings_not_kept; /* strings of raw batches past the table's bound */
 	bool evicted_by_size;      /* a time window lost records to the memory bound */
 	uint64_t evicted_by_size_until; /* … the newest of them */
@@ -66,10 +67,34 @@ uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, u
 /* ---- raw batches (batched capture) ----
  * Kinds of raw entries, as TET_BATCH_DUMP writes them: a ring record of type TET_REC_BATCH;
  * a clock pair (u64 TSC, u64 CLOCK_MONOTONIC ns). */
-enum fr_raw_kind { FR_RAW_BATCH = 1, FR_RAW_PAIR = 2 };
+enum fr_raw_kind { FR_RAW_BATCH = 1, FR_RAW_PAIR = 2, FR_RAW_SWEEP = 3 };
 /* Takes a raw entry; a batch's spawns, strings, task names and ends are noted for the spawns
  * kept. Returns 0, -EINVAL (a malformed batch: counted in raw_refused) or -ENOMEM. */
 int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec, size_t size);
+/* Sweeps: a thread silent since its last batch has its buffer read in place (as the batch
+ * decoder does live): a spawner blocked in block_on hands its spawns over only when it exits,
+ * and a dump must not meet its tasks before their spawns. The recorder follows the threads of
+ * the raw batches (at most FR_THREADS_MAX); fr_store_sweeps_due lists those silent for quiet_ns
+ * (each again after quiet_ns more), the caller reads head, records, head
+ * (fr_sweep_read_ok judges the pair of heads) and keeps what changed with fr_store_add_sweep
+ * (an FR_RAW_SWEEP entry: a struct tet_batch_rec whose h.ts is the read's time, data the head
+ * and the records). */
+#define FR_THREADS_MAX 16384
+struct fr_sweep {
+	uint32_t pid, tid;
+	uint64_t buf;              /* the thread's buffer (its batches' `buf`) */
+	uint64_t next_seq;         /* the batch it has not flushed yet */
+};
+size_t fr_store_sweeps_due(struct fr_store *s, uint64_t now, uint64_t quiet_ns,
+			   struct fr_sweep *v, size_t max);
+/* head (struct tet_batch_head) as read before the records and head2 after: a read to keep
+ * (the thread's unflushed batch, unchanged in between). */
+bool fr_sweep_read_ok(const struct fr_sweep *w, const void *head, const void *head2);
+/* Keeps the read (head, then len bytes of records) when it holds more than the last one;
+ * returns 0, -EINVAL or -ENOMEM. */
+int fr_store_add_sweep(struct fr_store *s, const struct fr_sweep *w, uint64_t now,
+		       const void *head, const void *recs, size_t len);
+
 /* A dump of raw entries, in two phases, each to be decoded by a fresh decoder of its own:
  * FR_PRELUDE, the kept spawns of tasks spawned before `from` and alive at `from` (of `pid`;
  * 0: every process), as synthetic batches of their threads (each thread's last one says it

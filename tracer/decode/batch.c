@@ -1241,6 +1241,53 @@ static void sweep_decode(struct tb *b)
 	t->last_seen = now_ns;
 }
 
+int tb_feed_sweep(struct tb *b, uint32_t pid, uint32_t tid, uint64_t buf, uint64_t now_ns,
+		  const void *head, const void *recs, size_t len)
+{
+	const struct tet_batch_head *h = head;
+	struct thread *t;
+
+	reads_reset(b);
+	if (!head_ok(h, tid, HEAD_BYTES + TET_BATCH_DATA_MAX) || h->len != len) {
+		b->s.bad_batches++;
+		return -EINVAL;
+	}
+	t = thread_find(b, pid, tid);
+	if (t && t->buf && t->buf != buf)
+		return 0; /* another thread's buffer: the tid was reused */
+	if (!t) { /* met through a sweep first: its batches before were not seen */
+		if (b->nthreads >= THREADS_MAX) {
+			b->s.threads_refused++;
+			return -EINVAL;
+		}
+		t = thread_new(b, pid, tid);
+		if (!t)
+			return -ENOMEM;
+	}
+	if (!t->buf) {
+		t->buf = buf;
+		t->next_seq = h->seq;
+		t->clock = h->clock;
+	}
+	if (t->exited || t->dead || h->seq != t->next_seq || h->len < t->consumed)
+		return 0; /* batches in flight, or records gone: as a live sweep, nothing */
+	b->s.sweeps++;
+	b->rd.t = t;
+	b->rd.now = now_ns;
+	b->rd.h = *h;
+	if (len > t->consumed) {
+		b->rd.recs = malloc(len);
+		if (!b->rd.recs) {
+			sweep_end(b);
+			return -ENOMEM;
+		}
+		memcpy(b->rd.recs, recs, len);
+	}
+	sweep_decode(b);
+	sweep_end(b);
+	return 0;
+}
+
 static bool sweep_due(const struct tb *b, const struct thread *t, uint64_t now_ns)
 {
 	return t->buf && !t->exited && !t->dead && !t->gone_ns &&

@@ -44,6 +44,13 @@ void tb_clock_pair(struct tb *b, uint64_t tsc, uint64_t ns);
 /* A ring record of type TET_REC_BATCH, in ring order. Returns 0, or -EINVAL for a malformed
  * batch (counted, ignored), -ENOMEM. */
 int tb_feed(struct tb *b, const void *rec, size_t size);
+/* A sweep made elsewhere (a flight recorder's, replayed): thread tid's buffer at buf read in
+ * place at now_ns (CLOCK_MONOTONIC) — its head, then its len bytes of records from the first —
+ * decoded as the decoder's own sweep would (records already decoded skipped; nothing when the
+ * buffer has moved on to a batch not fed yet). A thread unknown so far is met this way. Returns
+ * 0, -EINVAL (a head that does not pass: counted) or -ENOMEM. */
+int tb_feed_sweep(struct tb *b, uint32_t pid, uint32_t tid, uint64_t buf, uint64_t now_ns,
+		  const void *head, const void *recs, size_t len);
 /* The ring was read empty by a consume that began at before_ns (CLOCK_MONOTONIC): every
  * record submitted before that has been fed. */
 void tb_ring_drained(struct tb *b, uint64_t before_ns);

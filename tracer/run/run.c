@@ -732,8 +732,43 @@ static void step_tick(struct run *r)
 	r->next_tick = r->now + DETECT_TICK_NS;
 }
 
+/* Raw batches: the buffers of threads silent for 30 ms read in place, as the live decoder
+ * does, and kept in the window (flight.h, sweeps): a dump then meets a quiet spawner's spawns
+ * before its tasks' polls, and a poll blocked for long while it runs. */
+#define SWEEP_QUIET_NS (30 * NSEC_PER_MSEC)
+#define SWEEPS_MAX 64 /* threads read per step */
+static void flight_sweep(struct run *r)
+{
+	struct fr_sweep v[SWEEPS_MAX];
+	struct tet_batch_head h, h2;
+	size_t n;
+
+	if (!r->raw || r->sweep_off ||
+	    (!r->sweep_buf && !(r->sweep_buf = malloc(TET_BATCH_DATA_MAX))))
+		return;
+	n = fr_store_sweeps_due(r->store, r->now, SWEEP_QUIET_NS, v, SWEEPS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t now = run_mono_ns();
+		ssize_t got = pmem_read(v[i].pid, v[i].buf, &h, sizeof(h));
+
+		if (got == -EPERM || got == -EACCES) {
+			r->sweep_off = true;
+			tet_say(r->msgs, TET_MSG_WARN, "flight recorder: no permission to read the threads' buffers (needs root or CAP_SYS_PTRACE): a dump may meet a quiet thread's events late");
+			return;
+		}
+		if (got != (ssize_t)sizeof(h) || !fr_sweep_read_ok(&v[i], &h, &h) ||
+		    (h.len && pmem_read(v[i].pid, v[i].buf + sizeof(h), r->sweep_buf, h.len) !=
+			      (ssize_t)h.len) ||
+		    pmem_read(v[i].pid, v[i].buf, &h2, sizeof(h2)) != (ssize_t)sizeof(h2) ||
+		    !fr_sweep_read_ok(&v[i], &h, &h2))
+			continue; /* gone, flushed meanwhile or moved on: its batch will come */
+		fr_store_add_sweep(r->store, &v[i], now, &h, r->sweep_buf, h.len);
+	}
+}
+
 static void step_flight(struct run *r, bool usr1)
 {
+	flight_sweep(r);
 	if (usr1) {
 		struct report_trigger t = { 0 };
 
@@ -843,9 +878,10 @@ static void finish_flight(struct run *r, int stop_signal)
 		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: %llu spawns of tasks could not be kept beyond the window (%d tasks, 1/8 of the memory bound): dumps show those tasks as spawned before the trace",
 			(unsigned long long)fs.spawns_not_kept, FR_SPAWNS_MAX);
 	if (r->raw)
-		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: batches kept raw (%.1f bytes an event held); %llu refused as malformed, %llu strings not kept (table full)",
+		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: batches kept raw (%.1f bytes an event held); %llu refused as malformed, %llu strings not kept (table full), %llu sweeps of quiet threads kept",
 			fs.records ? (double)fs.bytes / (double)fs.records : 0.0,
-			(unsigned long long)fs.raw_refused, (unsigned long long)fs.strings_not_kept);
+			(unsigned long long)fs.raw_refused, (unsigned long long)fs.strings_not_kept,
+			(unsigned long long)fs.sweeps_kept);
 }
 
 void run_finish(struct run *r, int stop_signal)
@@ -908,6 +944,7 @@ void run_close(struct run *r)
 	iofd_free(&r->iofd);
 	why_free(&r->why);
 	ss_free(r->ss);
+	free(r->sweep_buf);
 	free(r->rfiles);
 	fr_store_free(r->store);
 	fr_rt_free(&r->fl);

@@ -70,6 +70,8 @@ struct run {
 	struct fr_rt fl;
 	struct fr_store *store;
 	bool raw;                    /* it keeps batches raw (batched capture), decoded by a dump */
+	unsigned char *sweep_buf;    /* raw: a quiet thread's records, read in place */
+	bool sweep_off;              /* … not readable (no permission) */
 	pid_t child;                 /* the dump being written */
 	/* the report */
 	struct iofd iofd;
