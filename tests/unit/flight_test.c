@@ -1654,7 +1654,11 @@ static void test_raw_sweep(void)
 	fr_store_stats(s, &st);
 	CHECK(nv == 2 && st.sweeps_kept == 1, "sweep: the same buffer again is not kept (%llu kept)",
 	      (unsigned long long)st.sweeps_kept);
-	v[0] = (struct fr_sweep){ PID, SP, 0xa000 + SP, 1 };
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].tid == SP)
+			CHECK(!fr_sweep_news(&v[i], r->data),
+			      "sweep: … and its head alone says so (no more reads)");
+	v[0] = (struct fr_sweep){ .pid = PID, .tid = SP, .buf = 0xa000 + SP, .next_seq = 1 };
 	((struct tet_batch_head *)r->data)->seq = 2;
 	CHECK(!fr_sweep_read_ok(&v[0], r->data, r->data), "sweep: a buffer past its unflushed batch is refused");
 	((struct tet_batch_head *)r->data)->seq = 1;

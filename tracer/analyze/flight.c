@@ -110,6 +110,7 @@ struct fr_store {
 	uint64_t first_pair[2][2]; /* the capture's first two */
 	unsigned nfirst;
 	struct rthread *thr;       /* THR_CAP slots, open addressing (NULL until a raw batch) */
+	uint32_t *thr_ix;          /* the slots in use, thr_len of them (a sweep scans these) */
 	size_t thr_len;
 };
 
@@ -275,6 +276,7 @@ void fr_store_free(struct fr_store *s)
 		free(s->str[i]);
 	free(s->str);
 	free(s->thr);
+	free(s->thr_ix);
 	free(s);
 }
 
@@ -616,8 +618,10 @@ static void thr_prune(struct fr_store *s, uint64_t now)
 	s->thr_len = 0;
 	for (size_t i = 0; i < THR_CAP; i++)
 		if (old[i].pid && !old[i].exited && old[i].last_ns + THR_FORGET_NS > now) {
-			*thr_slot(s, old[i].pid, old[i].tid) = old[i];
-			s->thr_len++;
+			struct rthread *t = thr_slot(s, old[i].pid, old[i].tid);
+
+			*t = old[i];
+			s->thr_ix[s->thr_len++] = (uint32_t)(t - s->thr);
 		}
 	free(old);
 }
@@ -627,8 +631,12 @@ static void thr_batch(struct fr_store *s, const struct tet_batch_rec *r,
 {
 	struct rthread *t;
 
-	if (!s->thr && !(s->thr = calloc(THR_CAP, sizeof(*s->thr))))
+	if (!s->thr && (!(s->thr_ix = malloc(FR_THREADS_MAX * sizeof(*s->thr_ix))) ||
+			!(s->thr = calloc(THR_CAP, sizeof(*s->thr))))) {
+		free(s->thr_ix);
+		s->thr_ix = NULL;
 		return;
+	}
 	t = thr_slot(s, r->h.pid, r->h.tid);
 	if (!t->pid) {
 		if (s->thr_len >= FR_THREADS_MAX) {
@@ -639,7 +647,7 @@ static void thr_batch(struct fr_store *s, const struct tet_batch_rec *r,
 		}
 		t->pid = r->h.pid;
 		t->tid = r->h.tid;
-		s->thr_len++;
+		s->thr_ix[s->thr_len++] = (uint32_t)(t - s->thr);
 	}
 	t->buf = r->buf;
 	t->next_seq = hd->seq + 1;
@@ -654,13 +662,14 @@ size_t fr_store_sweeps_due(struct fr_store *s, uint64_t now, uint64_t quiet_ns,
 {
 	size_t n = 0;
 
-	for (size_t i = 0; s->thr && i < THR_CAP && n < max; i++) {
-		struct rthread *t = &s->thr[i];
+	for (size_t i = 0; s->thr && i < s->thr_len && n < max; i++) {
+		struct rthread *t = &s->thr[s->thr_ix[i]];
 
 		if (!t->pid || t->exited || t->last_ns + quiet_ns > now)
 			continue;
 		t->last_ns = now;
-		v[n++] = (struct fr_sweep){ t->pid, t->tid, t->buf, t->next_seq };
+		v[n++] = (struct fr_sweep){ t->pid, t->tid, t->buf, t->next_seq, t->swept_open,
+					    t->swept_len, t->swept };
 	}
 	return n;
 }
@@ -684,6 +693,13 @@ bool fr_sweep_read_ok(const struct fr_sweep *w, const void *head, const void *he
 	       h->seq == w->next_seq && h->len % 8 == 0 && h->len <= TET_BATCH_DATA_MAX &&
 	       h->depth <= TET_BATCH_OPEN_MAX && h2->seq == h->seq && h2->len >= h->len &&
 	       open_hash(h) == open_hash(h2);
+}
+
+bool fr_sweep_news(const struct fr_sweep *w, const void *head)
+{
+	const struct tet_batch_head *h = head;
+
+	return !w->swept || h->len > w->swept_len || open_hash(h) != w->swept_open;
 }
 
 int fr_store_add_sweep(struct fr_store *s, const struct fr_sweep *w, uint64_t now,

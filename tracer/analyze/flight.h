@@ -84,12 +84,17 @@ struct fr_sweep {
 	uint32_t pid, tid;
 	uint64_t buf;              /* the thread's buffer (its batches' `buf`) */
 	uint64_t next_seq;         /* the batch it has not flushed yet */
+	uint64_t swept_open;       /* the last sweep kept of it (swept): its polls in progress, */
+	uint32_t swept_len;        /* … its bytes of records */
+	bool swept;
 };
 size_t fr_store_sweeps_due(struct fr_store *s, uint64_t now, uint64_t quiet_ns,
 			   struct fr_sweep *v, size_t max);
 /* head (struct tet_batch_head) as read before the records and head2 after: a read to keep
  * (the thread's unflushed batch, unchanged in between). */
 bool fr_sweep_read_ok(const struct fr_sweep *w, const void *head, const void *head2);
+/* Does head (read first) say more than the last sweep kept? (No: nothing else to read.) */
+bool fr_sweep_news(const struct fr_sweep *w, const void *head);
 /* Keeps the read (head, then len bytes of records) when it holds more than the last one;
  * returns 0, -EINVAL or -ENOMEM. */
 int fr_store_add_sweep(struct fr_store *s, const struct fr_sweep *w, uint64_t now,

@@ -757,6 +757,7 @@ static void flight_sweep(struct run *r)
 			return;
 		}
 		if (got != (ssize_t)sizeof(h) || !fr_sweep_read_ok(&v[i], &h, &h) ||
+		    !fr_sweep_news(&v[i], &h) || /* a quiet thread's head: one read */
 		    (h.len && pmem_read(v[i].pid, v[i].buf + sizeof(h), r->sweep_buf, h.len) !=
 			      (ssize_t)h.len) ||
 		    pmem_read(v[i].pid, v[i].buf, &h2, sizeof(h2)) != (ssize_t)sizeof(h2) ||
