@@ -13,6 +13,9 @@
 #    other triggers counted as suppressed; a second recorder on the same process at once, with
 #    --trigger 'poll>40ms' --trigger exit and a 60 s cooldown: one poll dump, then one when the
 #    process exits (ended_by process_exit, status 0);
+#  - raw batches at full speed (200 × 30 000 yields, ~24 M events, a 256M ring): nothing lost, the
+#    quiet main thread swept, and the dump puts all 6 000 200 polls under the yield tasks' spawn
+#    site, none without a site;
 #  - a recorder with only SIGUSR1 and crash/exit triggers keeps the batches raw at nice 0 (said
 #    when it stops), one with a live analysis keeps them raw too, at nice 10
 #    (docs/flight-recorder.md);
@@ -94,6 +97,31 @@ if [ -n "$J" ]; then
     check "SIGUSR1: the Perfetto trace marks the trigger" \
         bash -c "jq -e '[.traceEvents[] | select(.ph == \"i\" and (.name | startswith(\"trigger\")))] | length == 1' '$D/$B.trace.json' > /dev/null"
     check "SIGUSR1: the HTML report says it is a dump and why" grep -q 'id="flight"><b>Flight-recorder</b> .*sigusr1' "$D/$B.html"
+fi
+
+# ---- raw batches at full speed: a quiet spawner's spawns come before its tasks' polls ----
+# 200 tasks spawned by the main thread, which then waits in block_on (its batch comes when the
+# run ends), ~24 M events in ~1 s: the recorder's sweeps of the main thread, and a dump's decoder
+# that waits for them, put every poll under its spawn site; the ring (256M) loses nothing here
+D="$TMPD/full"; mkdir -p "$D"
+start_bg fr.full "$TRACER" --binary "$own" --flight-recorder 60s --flight-memory 2G --sample-rate 1 \
+    --ringbuf-size 256M --dump-dir "$D" -q
+FRP=$BG_PID
+wait_for_line "$TMPD/fr.full.err" "flight recorder: keeping" 30 || not_ok "full: recorder attached: $(cat "$TMPD/fr.full.err")"
+"$own" yield-workload --tasks 200 --yields 30000 --workers 2 > /dev/null
+sleep 1
+kill -USR1 "$FRP"
+for _ in $(seq 600); do [ -n "$(dumps "$D")" ] && grep -q "trace written" "$TMPD/fr.full.err" && break; sleep 0.1; done
+kill -INT "$FRP"; wait_exit "$FRP" 120
+J=$(dumps "$D" | head -1)
+lost=$(sed -n 's/.* lost to a full ring$/&/; s/.*, \([0-9]*\) lost to a full ring$/\1/p' "$TMPD/fr.full.err" | head -1)
+check_eq "full: nothing lost to a full ring" 0 "${lost:-none}"
+check "full: the recorder swept the quiet main thread" grep -qE "[1-9][0-9]* sweeps of quiet threads kept" "$TMPD/fr.full.err"
+if [ -n "$J" ]; then
+    check_eq "full: every yield task's polls under its spawn site, none without a site" "200 6000000 0" \
+        "$(jq -r '[.spawn_sites[] | select(.location // "" | contains("workload.rs"))] as $w | [.spawn_sites[] | select(.location == null) | .polls] as $n | "\($w | map(.tasks) | add) \(($w | map(.polls) | add) - 200) \($n | add // 0)"' "$J")"
+else
+    not_ok "full: a dump"
 fi
 
 # ---- --trigger long_poll, one dump per cooldown ----

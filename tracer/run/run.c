@@ -202,14 +202,58 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Raw batches: the buffers of threads silent for 30 ms read in place, as the live decoder
+ * does, and kept in the window (flight.h, sweeps): a dump then meets a quiet spawner's spawns
+ * before its tasks' polls, and a poll blocked for long while it runs. */
+#define SWEEP_QUIET_NS (30 * NSEC_PER_MSEC)
+#define SWEEPS_MAX 64 /* threads read per step */
+#define SWEEP_EVERY_NS (5 * NSEC_PER_MSEC) /* … looked for at least this often */
+static void flight_sweep(struct run *r)
+{
+	struct fr_sweep v[SWEEPS_MAX];
+	struct tet_batch_head h, h2;
+	size_t n;
+
+	if (!r->raw || r->sweep_off ||
+	    (!r->sweep_buf && !(r->sweep_buf = malloc(TET_BATCH_DATA_MAX))))
+		return;
+	/* the clock now, not the step's: a saturated ring keeps the drain from returning */
+	n = fr_store_sweeps_due(r->store, run_mono_ns(), SWEEP_QUIET_NS, v, SWEEPS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t now = run_mono_ns();
+		ssize_t got = pmem_read(v[i].pid, v[i].buf, &h, sizeof(h));
+
+		if (got == -EPERM || got == -EACCES) {
+			r->sweep_off = true;
+			tet_say(r->msgs, TET_MSG_WARN, "flight recorder: no permission to read the threads' buffers (needs root or CAP_SYS_PTRACE): a dump may meet a quiet thread's events late");
+			return;
+		}
+		if (got != (ssize_t)sizeof(h) || !fr_sweep_read_ok(&v[i], &h, &h) ||
+		    !fr_sweep_news(&v[i], &h) || /* a quiet thread's head: one read */
+		    (h.len && pmem_read(v[i].pid, v[i].buf + sizeof(h), r->sweep_buf, h.len) !=
+			      (ssize_t)h.len) ||
+		    pmem_read(v[i].pid, v[i].buf, &h2, sizeof(h2)) != (ssize_t)sizeof(h2) ||
+		    !fr_sweep_read_ok(&v[i], &h, &h2))
+			continue; /* gone, flushed meanwhile or moved on: its batch will come */
+		fr_store_add_sweep(r->store, &v[i], now, &h, r->sweep_buf, h.len);
+	}
+}
+
 /* The flight recorder with batched capture: the batches as the ring hands them over, and the
  * clock pairs that convert their stamps (flight.h), decoded by a dump. */
 static int on_raw(void *ctx, unsigned kind, const void *data, size_t size)
 {
 	struct run *r = ctx;
 
+	const struct tet_hdr *h = data;
+
 	if (!fr_store_add_raw(r->store, (enum fr_raw_kind)kind, data, size) && kind == FR_RAW_BATCH)
-		r->fl.last_pid = ((const struct tet_hdr *)data)->pid;
+		r->fl.last_pid = h->pid;
+	/* the sweeps go on while a busy service keeps the ring from ever being empty */
+	if (kind == FR_RAW_BATCH && size >= sizeof(*h) && h->ts >= r->next_sweep) {
+		r->next_sweep = h->ts + SWEEP_EVERY_NS;
+		flight_sweep(r);
+	}
 	return 0;
 }
 
@@ -730,41 +774,6 @@ static void step_tick(struct run *r)
 	note_batch_loss(r);
 	an_tick(r->an, at);
 	r->next_tick = r->now + DETECT_TICK_NS;
-}
-
-/* Raw batches: the buffers of threads silent for 30 ms read in place, as the live decoder
- * does, and kept in the window (flight.h, sweeps): a dump then meets a quiet spawner's spawns
- * before its tasks' polls, and a poll blocked for long while it runs. */
-#define SWEEP_QUIET_NS (30 * NSEC_PER_MSEC)
-#define SWEEPS_MAX 64 /* threads read per step */
-static void flight_sweep(struct run *r)
-{
-	struct fr_sweep v[SWEEPS_MAX];
-	struct tet_batch_head h, h2;
-	size_t n;
-
-	if (!r->raw || r->sweep_off ||
-	    (!r->sweep_buf && !(r->sweep_buf = malloc(TET_BATCH_DATA_MAX))))
-		return;
-	n = fr_store_sweeps_due(r->store, r->now, SWEEP_QUIET_NS, v, SWEEPS_MAX);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t now = run_mono_ns();
-		ssize_t got = pmem_read(v[i].pid, v[i].buf, &h, sizeof(h));
-
-		if (got == -EPERM || got == -EACCES) {
-			r->sweep_off = true;
-			tet_say(r->msgs, TET_MSG_WARN, "flight recorder: no permission to read the threads' buffers (needs root or CAP_SYS_PTRACE): a dump may meet a quiet thread's events late");
-			return;
-		}
-		if (got != (ssize_t)sizeof(h) || !fr_sweep_read_ok(&v[i], &h, &h) ||
-		    !fr_sweep_news(&v[i], &h) || /* a quiet thread's head: one read */
-		    (h.len && pmem_read(v[i].pid, v[i].buf + sizeof(h), r->sweep_buf, h.len) !=
-			      (ssize_t)h.len) ||
-		    pmem_read(v[i].pid, v[i].buf, &h2, sizeof(h2)) != (ssize_t)sizeof(h2) ||
-		    !fr_sweep_read_ok(&v[i], &h, &h2))
-			continue; /* gone, flushed meanwhile or moved on: its batch will come */
-		fr_store_add_sweep(r->store, &v[i], now, &h, r->sweep_buf, h.len);
-	}
 }
 
 static void step_flight(struct run *r, bool usr1)

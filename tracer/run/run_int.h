@@ -72,6 +72,7 @@ struct run {
 	bool raw;                    /* it keeps batches raw (batched capture), decoded by a dump */
 	unsigned char *sweep_buf;    /* raw: a quiet thread's records, read in place */
 	bool sweep_off;              /* … not readable (no permission) */
+	uint64_t next_sweep;         /* … looked for from a batch of this time on */
 	pid_t child;                 /* the dump being written */
 	/* the report */
 	struct iofd iofd;
