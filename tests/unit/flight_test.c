@@ -1466,7 +1466,7 @@ static void test_raw_window(void)
 	struct fr_store *s = fr_store_new(SEC, 256ull << 20);
 	struct rb *b = calloc(1, sizeof(*b));
 	uint64_t fails = 0, pair[2], want_begins = 0, want_ends = 0, from, to;
-	struct fr_decoded dd;
+	struct fr_decoded dd = { 0 };
 	struct fr_stats st;
 	struct rseen v;
 	size_t n;
@@ -1585,6 +1585,8 @@ out:
 /* the order task 1's records come in */
 struct order {
 	uint64_t spawns, polls, polls_before_spawn;
+	uint64_t spawns2, ends2; /* task 2's */
+	uint64_t spawns3;
 };
 
 static void order_rec(void *ctx, const void *rec, size_t size)
@@ -1594,6 +1596,12 @@ static void order_rec(void *ctx, const void *rec, size_t size)
 
 	if (h->type == TET_EV_SPAWN && ((const struct tet_spawn_rec *)rec)->task_id == 1)
 		o->spawns++;
+	if (h->type == TET_EV_SPAWN && ((const struct tet_spawn_rec *)rec)->task_id == 2)
+		o->spawns2++;
+	if (h->type == TET_EV_SPAWN && ((const struct tet_spawn_rec *)rec)->task_id == 3)
+		o->spawns3++;
+	if (h->type == TET_EV_TERMINATE && ((const struct tet_event_rec *)rec)->task_id == 2)
+		o->ends2++;
 	if (h->type == TET_EV_POLL_BEGIN && ((const struct tet_event_rec *)rec)->task_id == 1) {
 		o->polls++;
 		o->polls_before_spawn += !o->spawns;
@@ -1613,11 +1621,11 @@ static void test_raw_sweep(void)
 	struct rb *b = calloc(1, sizeof(*b)), *sw = calloc(1, sizeof(*sw));
 	struct tet_batch_rec *r;
 	struct fr_sweep v[4];
-	struct fr_decoded dd;
+	struct fr_decoded dd = { 0 };
 	struct fr_stats st;
 	struct order o = { 0 };
 	uint64_t pair[2] = { TSC(MS), MS }, seq = 0;
-	size_t n, nv;
+	size_t n, nv, swn;
 
 	if (!CHECK(s && b && sw, "sweep: store created"))
 		goto out;
@@ -1631,6 +1639,7 @@ static void test_raw_sweep(void)
 	rb_string(sw, 0x5000, "src/main.rs");
 	rb_string(sw, 0x6000, "Main");
 	rb_spawn(sw, 1, 4 * MS, 0x5000, 0x6000, "src/main.rs", "Main");
+	rb_spawn(sw, 2, 4 * MS + 500, 0x5000, 0x6000, "src/main.rs", "Main");
 	/* 40 ms of polls of task 1 on a worker, then the recorder's sweeps */
 	for (uint64_t k = 0; k < 4; k++, seq++) {
 		for (uint64_t i = 0; i < 100; i++)
@@ -1641,7 +1650,8 @@ static void test_raw_sweep(void)
 	CHECK(nv == 1 && v[0].tid == SP && v[0].next_seq == 1,
 	      "sweep: the spawner, silent for 42 ms, is due (%zu due); the worker is not", nv);
 	r = (struct tet_batch_rec *)sw->rec;
-	n = rb_seal(sw, SP, 1, 45 * MS, 3 * MS); /* what its buffer holds: batch 1, unflushed */
+	swn = sw->nw;
+	rb_seal(sw, SP, 1, 45 * MS, 3 * MS); /* what its buffer holds: batch 1, unflushed */
 	CHECK(nv == 1 && fr_sweep_read_ok(&v[0], r->data, r->data) &&
 	      !fr_store_add_sweep(s, &v[0], 45 * MS, r->data, r->data + sizeof(struct tet_batch_head), r->len),
 	      "sweep: the read is kept");
@@ -1662,13 +1672,22 @@ static void test_raw_sweep(void)
 	((struct tet_batch_head *)r->data)->seq = 2;
 	CHECK(!fr_sweep_read_ok(&v[0], r->data, r->data), "sweep: a buffer past its unflushed batch is refused");
 	((struct tet_batch_head *)r->data)->seq = 1;
-	/* 3 s more of the worker's polls, then the spawner's batch 1 */
+	/* 3 s more of the worker's polls, then the spawner's batch 1; task 2 ends at 99 ms, in
+	 * the worker's batch flushed at 105 ms */
 	for (uint64_t k = 4; k < 300; k++, seq++) {
 		for (uint64_t i = 0; i < 100; i++)
 			rb_poll(b, 1, 5 * MS + k * 10 * MS + i * 50000, 5 * MS + k * 10 * MS + i * 50000 + 1000);
+		if (k == 9) {
+			uint64_t t[3] = { 2 | (uint64_t)TET_BREC_TERMINATE << 56, 0x1002, TSC(99 * MS) };
+
+			rb_put(b, t, 3);
+			/* task 3: spawned at 99.5 ms by the worker, its batch flushed at 105 ms */
+			rb_spawn(b, 3, 99 * MS + 500000, 0x5000, 0x6000, "src/main.rs", "Main");
+		}
 		fr_store_add_raw(s, FR_RAW_BATCH, b->rec, rb_seal(b, W0, seq, 15 * MS + k * 10 * MS, 0));
 	}
-	fr_store_add_raw(s, FR_RAW_BATCH, sw->rec, n);
+	sw->nw = swn; /* the same records, flushed at 3 s */
+	fr_store_add_raw(s, FR_RAW_BATCH, sw->rec, rb_seal(sw, SP, 1, 3000 * MS, 3 * MS));
 	if (!CHECK(!fr_store_decode(s, 0, UINT64_MAX, 0, 0, NULL, false, order_rec, &o, &dd),
 		   "sweep: the window decodes"))
 		goto out;
@@ -1676,6 +1695,22 @@ static void test_raw_sweep(void)
 	      "sweep: task 1's spawn comes once, before its 30000 polls (%llu spawns, %llu polls, %llu before it)",
 	      (unsigned long long)o.spawns, (unsigned long long)o.polls,
 	      (unsigned long long)o.polls_before_spawn);
+	tb_free(dd.win);
+	/* a window [100 ms, 2 s]: the spawns (4 ms) were flushed at 3 s, after it: the sweep at
+	 * 45 ms saw them */
+	memset(&o, 0, sizeof(o));
+	if (!CHECK(!fr_store_decode(s, 100 * MS, 2000 * MS, 0, 0, NULL, false, order_rec, &o, &dd),
+		   "sweep: a window [100 ms, 2 s] decodes"))
+		goto out;
+	CHECK(o.spawns == 1 && o.polls == 19000 && o.polls_before_spawn == 0 && dd.spawns_before == 3,
+	      "sweep: in [100 ms, 2 s], task 1's spawn (4 ms, its batch at 3 s) comes first, as a task older than the window (%llu spawns, %llu polls, %llu before it, %llu older)",
+	      (unsigned long long)o.spawns, (unsigned long long)o.polls,
+	      (unsigned long long)o.polls_before_spawn, (unsigned long long)dd.spawns_before);
+	CHECK(o.spawns3 == 1, "sweep: task 3, spawned at 99.5 ms in a batch flushed at 105 ms, comes as older than the window (%llu)",
+	      (unsigned long long)o.spawns3);
+	CHECK(o.spawns2 == 1 && o.ends2 == 1,
+	      "sweep: task 2, ended at 99 ms in a batch flushed at 105 ms, comes with its end (%llu spawns, %llu ends)",
+	      (unsigned long long)o.spawns2, (unsigned long long)o.ends2);
 	tb_free(dd.win);
 out:
 	free(b);
@@ -1699,7 +1734,8 @@ static void test_raw_hostile(void)
 	struct fr_store *s = fr_store_new(0, 16ull << 20);
 	struct rb *b = calloc(1, sizeof(*b));
 	uint64_t x = 0x9e3779b97f4a7c15ull, pair[2], got = 0, fails = 0;
-	struct fr_decoded dd;
+	struct fr_decoded dd = { 0 };
+	int ret;
 	struct fr_stats st;
 
 	if (!CHECK(s && b, "hostile: store created"))
@@ -1726,8 +1762,8 @@ static void test_raw_hostile(void)
 	CHECK(st.spawns_kept <= FR_SPAWNS_MAX && st.bytes <= (16ull << 20) + (16ull << 20) / 8 + (16ull << 20) / 16,
 	      "hostile: %llu spawns kept, %llu bytes held: within the bounds",
 	      (unsigned long long)st.spawns_kept, (unsigned long long)st.bytes);
-	CHECK(!fr_store_decode(s, 1500 * MS, UINT64_MAX, 0, 0, NULL, false, count_rec, &got, &dd),
-	      "hostile: the window decodes (%llu records, %llu batches refused by the decoder)",
+	ret = fr_store_decode(s, 1500 * MS, UINT64_MAX, 0, 0, NULL, false, count_rec, &got, &dd);
+	CHECK(!ret, "hostile: the window decodes (%llu records, %llu batches refused by the decoder)",
 	      (unsigned long long)got, (unsigned long long)(dd.win ? tb_stats(dd.win)->bad_batches : 0));
 	tb_free(dd.win);
 out:

@@ -5,7 +5,8 @@
  * the timeout, at most PMEM_STUCK_MAX readers are left held and later reads are refused at
  * once; reads of the child's ordinary memory and of an unmapped address behave as
  * process_vm_readv(2) does; reads longer than a request are split; once the child dies the
- * held readers return and free themselves.
+ * held readers return and free themselves; a process forked from the reader's (a flight-recorder
+ * dump) reads with a reader of its own.
  * Needs userfaultfd for the child (root, or vm.unprivileged_userfaultfd=1).
  */
 #ifndef _GNU_SOURCE
@@ -104,6 +105,21 @@ int main(void)
 	}
 	n = pmem_read((uint32_t)pid, 4096, buf, 8);
 	CHECK(n == -EFAULT, "an unmapped address: -EFAULT (%zd)", n);
+	{ /* a forked process (a flight-recorder dump) reads with a reader of its own */
+		pid_t f = fork();
+		int status = -1;
+
+		if (f == 0) {
+			double s0 = now_s();
+
+			pmem_after_fork();
+			n = pmem_read((uint32_t)pid, (uintptr_t)known, buf, sizeof(known));
+			_exit(n == (ssize_t)sizeof(known) && now_s() - s0 < 0.1 ? 0 : 1);
+		}
+		waitpid(f, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "after fork, pmem_after_fork: the child's read is served at once (not by the parent's reader, which is not there)");
+	}
 
 	pmem_set_timeout_ms(100);
 	for (int i = 0; i < PMEM_STUCK_MAX; i++) {

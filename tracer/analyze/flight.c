@@ -78,7 +78,8 @@ struct kept_spawn {
 struct rthread {
 	uint32_t pid, tid;         /* pid 0: an empty slot */
 	uint64_t buf, next_seq;
-	uint64_t last_ns;          /* its last batch, sweep or sweep due (CLOCK_MONOTONIC) */
+	uint64_t last_ns;          /* its last batch or sweep kept (CLOCK_MONOTONIC) */
+	uint64_t next_try;         /* no sweep before this */
 	uint64_t swept_open;       /* of the last sweep kept: a hash of the polls in progress */
 	uint32_t swept_len;        /* … and its bytes of records (of batch next_seq) */
 	bool exited, swept;
@@ -540,14 +541,14 @@ static void str_put(struct fr_store *s, uint32_t pid, const uint64_t *w, size_t 
 
 /* The records of a raw batch: what the spawns kept need noted, its events counted. */
 static uint64_t raw_walk(struct fr_store *s, const struct tet_batch_rec *r,
-			 const struct tet_batch_head *hd)
+			 const struct tet_batch_head *hd, size_t from_word)
 {
 	const uint64_t *w = (const uint64_t *)(r->data + sizeof(*hd));
 	size_t n = hd->len / 8, k;
 	uint64_t ev = 0;
 	struct kept_spawn *e;
 
-	for (size_t i = 0; i < n; i += k) {
+	for (size_t i = from_word; i < n; i += k) {
 		unsigned kind = (unsigned)(w[i] >> 56) & 0xf;
 
 		/* most records: a poll (begin and end), a wake, a waker clone or drop */
@@ -571,6 +572,9 @@ static uint64_t raw_walk(struct fr_store *s, const struct tet_batch_rec *r,
 			break;
 		case TET_BREC_SPAWN:
 			ev++;
+			e = &s->sp[sp_slot(s, r->h.pid, w[i] & MASK56)];
+			if (e->pid && e->rec)
+				break; /* kept from a sweep already (task ids are not reused) */
 			e = sp_insert(s, r->h.pid, w[i] & MASK56, RAW_SPAWN_WORDS * 8, r->h.ts);
 			if (!e)
 				break;
@@ -665,9 +669,9 @@ size_t fr_store_sweeps_due(struct fr_store *s, uint64_t now, uint64_t quiet_ns,
 	for (size_t i = 0; s->thr && i < s->thr_len && n < max; i++) {
 		struct rthread *t = &s->thr[s->thr_ix[i]];
 
-		if (!t->pid || t->exited || t->last_ns + quiet_ns > now)
+		if (!t->pid || t->exited || t->last_ns + quiet_ns > now || t->next_try > now)
 			continue;
-		t->last_ns = now;
+		t->next_try = now + quiet_ns;
 		v[n++] = (struct fr_sweep){ t->pid, t->tid, t->buf, t->next_seq, t->swept_open,
 					    t->swept_len, t->swept };
 	}
@@ -693,6 +697,14 @@ bool fr_sweep_read_ok(const struct fr_sweep *w, const void *head, const void *he
 	       h->seq == w->next_seq && h->len % 8 == 0 && h->len <= TET_BATCH_DATA_MAX &&
 	       h->depth <= TET_BATCH_OPEN_MAX && h2->seq == h->seq && h2->len >= h->len &&
 	       open_hash(h) == open_hash(h2);
+}
+
+void fr_store_sweep_gone(struct fr_store *s, const struct fr_sweep *w)
+{
+	struct rthread *t = s->thr ? thr_slot(s, w->pid, w->tid) : NULL;
+
+	if (t && t->pid && t->buf == w->buf)
+		t->exited = true;
 }
 
 bool fr_sweep_news(const struct fr_sweep *w, const void *head)
@@ -730,9 +742,13 @@ int fr_store_add_sweep(struct fr_store *s, const struct fr_sweep *w, uint64_t no
 	r->copied = (uint32_t)(sizeof(*hd) + len);
 	memcpy(r->data, head, sizeof(*hd));
 	memcpy(r->data + sizeof(*hd), recs, len);
+	/* what it says of spawns, names, strings and ends, as its batch will (a dump may come first,
+	 * or its batch long after the window has moved past this) */
+	raw_walk(s, r, hd, t->swept ? t->swept_len / 8 : 0);
 	t->swept = true;
 	t->swept_len = (uint32_t)len;
 	t->swept_open = oh;
+	t->last_ns = now;
 	s->st.sweeps_kept++;
 	return 0;
 }
@@ -775,14 +791,14 @@ int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec,
 	thr_batch(s, r, hd);
 	p = entry_put(s, (uint32_t)n, ENT_BATCH, n, 0, r->h.ts, &err);
 	if (!p) {
-		s->st.evicted += raw_walk(s, r, hd);
+		s->st.evicted += raw_walk(s, r, hd, 0);
 		return err;
 	}
 	/* copied first, walked in the copy (in cache now; the ring's lines are cold) */
 	memcpy(p, rec, n);
 	r = (const struct tet_batch_rec *)p;
 	((struct tet_batch_rec *)p)->copied = (uint32_t)(n - sizeof(*r));
-	ev = raw_walk(s, r, (const struct tet_batch_head *)r->data);
+	ev = raw_walk(s, r, (const struct tet_batch_head *)r->data, 0);
 	s->tail->nrec += (uint32_t)ev;
 	s->st.records += ev;
 	s->st.added += ev;
@@ -833,7 +849,7 @@ void fr_store_stats(const struct fr_store *s, struct fr_stats *st)
 	st->bytes = held(s);
 	st->spare_bytes = (uint64_t)s->nspare * FR_CHUNK_BYTES;
 	st->oldest_ts = oldest_ts(s);
-	st->spawns_kept = s->sp_len;
+	st->spawns_kept = s->sp_len - s->sp_early;
 }
 
 static int by_spawn_ts(const void *a, const void *b)
@@ -859,8 +875,8 @@ static int by_thread_spawn_ts(const void *a, const void *b)
 /* The kept spawns (raw ones or the others) of tasks spawned before `from` and alive at `from`,
  * of pid (0: every process), in the order a replay gives them; NULL when there is no memory
  * (none are then given). */
-static struct kept_spawn **spawns_alive(const struct fr_store *s, uint64_t from, uint32_t pid,
-					bool raw, size_t *nv)
+static struct kept_spawn **spawns_alive(const struct fr_store *s, uint64_t from, uint64_t to,
+					uint32_t pid, bool raw, size_t *nv)
 {
 	struct kept_spawn **v = calloc(s->sp_len ? s->sp_len : 1, sizeof(*v));
 
@@ -868,8 +884,10 @@ static struct kept_spawn **spawns_alive(const struct fr_store *s, uint64_t from,
 	for (size_t i = 0; v && i < s->sp_cap; i++) {
 		const struct kept_spawn *e = &s->sp[i];
 
-		if (e->pid && e->rec && e->raw == raw && (!pid || e->pid == pid) && e->spawn_ts < from &&
-		    (!e->end_ts || e->end_ts >= from))
+		/* raw: spawned before `from` by their own stamps, which the dump's decoder converts
+		 * (spawn_ts is their batch's flush, maybe past `from`): those flushed by `to` */
+		if (e->pid && e->rec && e->raw == raw && (!pid || e->pid == pid) &&
+		    e->spawn_ts < (raw ? to : from) && (!e->end_ts || e->end_ts >= from))
 			v[(*nv)++] = (struct kept_spawn *)e;
 	}
 	qsort(v, *nv, sizeof(*v), raw ? by_thread_spawn_ts : by_spawn_ts);
@@ -959,10 +977,11 @@ static void synth_string(struct synth *y, const struct fr_store *s, uint32_t pid
 
 /* The raw spawns of tasks alive at `from`, with their strings and names, as batches of their
  * threads. Returns how many. */
-static size_t prelude(const struct fr_store *s, uint64_t from, uint32_t pid, struct synth *y)
+static size_t prelude(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
+		      struct synth *y)
 {
 	size_t nv;
-	struct kept_spawn **v = spawns_alive(s, from, pid, true, &nv);
+	struct kept_spawn **v = spawns_alive(s, from, to, pid, true, &nv);
 
 	for (size_t i = 0; i < nv; i++) {
 		const uint64_t *w = (const uint64_t *)v[i]->rec;
@@ -1072,7 +1091,7 @@ uint64_t fr_store_replay_raw(const struct fr_store *s, uint64_t from, uint64_t t
 		y->ctx = ctx;
 		y->phase = FR_PRELUDE;
 		pairs_out(s, raw, ctx, FR_PRELUDE);
-		*spawns_before = prelude(s, from, pid, y);
+		*spawns_before = prelude(s, from, to, pid, y);
 		memset(y, 0, offsetof(struct synth, rec));
 		y->raw = raw;
 		y->ctx = ctx;
@@ -1081,7 +1100,7 @@ uint64_t fr_store_replay_raw(const struct fr_store *s, uint64_t from, uint64_t t
 		strings_out(s, pid, y);
 		free(y);
 	}
-	v = spawns_alive(s, from, pid, false, &nv);
+	v = spawns_alive(s, from, to, pid, false, &nv);
 	for (size_t i = 0; i < nv; i++) {
 		spawn_unpack(v[i]->rec, &sr);
 		fn(ctx, &sr, sizeof(sr));
@@ -1109,7 +1128,20 @@ struct rawfeed {
 	bool pre_done;
 	uint64_t from, to, start;   /* the window; the capture's start */
 	uint64_t batches, passed;   /* records given to fn */
+	uint64_t pre_passed;        /* … of them, spawns of tasks older than the window */
+	struct { uint32_t pid; uint64_t id; } *older; /* those tasks: open addressing */
+	size_t older_cap;           /* a power of two, or 0 */
 };
+
+static size_t older_slot(const struct rawfeed *x, uint32_t pid, uint64_t id)
+{
+	size_t i = (size_t)(((id ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ull) >> 17) &
+		   (x->older_cap - 1);
+
+	while (x->older[i].pid && (x->older[i].pid != pid || x->older[i].id != id))
+		i = (i + 1) & (x->older_cap - 1);
+	return i;
+}
 
 /* The reads a decoder asks for: strings (and at the end the threads' buffers) read from the
  * process if it is still there; "is the thread there" always yes. */
@@ -1134,10 +1166,22 @@ static int pre_emit(void *ctx, const void *rec, size_t size)
 {
 	struct rawfeed *x = ctx;
 
-	if (((const struct tet_hdr *)rec)->ts >= x->start) {
-		x->passed++;
-		x->fn(x->ctx, rec, size);
+	const struct tet_hdr *h = rec;
+
+	/* the prelude has every kept spawn flushed by the window's end: those spawned in the
+	 * window come from its own decoder */
+	if (h->ts < x->start || h->ts >= x->from)
+		return 0;
+	if (h->type == TET_EV_SPAWN && x->older_cap) {
+		const struct tet_spawn_rec *r = rec;
+		size_t i = older_slot(x, h->pid, r->task_id);
+
+		x->older[i].pid = h->pid;
+		x->older[i].id = r->task_id;
 	}
+	x->passed++;
+	x->pre_passed += h->type == TET_EV_SPAWN;
+	x->fn(x->ctx, rec, size);
 	return 0;
 }
 
@@ -1148,6 +1192,14 @@ static int win_emit(void *ctx, const void *rec, size_t size)
 	struct rawfeed *x = ctx;
 	const struct tet_hdr *h = rec;
 
+	/* an older task's end stamped before the window, its batch flushed in it: it ended */
+	if (h->ts < x->from && h->type == TET_EV_TERMINATE && x->older_cap &&
+	    size >= sizeof(struct tet_event_rec) &&
+	    x->older[older_slot(x, h->pid, ((const struct tet_event_rec *)rec)->task_id)].pid) {
+		x->passed++;
+		x->fn(x->ctx, rec, size);
+		return 0;
+	}
 	if (h->ts < x->from || h->ts > x->to)
 		return 0;
 	x->passed++;
@@ -1216,12 +1268,18 @@ int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32
 	uint64_t n;
 
 	memset(out, 0, sizeof(*out));
+	for (x.older_cap = 1024; x.older_cap < 2 * s->sp_len; x.older_cap *= 2)
+		;
+	x.older = calloc(x.older_cap, sizeof(*x.older));
+	if (!x.older)
+		x.older_cap = 0; /* older tasks' ends stamped before the window are not passed */
 	x.pre = tb_new(&o);
 	o.emit = win_emit;
 	x.win = tb_new(&o);
 	if (!x.pre || !x.win) {
 		tb_free(x.pre);
 		tb_free(x.win);
+		free(x.older);
 		return -ENOMEM;
 	}
 	n = fr_store_replay_raw(s, from, to, pid, rec_in, raw_in, &x, &out->spawns_before);
@@ -1235,10 +1293,12 @@ int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32
 	}
 	tb_finish(x.win);
 	tb_free(x.pre);
+	free(x.older);
 	out->win = x.win;
 	/* n: the records fn had directly and the raw spawns the prelude held (pre_emit counted
 	 * those it passed) */
 	out->records = n - out->spawns_before + x.passed;
+	out->spawns_before = x.pre_passed;
 	return 0;
 }
 

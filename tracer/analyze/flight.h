@@ -93,6 +93,8 @@ size_t fr_store_sweeps_due(struct fr_store *s, uint64_t now, uint64_t quiet_ns,
 /* head (struct tet_batch_head) as read before the records and head2 after: a read to keep
  * (the thread's unflushed batch, unchanged in between). */
 bool fr_sweep_read_ok(const struct fr_sweep *w, const void *head, const void *head2);
+/* The thread's process is gone (a read said ESRCH): no more sweeps of it. */
+void fr_store_sweep_gone(struct fr_store *s, const struct fr_sweep *w);
 /* Does head (read first) say more than the last sweep kept? (No: nothing else to read.) */
 bool fr_sweep_news(const struct fr_sweep *w, const void *head);
 /* Keeps the read (head, then len bytes of records) when it holds more than the last one;

@@ -231,6 +231,12 @@ ssize_t pmem_read(uint32_t pid, uint64_t addr, void *buf, size_t len)
 	return done ? (ssize_t)done : n;
 }
 
+void pmem_after_fork(void)
+{
+	pthread_mutex_init(&g_mu, NULL);
+	g_rd = NULL; /* the copy of the parent's block is left as it is: its thread is not here */
+}
+
 void pmem_get_stats(struct pmem_stats *st)
 {
 	pthread_mutex_lock(&g_mu);

@@ -34,6 +34,9 @@ struct pmem_stats {
  * abandoned or refused as above, else what process_vm_readv(2) set. Thread-safe. */
 ssize_t pmem_read(uint32_t pid, uint64_t addr, void *buf, size_t len);
 void pmem_get_stats(struct pmem_stats *st);
+/* In a child just forked: the parent's reader thread is not there (its lock may be copied held);
+ * the child's first read starts a reader of its own. */
+void pmem_after_fork(void);
 /* Tests: the timeout in ms (0: back to PMEM_TIMEOUT_MS). */
 void pmem_set_timeout_ms(unsigned ms);
 

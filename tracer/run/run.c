@@ -228,6 +228,8 @@ static void flight_sweep(struct run *r)
 			tet_say(r->msgs, TET_MSG_WARN, "flight recorder: no permission to read the threads' buffers (needs root or CAP_SYS_PTRACE): a dump may meet a quiet thread's events late");
 			return;
 		}
+		if (got == -ESRCH)
+			fr_store_sweep_gone(r->store, &v[i]);
 		if (got != (ssize_t)sizeof(h) || !fr_sweep_read_ok(&v[i], &h, &h) ||
 		    !fr_sweep_news(&v[i], &h) || /* a quiet thread's head: one read */
 		    (h.len && pmem_read(v[i].pid, v[i].buf + sizeof(h), r->sweep_buf, h.len) !=

@@ -307,6 +307,7 @@ void run_dump_poll(struct run *r, bool now_anyway)
 	}
 	if (!r->child) {
 		/* the child: a snapshot of the store; Ctrl-C is the recorder's, not the dump's */
+		pmem_after_fork();
 		signal(SIGINT, SIG_IGN);
 		/* decoding a window takes seconds of CPU: the service's, not the recorder's priority */
 		if (getpriority(PRIO_PROCESS, 0) < 10)
