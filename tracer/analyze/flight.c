@@ -802,7 +802,6 @@ int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec,
 	s->tail->nrec += (uint32_t)ev;
 	s->st.records += ev;
 	s->st.added += ev;
-	s->st.raw_events += ev;
 	return 0;
 }
 
@@ -847,7 +846,6 @@ void fr_store_stats(const struct fr_store *s, struct fr_stats *st)
 {
 	*st = s->st;
 	st->bytes = held(s);
-	st->spare_bytes = (uint64_t)s->nspare * FR_CHUNK_BYTES;
 	st->oldest_ts = oldest_ts(s);
 	st->spawns_kept = s->sp_len - s->sp_early;
 }

@@ -32,13 +32,10 @@ struct fr_store;
 
 struct fr_stats {
 	uint64_t bytes;            /* memory held: chunks mapped + spawn records + strings */
-	uint64_t spare_bytes;      /* … besides: chunks out of the window kept for reuse (at most
-				    * 8 MiB beyond the memory bound) */
 	uint64_t records;          /* records in the window now */
 	uint64_t added, evicted;   /* since the start */
 	uint64_t oldest_ts, newest_ts;   /* of the records held (0: none) */
 	uint64_t spawns_kept, spawns_not_kept;
-	uint64_t raw_events;       /* events inside the raw batches added (of `added`) */
 	uint64_t raw_refused;      /* raw records refused as malformed (counted, not kept) */
 	uint64_t sweeps_kept;      /* sweeps kept (fr_store_add_sweep) */
 	uint64_t strings_not_kept; /* strings of raw batches past the table's bound */
