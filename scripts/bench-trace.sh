@@ -30,7 +30,8 @@
 #    --trigger long_poll: batched capture into the window, with the live analysis a detector
 #    trigger needs; events = what went through the window).
 # 3. The consumer on one core: a batched capture of the yield workload dumped (TET_BATCH_DUMP),
-#    replayed through the decode stage and the analyzer (build/tests/batch_replay).
+#    replayed through the decode stage and the analyzer (build/tests/batch_replay); then the same
+#    with 200 live tasks instead of 1000 (200 × 5000 yields).
 # 4. The clock: ns per rdtsc and per clock_gettime on this machine (batched capture stamps each
 #    poll's begin and end).
 # 6. Saturation: `yield-workload --tasks 200 --yields 100000` (~100 M events, far more than the
@@ -41,7 +42,8 @@
 #    no live analysis) with --flight-memory 4G, a SIGUSR1 dump after the run: the polls it holds,
 #    the events the ring lost during the run, the tracer's CPU per event taken, its memory per
 #    event held (the recorder's own count of the window's bytes, and VmHWM), the dump's time, at
-#    this mode's default nice (0), with --ringbuf-size 256M and at --nice 10; then the steady state: a 32M window the first
+#    this mode's default nice (0), with --ringbuf-size 256M, with a 256M ring and a live analysis
+#    (--trigger long_poll: the second stage that reads the window) and at --nice 10; then the steady state: a 32M window the first
 #    run fills, the second run's tracer CPU per event the recorder took (window memory reused, as
 #    in a recorder running for days; the first fill pays the kernel's page clearing). Issue 25's
 #    targets: every poll, 0 lost,
@@ -56,6 +58,8 @@
 #              BENCH_REPS (9) BENCH_HTTP_REPS (5) BENCH_HTTP_SECS (5) BENCH_SAT_REPS (3)
 #              BENCH_FLIGHT_REPS (1)
 #              BENCH_SKIP (space-separated parts to skip: yield http replay locks saturation flight)
+#              BENCH_HTTP_CONFIGS (part 2's configurations, space-separated; default: all but
+#              flight-nice10, the flight recorder at --nice 10)
 # Output: the tables on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -187,6 +191,7 @@ http_one() {  # http_one REP CONFIG
     batched-999hz) tracer_start --pid "$SVC_PID" --sample-rate 1 --profile-hz 999 ;;
     batched-1/100) tracer_start --pid "$SVC_PID" --sample-rate 100 ;;
     flight) tracer_start --pid "$SVC_PID" --flight-recorder 60s --trigger long_poll ;;
+    flight-nice10) tracer_start --pid "$SVC_PID" --flight-recorder 60s --trigger long_poll --nice 10 ;;
     esac
     wrk -t2 -c16 -d1s "http://$addr/" > /dev/null 2>&1   # warm-up
     rps=$(wrk -t2 -c16 -d"${HTTP_SECS}s" "http://$addr/" 2>&1 | awk '/^Requests\/sec:/{print $2}')
@@ -197,6 +202,7 @@ http_one() {  # http_one REP CONFIG
 }
 if [[ "$SKIP" != *" http "* ]]; then
     HCONF=(stock usdt batched batched-auto batched-nosched batched-999hz per-event batched-1/100 flight)
+    [ -n "${BENCH_HTTP_CONFIGS:-}" ] && read -r -a HCONF <<< "$BENCH_HTTP_CONFIGS"
     echo "bench-trace: HTTP at saturation (wrk -t2 -c16 -d${HTTP_SECS}s, serve --workers 1), $HTTP_REPS rounds…" >&2
     for rep in $(seq "$HTTP_REPS"); do
         for cfg in "${HCONF[@]}"; do http_one "$rep" "$cfg"; done
@@ -216,6 +222,18 @@ if [[ "$SKIP" != *" replay "* ]]; then
     sleep 1; kill -INT "$TRACER_PID"; wait "$TRACER_PID"; TRACER_PID=""
     REPLAY_LINE=$("$REPLAY" "$TMP/yield.dump" 3)
     REPLAY_LINE="$REPLAY_LINE $(jq -c '{live_drops: .totals.drops}' "$TMP/d.json")"
+    rm -f "$TMP/yield.dump"
+    # the same with 200 live tasks (the saturation anchor's count): the analyzer's per-task
+    # memory (task records, their three histograms) is 5× smaller
+    TET_BATCH_DUMP="$TMP/yield200.dump" "$TRACER" --binary "$USDT" --ringbuf-size 256M --sample-rate 1 -q \
+        -o "$TMP/d200.json" > /dev/null 2> "$TMP/d200.err" &
+    TRACER_PID=$!
+    for _ in $(seq 200); do grep -q attached "$TMP/d200.err" && break; sleep 0.05; done
+    "$USDT" yield-workload --tasks 200 --yields 5000 --workers "$WORKERS" > /dev/null
+    sleep 1; kill -INT "$TRACER_PID"; wait "$TRACER_PID"; TRACER_PID=""
+    REPLAY_LINE="$REPLAY_LINE $("$REPLAY" "$TMP/yield200.dump" 3 | jq -c '. + {tasks: 200}')"
+    REPLAY_LINE="$REPLAY_LINE $(jq -c '{live_drops: .totals.drops}' "$TMP/d200.json")"
+    rm -f "$TMP/yield200.dump"
 fi
 
 # ---- 5. locks ----
@@ -291,11 +309,13 @@ usr1_dump() {  # usr1_dump N: SIGUSR1, waits for the Nth dump; sets dump (its JS
     added=$(sed -n 's/.*; since the start: \([0-9]*\) recorded, [0-9]* lost to a full ring$/\1/p' "$TMP/t.err" | tail -1)
     lost=$(sed -n 's/.*; since the start: [0-9]* recorded, \([0-9]*\) lost to a full ring$/\1/p' "$TMP/t.err" | tail -1)
 }
-flight_one() {  # flight_one REP MODE: one recorder (MODE fill, fill-ring256, fill-nice10 or steady), one SIGUSR1 dump
+flight_one() {  # flight_one REP MODE: one recorder (MODE fill, fill-ring256, live-ring256, fill-nice10 or steady), one SIGUSR1 dump
     local rep=$1 mode=$2 line t0 t1 cpu0 cpu rcpu hwm held mib evicted a0=0 l0=0 args
     args=(--flight-recorder 60s --flight-memory 4G)
     [ "$mode" = fill-nice10 ] && args+=(--nice 10)
     [ "$mode" = fill-ring256 ] && args+=(--ringbuf-size 256M)
+    # a live analysis (a detector trigger): the second stage reads the window, the copy goes first
+    [ "$mode" = live-ring256 ] && args+=(--ringbuf-size 256M --trigger long_poll)
     [ "$mode" = steady ] && args=(--flight-recorder 32M)
     tracer_start --binary "$USDT" "${args[@]}" --sample-rate 1
     if [ "$mode" = steady ]; then  # the first run fills the window
@@ -326,7 +346,7 @@ flight_one() {  # flight_one REP MODE: one recorder (MODE fill, fill-ring256, fi
 if [[ "$SKIP" != *" flight "* ]]; then
     echo "bench-trace: flight recorder, ${FW[*]}, --flight-recorder 60s / 32M --sample-rate 1, $FLIGHT_REPS round(s)…" >&2
     for rep in $(seq "$FLIGHT_REPS"); do
-        for mode in fill fill-ring256 fill-nice10 steady; do flight_one "$rep" "$mode"; done
+        for mode in fill fill-ring256 live-ring256 fill-nice10 steady; do flight_one "$rep" "$mode"; done
     done
 fi
 
@@ -407,13 +427,13 @@ if hs:
     print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds; "
           f"of stock is the median of the round-by-round ratios")
     print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'events':>10} {'drops':>7}")
-    for cfg in ['stock', 'usdt', 'batched', 'batched-auto', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100', 'flight']:
+    for cfg in ['stock', 'usdt', 'batched', 'batched-auto', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100', 'flight', 'flight-nice10']:
         v = runs('http', cfg)
         if not v: continue
         rps = mv('http', cfg)
         ev = [int(r[4]) for r in v if r[4] != '-']
         dr = [int(r[5]) for r in v if r[5] != '-']
-        print(f"{({'usdt': 'usdt, untraced', 'batched': 'batched, all', 'batched-auto': 'batched, auto', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz', 'flight': 'flight recorder'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
+        print(f"{({'usdt': 'usdt, untraced', 'batched': 'batched, all', 'batched-auto': 'batched, auto', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz', 'flight': 'flight recorder', 'flight-nice10': 'flight nice 10'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
               f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7}")
     b, s = paired('http', 'batched'), paired('http', 'batched-1/100')
     print("targets (HTTP):")
@@ -427,16 +447,23 @@ if hs:
     if f and b: print(f"  the flight recorder (60 s window, live long_poll detection): {100 * f[0]:.1f} % {spread(f)} "
                       f"vs batched capture with reports {100 * b[0]:.1f} %")
 if replay:
-    parts = replay.split(' ', 1)
+    parts = replay.split(' ')
     r = json.loads(parts[0]); live = json.loads(parts[1]) if len(parts) > 1 else {}
+    r2 = json.loads(parts[2]) if len(parts) > 2 else None
+    live2 = json.loads(parts[3]) if len(parts) > 3 else {}
     print(f"\n3. consumer on one core (a dumped batched capture of the yield workload, replayed through "
           f"the decode stage and the analyzer, fastest of 3, memory reused as a running tracer reuses it): "
           f"{r['events']} events in {r['batches']} batches, "
           f"{r['ns_per_event']:.0f} ns/event = {r['events_per_s'] / 1e6:.1f} M events/s "
           f"(first round, memory touched for the first time: {r.get('first_round_ns_per_event', 0):.0f} ns/event); "
           f"drops in the live capture: {live.get('live_drops', '?')}")
-    print(f"  target ≥ 25 M events/s on one core (issue 25), 0 drops: "
-          f"{verdict(r['events_per_s'] >= 25e6 and live.get('live_drops', 1) == 0)}")
+    if r2:
+        print(f"  the same with 200 live tasks (yield-workload --tasks 200 --yields 5000): {r2['events']} events, "
+              f"{r2['ns_per_event']:.0f} ns/event = {r2['events_per_s'] / 1e6:.1f} M events/s "
+              f"(first round {r2.get('first_round_ns_per_event', 0):.0f} ns/event); drops in the live capture: {live2.get('live_drops', '?')}")
+    print(f"  target ≥ 25 M events/s on one core (issue 25), 0 drops: 1000 live tasks "
+          f"{verdict(r['events_per_s'] >= 25e6 and live.get('live_drops', 1) == 0)}"
+          + (f", 200 live tasks {verdict(r2['events_per_s'] >= 25e6 and live2.get('live_drops', 1) == 0)}" if r2 else ''))
 if mv('sat', 'stock'):
     sat = [json.loads(l) for l in open(satj) if l.strip()]
     print(f"\n6. saturation: yield-workload --tasks 200 --yields 100000 --workers {workers} (20 000 200 polls, "
@@ -468,6 +495,7 @@ if fl:
     print(f"\n7. flight recorder at full speed: yield-workload --tasks 200 --yields 30000 --workers {workers}, "
           f"--sample-rate 1, SIGUSR1, crash and exit triggers (no live analysis: batches kept raw); fill: "
           f"--flight-recorder 60s --flight-memory 4G, one run, a SIGUSR1 dump (nice 0, the default for this mode; with a 256M ring; at --nice 10); "
+          f"live-ring256: the same with a 256M ring and --trigger long_poll (a live analysis, reading the window behind the copy); "
           f"steady: --flight-recorder 32M filled by a first run, the second run measured and dumped; "
           f"lost: events the ring could not take during the run")
     print(f"{'round':<6} {'mode':<11} {'dump polls':>11} {'expected':>9} {'lost':>9} {'events taken':>13} {'B/event':>8} "
@@ -481,11 +509,12 @@ if fl:
     def last(mode):
         v = [j for j in fl if j['mode'] == mode]
         return v[-1] if v else None
-    f, f256, st = last('fill'), last('fill-ring256'), last('steady')
+    f, f256, st, lv = last('fill'), last('fill-ring256'), last('steady'), last('live-ring256')
     def ns(j): return j['cpu_ns'] / j['taken'] if j and j['taken'] else float('inf')
     print(f"  targets (issue 25): every poll and 0 lost (fill / fill, 256M ring / steady): {verdict(f and f['polls'] == f['expected'] and f['lost'] == 0)} / "
           f"{verdict(f256 and f256['polls'] == f256['expected'] and f256['lost'] == 0)} / "
           f"{verdict(st and st['lost'] == 0)}; "
+          f"with a live analysis (256M ring): {verdict(lv and lv['polls'] == lv['expected'] and lv['lost'] == 0)}; "
           f"≤ 16 B/event held: {verdict(f and f['held'] and f['mib'] * 1048576 / f['held'] <= 16)}; "
           f"≤ 20 ns of tracer CPU per event (fill / steady): {verdict(ns(f) <= 20)} / {verdict(ns(st) <= 20)} "
           f"(B/event: the recorder's count of its window's bytes, whole MiB; tracer CPU: from attached (steady: from full) "

@@ -7,6 +7,8 @@
 #    60 ms poll (--binary follows them all); the dump holds B's and C's events only, and its
 #    tasks, polls and findings equal those of a normal capture (a second tracer, attached the
 #    same way, run side by side) restricted to B and C; every format says which trigger made it;
+#  - a live analysis on a quiet service (one poll blocked for 6 s, nothing else runs): never_yields
+#    fires while the poll still runs (the analysis's clock goes on without batches);
 #  - --trigger long_poll with --trigger-cooldown C on the blocking-call pathology: one dump per
 #    cooldown (consecutive triggers at least C apart), each holding its triggering poll,
 #    marked (JSON finding trigger=true, Perfetto instant event, HTML marker and banner), the
@@ -15,9 +17,10 @@
 #    process exits (ended_by process_exit, status 0);
 #  - raw batches at full speed (200 × 30 000 yields, ~24 M events, a 256M ring): nothing lost, the
 #    quiet main thread swept, and the dump puts all 6 000 200 polls under the yield tasks' spawn
-#    site, none without a site;
+#    site, none without a site — also with a live analysis (--trigger long_poll), which reads the
+#    window behind the ring's copy and then all of it (said when it stops);
 #  - a recorder with only SIGUSR1 and crash/exit triggers keeps the batches raw at nice 0 (said
-#    when it stops), one with a live analysis keeps them raw too, at nice 10
+#    when it stops), one with a live analysis keeps them raw too, also at nice 0
 #    (docs/flight-recorder.md);
 #  - a process killed by SIGSEGV and one aborting on a panic (panic = "abort" behaviour) each
 #    produce a dump saying so (ended_by process_crash, the signal), the tracer exits 0; on a
@@ -102,27 +105,58 @@ fi
 # ---- raw batches at full speed: a quiet spawner's spawns come before its tasks' polls ----
 # 200 tasks spawned by the main thread, which then waits in block_on (its batch comes when the
 # run ends), ~24 M events in ~1 s: the recorder's sweeps of the main thread, and a dump's decoder
-# that waits for them, put every poll under its spawn site; the ring (256M) loses nothing here
-D="$TMPD/full"; mkdir -p "$D"
-start_bg fr.full "$TRACER" --binary "$own" --flight-recorder 60s --flight-memory 2G --sample-rate 1 \
-    --ringbuf-size 256M --dump-dir "$D" -q
+# that waits for them, put every poll under its spawn site; the ring (256M) loses nothing here.
+# live: a detector trigger's analysis reads the window, behind the copy: the window still
+# loses nothing (with the analysis on the ring's path, ~half of the events were lost here)
+for how in full live; do
+    D="$TMPD/$how"; mkdir -p "$D"
+    trig=(); [ "$how" = live ] && trig=(--trigger long_poll)
+    start_bg fr.$how "$TRACER" --binary "$own" --flight-recorder 60s --flight-memory 2G --sample-rate 1 \
+        --ringbuf-size 256M "${trig[@]}" --dump-dir "$D" -q
+    FRP=$BG_PID
+    wait_for_line "$TMPD/fr.$how.err" "flight recorder: keeping" 30 || not_ok "$how: recorder attached: $(cat "$TMPD/fr.$how.err")"
+    "$own" yield-workload --tasks 200 --yields 30000 --workers 2 > /dev/null
+    sleep 1
+    kill -USR1 "$FRP"
+    for _ in $(seq 600); do [ -n "$(dumps "$D")" ] && grep -q "trace written" "$TMPD/fr.$how.err" && break; sleep 0.1; done
+    kill -INT "$FRP"; wait_exit "$FRP" 120
+    J=$(dumps "$D" | head -1)
+    lost=$(sed -n 's/.* lost to a full ring$/&/; s/.*, \([0-9]*\) lost to a full ring$/\1/p' "$TMPD/fr.$how.err" | head -1)
+    check_eq "$how: nothing lost to a full ring" 0 "${lost:-none}"
+    check "$how: the recorder swept the quiet main thread" grep -qE "[1-9][0-9]* sweeps of quiet threads kept" "$TMPD/fr.$how.err"
+    if [ -n "$J" ]; then
+        check_eq "$how: every yield task's polls under its spawn site, none without a site" "200 6000000 0" \
+            "$(jq -r '[.spawn_sites[] | select(.location // "" | contains("workload.rs"))] as $w | [.spawn_sites[] | select(.location == null) | .polls] as $n | "\($w | map(.tasks) | add) \(($w | map(.polls) | add) - 200) \($n | add // 0)"' "$J")"
+    else
+        not_ok "$how: a dump"
+    fi
+    if [ "$how" = live ]; then
+        check "live: its analysis read the whole window by the end" \
+            grep -q "flight recorder: the live analysis read the whole window ([1-9][0-9]* entries)" "$TMPD/fr.$how.err"
+    else
+        check "full: no live analysis, none said" bash -c "! grep -q 'live analysis' '$TMPD/fr.$how.err'"
+    fi
+done
+
+# ---- a live analysis on a quiet service: a poll blocked for 6 s, nothing else running ----
+# no batch comes while the worker is blocked and the other one parked: the analysis's clock goes
+# on with the ring's drains (as the capture's decoder's did), so never_yields fires while the
+# poll still runs, not when it ends
+D="$TMPD/quiet"; mkdir -p "$D"
+start_bg fr.quiet "$TRACER" --binary "$own" --flight-recorder 20s --trigger never_yields --post-trigger 100ms \
+    --dump-dir "$D" -q
 FRP=$BG_PID
-wait_for_line "$TMPD/fr.full.err" "flight recorder: keeping" 30 || not_ok "full: recorder attached: $(cat "$TMPD/fr.full.err")"
-"$own" yield-workload --tasks 200 --yields 30000 --workers 2 > /dev/null
-sleep 1
-kill -USR1 "$FRP"
-for _ in $(seq 600); do [ -n "$(dumps "$D")" ] && grep -q "trace written" "$TMPD/fr.full.err" && break; sleep 0.1; done
-kill -INT "$FRP"; wait_exit "$FRP" 120
-J=$(dumps "$D" | head -1)
-lost=$(sed -n 's/.* lost to a full ring$/&/; s/.*, \([0-9]*\) lost to a full ring$/\1/p' "$TMPD/fr.full.err" | head -1)
-check_eq "full: nothing lost to a full ring" 0 "${lost:-none}"
-check "full: the recorder swept the quiet main thread" grep -qE "[1-9][0-9]* sweeps of quiet threads kept" "$TMPD/fr.full.err"
-if [ -n "$J" ]; then
-    check_eq "full: every yield task's polls under its spawn site, none without a site" "200 6000000 0" \
-        "$(jq -r '[.spawn_sites[] | select(.location // "" | contains("workload.rs"))] as $w | [.spawn_sites[] | select(.location == null) | .polls] as $n | "\($w | map(.tasks) | add) \(($w | map(.polls) | add) - 200) \($n | add // 0)"' "$J")"
-else
-    not_ok "full: a dump"
-fi
+wait_for_line "$TMPD/fr.quiet.err" "flight recorder: keeping" 30 || not_ok "quiet: recorder attached"
+start_bg svc.quiet "$own" long-poll --ms 6000 --workers 2
+SP=$BG_PID
+wait_for_line "$TMPD/fr.quiet.err" "trigger never_yields" 10
+alive=$(kill -0 "$SP" 2>/dev/null && echo running || echo ended)
+check_eq "quiet: never_yields fires while the blocked poll still runs" "running" "$alive"
+wait_exit "$SP" 20
+kill -INT "$FRP"; wait_exit "$FRP" 60
+check_eq "quiet: recorder exit 0" 0 "$RC"
+check_eq "quiet: one dump, of the blocked task's never_yields" "1 1" \
+    "$(dumps "$D" | wc -l) $(dumps "$D" | head -1 | xargs -r jq '[.findings[] | select(.kind == "never_yields")] | length')"
 
 # ---- --trigger long_poll, one dump per cooldown ----
 D="$TMPD/lp"; mkdir -p "$D"
@@ -141,14 +175,16 @@ start_bg fr.thr "$TRACER" --pid "$SP" --flight-recorder 5s --trigger 'poll>40ms'
 FR2=$BG_PID
 wait_for_line "$TMPD/fr.lp.err" "flight recorder: keeping" 30 || not_ok "recorder attached: $(cat "$TMPD/fr.lp.err")"
 wait_for_line "$TMPD/fr.thr.err" "flight recorder: keeping" 30 || not_ok "second recorder attached: $(cat "$TMPD/fr.thr.err")"
-# a live analysis (detector, threshold triggers): below the service (nice 10)
-check_eq "long_poll: a recorder with a live analysis runs at nice 10" 10 "$(ps -o ni= -p "$FRP" | tr -d ' ')"
+# a live analysis (detector, threshold triggers) reads the window behind the copy: nice 0 too
+check_eq "long_poll: a recorder with a live analysis runs at nice 0" 0 "$(ps -o ni= -p "$FRP" | tr -d ' ')"
 touch "$TMPD/go.lp"
 wait_for_line "$TMPD/svc.lp.out" "listening on" 20 || not_ok "service listening"
 sleep 10
 kill -INT "$FRP"; wait_exit "$FRP" 120
 check_eq "long_poll: recorder exit 0" 0 "$RC"
 check "long_poll: batches kept raw with a live analysis too" grep -q "flight recorder: batches kept raw (.* bytes an event held); 0 refused" "$TMPD/fr.lp.err"
+check "long_poll: the live analysis kept up with the window" \
+    grep -q "flight recorder: the live analysis read the whole window" "$TMPD/fr.lp.err"
 mapfile -t LP < <(dumps "$D")
 n=${#LP[@]}
 check "long_poll: 3 or 4 dumps in 10 s with a 3 s cooldown (got $n)" test "$n" -ge 3 -a "$n" -le 4

@@ -1405,6 +1405,159 @@ static size_t rb_seal(struct rb *b, uint32_t tid, uint64_t seq, uint64_t ns, uin
 	return sizeof(*r) + r->copied;
 }
 
+/* what a follower hands over */
+struct fseen {
+	uint64_t entries, recs, pairs, batches, sweeps, bad;
+	uint64_t last_seq;          /* the last batch's seq */
+	uint64_t seq_jumps;         /* batches whose seq is not the previous one + 1 */
+	uint64_t jump_to;           /* … the seq after the last jump */
+	uint64_t pair_before_jump;  /* a clock pair came right before that batch */
+	bool last_was_pair;
+	uint64_t spawn_ok;          /* spawn records handed back whole (unpacked) */
+	uint64_t last_rec_ts;
+};
+
+static void fcollect(void *ctx, enum fr_raw_kind kind, const void *rec, size_t size)
+{
+	struct fseen *v = ctx;
+
+	v->entries++;
+	if (kind == FR_RAW_PAIR) {
+		v->pairs++;
+		v->last_was_pair = size == 16;
+		return;
+	}
+	if (kind == FR_RAW_BATCH) {
+		const struct tet_batch_rec *r = rec;
+
+		if (size < sizeof(*r) || r->h.type != TET_REC_BATCH) {
+			v->bad++;
+		} else {
+			if (v->batches && r->seq != v->last_seq + 1) {
+				v->seq_jumps++;
+				v->jump_to = r->seq;
+				v->pair_before_jump += v->last_was_pair;
+			}
+			v->last_seq = r->seq;
+			v->batches++;
+		}
+	} else if (kind == FR_RAW_SWEEP) {
+		v->sweeps++;
+	} else if (kind == FR_RAW_REC) {
+		const struct tet_hdr *h = rec;
+
+		v->recs++;
+		if (size < sizeof(*h) || h->ts < v->last_rec_ts)
+			v->bad++;
+		else
+			v->last_rec_ts = h->ts;
+		if (h->type == TET_EV_SPAWN) {
+			const struct tet_spawn_rec *r = rec;
+
+			v->spawn_ok += size == sizeof(*r) && r->task_id == 77 && r->file_copied == 5 &&
+				       !memcmp(r->data, "a.rs!", 5);
+		}
+	}
+	v->last_was_pair = false;
+}
+
+/*
+ * Intent: the window's follower (the live analysis's second stage) reads every entry once, in
+ * arrival order, as the window grows — batches, clock pairs, other records (a spawn unpacked
+ * whole) — and says when it has read all; one that keeps up is never counted as skipping
+ * while the window rotates; when the window drops a chunk it has not read, it goes on at the
+ * oldest chunk held, that chunk's clock pairs first, and what it missed is counted.
+ */
+static void test_follow(void)
+{
+	struct fr_store *s = fr_store_new(0, 8ull << 20); /* the last 8 MiB: 4 chunks */
+	struct rb *b = calloc(1, sizeof(*b));
+	struct fseen v = { 0 };
+	struct fr_follow_stats fs;
+	struct tet_spawn_rec sp = spawn_rec(5 * MS, PID, 77);
+	uint64_t pair[2], seq = 1, ns = 10 * MS, fails = 0, added = 0, done_wrong = 0;
+	size_t size;
+
+	if (!CHECK(s && b, "follow: store created"))
+		goto out;
+	CHECK(fr_store_follow_done(s) && fr_store_follow(s, 100, fcollect, &v) == 0,
+	      "follow: an empty window: done, nothing handed");
+	pair[0] = TSC(MS);
+	pair[1] = MS;
+	fails += fr_store_add_raw(s, FR_RAW_PAIR, pair, 16) != 0;
+	memcpy(sp.data, "a.rs!", 5);
+	sp.file_copied = 5;
+	fails += fr_store_add(s, &sp, sizeof(sp)) != 0;
+	/* keeps up: ~20 batches of 200 polls (~6.5 KiB each) between reads, for ~40 chunks */
+	for (int round = 0; round < 600; round++) {
+		for (int i = 0; i < 20; i++, seq++, ns += MS) {
+			for (int k = 0; k < 200; k++)
+				rb_poll(b, 1 + k % 8, ns - MS + 4 * (uint64_t)k * 1000, ns - MS + 4 * (uint64_t)k * 1000 + 100);
+			size = rb_seal(b, W0, seq, ns, ns - MS);
+			fails += fr_store_add_raw(s, FR_RAW_BATCH, b->rec, size) != 0;
+			added++;
+			if (i == 10)
+				fails += add_ev(s, TET_EV_WAKE, ns, PID, 3) != 0;
+		}
+		pair[0] = TSC(ns);
+		pair[1] = ns;
+		fails += fr_store_add_raw(s, FR_RAW_PAIR, pair, 16) != 0;
+		done_wrong += fr_store_follow_done(s);
+		while (fr_store_follow(s, 7, fcollect, &v))
+			;
+		done_wrong += !fr_store_follow_done(s);
+	}
+	CHECK_U64(done_wrong, 0, "follow: not done while entries wait, done once all are read");
+	fr_store_follow_stats(s, &fs);
+	CHECK_U64(fails, 0, "follow: every entry taken");
+	CHECK(v.batches == added && v.seq_jumps == 0 && v.recs == 601 && v.pairs == 601 &&
+	      v.bad == 0 && v.spawn_ok == 1,
+	      "follow: keeping up, every entry once in order (%llu of %llu batches, %llu jumps, "
+	      "%llu records, %llu pairs, spawn whole %llu)",
+	      (unsigned long long)v.batches, (unsigned long long)added,
+	      (unsigned long long)v.seq_jumps, (unsigned long long)v.recs,
+	      (unsigned long long)v.pairs, (unsigned long long)v.spawn_ok);
+	CHECK(fs.skipped_chunks == 0 && fs.skipped_bytes == 0 && fs.behind_bytes == 0 &&
+	      fs.entries == v.entries,
+	      "follow: a follower that keeps up skips nothing while the window rotates (%llu chunks skipped)",
+	      (unsigned long long)fs.skipped_chunks);
+	/* falls behind: 16 MiB more (twice the window), the first batch read */
+	for (int i = 0; i < 2600; i++, seq++, ns += MS) {
+		for (int k = 0; k < 200; k++)
+			rb_poll(b, 1 + k % 8, ns - MS + 4 * (uint64_t)k * 1000, ns - MS + 4 * (uint64_t)k * 1000 + 100);
+		size = rb_seal(b, W0, seq, ns, ns - MS);
+		fails += fr_store_add_raw(s, FR_RAW_BATCH, b->rec, size) != 0;
+		if (!i)
+			fr_store_follow(s, 1, fcollect, &v);
+		if (i % 100 == 0) {
+			pair[0] = TSC(ns);
+			pair[1] = ns;
+			fails += fr_store_add_raw(s, FR_RAW_PAIR, pair, 16) != 0;
+		}
+	}
+	fr_store_follow_stats(s, &fs);
+	CHECK(fs.skipped_chunks >= 4 && fs.skipped_bytes >= (8ull << 20) && fs.behind_bytes > (4ull << 20) &&
+	      fs.skipped_until > 10 * MS,
+	      "follow: behind by twice the window: the chunks dropped unread are counted (%llu chunks, %llu KiB, %llu KiB behind)",
+	      (unsigned long long)fs.skipped_chunks, (unsigned long long)(fs.skipped_bytes >> 10),
+	      (unsigned long long)(fs.behind_bytes >> 10));
+	v.seq_jumps = v.pair_before_jump = 0;
+	v.last_was_pair = false; /* a pair must come in what it reads now */
+	while (fr_store_follow(s, 64, fcollect, &v))
+		;
+	CHECK(v.seq_jumps == 1 && v.pair_before_jump == 1 && v.last_seq == seq - 1 && v.bad == 0,
+	      "follow: it goes on at the oldest chunk held, its clock pairs first, to the newest batch "
+	      "(%llu jumps, to seq %llu, pair first %llu, last %llu of %llu)",
+	      (unsigned long long)v.seq_jumps, (unsigned long long)v.jump_to,
+	      (unsigned long long)v.pair_before_jump, (unsigned long long)v.last_seq,
+	      (unsigned long long)(seq - 1));
+	fr_store_follow_stats(s, &fs);
+	CHECK(fr_store_follow_done(s) && fs.behind_bytes == 0, "follow: done again, nothing behind");
+out:
+	free(b);
+	fr_store_free(s);
+}
+
 /* what a decoded window hands over */
 struct rseen {
 	uint64_t n, spawns, metas, begins, ends, others, outside, min_ts, max_ts;
@@ -1784,6 +1937,7 @@ int main(void)
 	test_raw_window();
 	test_raw_hostile();
 	test_raw_sweep();
+	test_follow();
 	test_triggers();
 	test_dump_name();
 	if (CHECK(mkdtemp(tmpl) != NULL, "a temporary directory")) {

@@ -113,6 +113,12 @@ struct fr_store {
 	struct rthread *thr;       /* THR_CAP slots, open addressing (NULL until a raw batch) */
 	uint32_t *thr_ix;          /* the slots in use, thr_len of them (a sweep scans these) */
 	size_t thr_len;
+	/* the follower (fr_store_follow): the chunk it reads (NULL: the head, from its start)
+	 * and where in it; moved: it lost its chunk, the new one's clock pairs come first */
+	bool fol_on, fol_moved;
+	const struct chunk *fol_c;
+	uint32_t fol_off;
+	struct fr_follow_stats fol;
 };
 
 /* ---- spawn records: packed to their copied bytes ---- */
@@ -216,6 +222,21 @@ static void drop_head(struct fr_store *s, bool by_size)
 {
 	struct chunk *c = s->head;
 
+	/* the follower had not read all of it: it goes on at the next chunk, what it missed
+	 * counted (a chunk it had finished is no loss) */
+	if (s->fol_on && (!s->fol_c || s->fol_c == c)) {
+		uint32_t off = s->fol_c ? s->fol_off : 0;
+
+		if (off < c->used) {
+			s->fol.skipped_bytes += c->used - off;
+			s->fol.skipped_chunks++;
+			if (c->newest > s->fol.skipped_until)
+				s->fol.skipped_until = c->newest;
+			s->fol_moved = true;
+		}
+		s->fol_c = NULL;
+		s->fol_off = 0;
+	}
 	s->head = c->next;
 	if (!s->head)
 		s->tail = NULL;
@@ -1115,6 +1136,83 @@ uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, u
 			 fr_replay_fn fn, void *ctx, uint64_t *spawns_before)
 {
 	return fr_store_replay_raw(s, from, to, pid, fn, NULL, ctx, spawns_before);
+}
+
+/* ---- the follower ---- */
+size_t fr_store_follow(struct fr_store *s, size_t max, fr_follow_fn fn, void *ctx)
+{
+	const struct chunk *c = s->fol_c ? s->fol_c : s->head;
+	uint32_t off = s->fol_c ? s->fol_off : 0;
+	struct tet_spawn_rec sr;
+	size_t n = 0;
+
+	s->fol_on = true;
+	if (!c)
+		return 0;
+	if (s->fol_moved) { /* the stamps of what follows need the pairs of their time */
+		s->fol_moved = false;
+		for (int i = 0; i < 2; i++)
+			if (c->pairs[i][0])
+				fn(ctx, FR_RAW_PAIR, c->pairs[i], 16);
+	}
+	while (n < max) {
+		const unsigned char *p;
+		uint32_t w, kind, sz;
+
+		if (off >= c->used) {
+			if (!c->next)
+				break;
+			c = c->next;
+			off = 0;
+			continue;
+		}
+		p = c->data + off;
+		w = ((const uint32_t *)p)[0];
+		kind = ((const uint32_t *)p)[1];
+		sz = w & ~PACKED_SPAWN;
+		off += 8 + ((sz + 7) & ~7u);
+		n++;
+		s->fol.entries++;
+		/* fn may not change the store: the position is saved below */
+		if (kind != ENT_REC) {
+			fn(ctx, (enum fr_raw_kind)kind, p + 8, sz);
+		} else if (w & PACKED_SPAWN) {
+			spawn_unpack(p + 8, &sr);
+			fn(ctx, FR_RAW_REC, &sr, sizeof(sr));
+		} else {
+			fn(ctx, FR_RAW_REC, p + 8, sz);
+		}
+	}
+	s->fol_c = c;
+	s->fol_off = off;
+	return n;
+}
+
+void fr_store_follow_start(struct fr_store *s)
+{
+	s->fol_on = true;
+}
+
+bool fr_store_follow_done(const struct fr_store *s)
+{
+	const struct chunk *c = s->fol_c ? s->fol_c : s->head;
+	uint32_t off = s->fol_c ? s->fol_off : 0;
+
+	return !c || (c == s->tail && off >= c->used);
+}
+
+void fr_store_follow_stats(const struct fr_store *s, struct fr_follow_stats *st)
+{
+	const struct chunk *c = s->fol_c ? s->fol_c : s->head;
+	uint64_t behind = 0;
+
+	*st = s->fol;
+	if (c) {
+		behind = c->used - (s->fol_c ? s->fol_off : 0);
+		for (c = c->next; c; c = c->next)
+			behind += c->used;
+	}
+	st->behind_bytes = behind;
 }
 
 /* ---- a window of raw batches, decoded ---- */

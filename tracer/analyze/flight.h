@@ -64,7 +64,7 @@ uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, u
 /* ---- raw batches (batched capture) ----
  * Kinds of raw entries, as TET_BATCH_DUMP writes them: a ring record of type TET_REC_BATCH;
  * a clock pair (u64 TSC, u64 CLOCK_MONOTONIC ns). */
-enum fr_raw_kind { FR_RAW_BATCH = 1, FR_RAW_PAIR = 2, FR_RAW_SWEEP = 3 };
+enum fr_raw_kind { FR_RAW_REC = 0, FR_RAW_BATCH = 1, FR_RAW_PAIR = 2, FR_RAW_SWEEP = 3 };
 /* Takes a raw entry; a batch's spawns, strings, task names and ends are noted for the spawns
  * kept. Returns 0, -EINVAL (a malformed batch: counted in raw_refused) or -ENOMEM. */
 int fr_store_add_raw(struct fr_store *s, enum fr_raw_kind kind, const void *rec, size_t size);
@@ -131,6 +131,30 @@ struct fr_decoded {
 int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
 		    uint64_t start, fr_read_fn rd, bool sweep, fr_replay_fn fn, void *ctx,
 		    struct fr_decoded *out);
+
+/* ---- the follower: a second stage that reads the window as it grows ----
+ * The live analysis of a recorder that keeps raw batches (detector and threshold triggers,
+ * metrics) reads the window rather than the ring: the ring's consumer only copies, so a
+ * saturated service loses nothing from the window when the analysis cannot keep up — the
+ * analysis falls behind instead. fr_store_follow hands fn up to max entries past the
+ * follower's position, in arrival order (kind FR_RAW_REC: any other record, a spawn unpacked);
+ * when the window drops a chunk the follower has not finished (by time or by the memory
+ * bound), it goes on at the oldest chunk held, after that chunk's clock pairs, and what it
+ * missed is counted. fn must not change the store. One follower per store; it starts at the
+ * oldest entry held (fr_store_follow_start, or its first call). */
+struct fr_follow_stats {
+	uint64_t entries;          /* handed over */
+	uint64_t skipped_bytes, skipped_chunks; /* dropped by the window before it read them */
+	uint64_t skipped_until;    /* the newest record of those (CLOCK_MONOTONIC ns) */
+	uint64_t behind_bytes;     /* held, not read yet (fr_store_follow_stats) */
+};
+typedef void (*fr_follow_fn)(void *ctx, enum fr_raw_kind kind, const void *rec, size_t size);
+/* From now on the window's drops count against the follower (before its first read too). */
+void fr_store_follow_start(struct fr_store *s);
+size_t fr_store_follow(struct fr_store *s, size_t max, fr_follow_fn fn, void *ctx);
+/* Has the follower read everything held? */
+bool fr_store_follow_done(const struct fr_store *s);
+void fr_store_follow_stats(const struct fr_store *s, struct fr_follow_stats *st);
 
 /* ---- triggers ---- */
 enum fr_trigger_kind {

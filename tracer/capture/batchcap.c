@@ -645,7 +645,8 @@ int tet_bc_open(struct tet_bc **out, const struct tet_bc_opts *o, const struct t
 		seterr(err, len, "cannot open the ring buffer: %s", strerror(-ret));
 		goto fail;
 	}
-	if (s->info.adaptive) { /* the positions: the consumer's page, then the producer's */
+	{ /* the positions: the consumer's page, then the producer's (adaptive sampling, and
+	   * a flight recorder's analysis that yields to the copy while the ring fills) */
 		size_t page = (size_t)sysconf(_SC_PAGESIZE);
 		void *p = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED,
 			       bpf_map__fd(s->skel->maps.events), 0);
@@ -875,6 +876,15 @@ static void bc_close(void *b)
 	tet_bc_close(b);
 }
 
+static double bc_backlog(const void *b)
+{
+	const struct tet_bc *s = b;
+	struct rc_look l = { 0 };
+
+	ring_pos(s, &l);
+	return l.size && l.in >= l.out ? (double)(l.in - l.out) / (double)l.size : -1.0;
+}
+
 static const struct tet_bc_info *bc_info(const void *b)
 {
 	return tet_bc_info(b);
@@ -905,4 +915,5 @@ const struct tet_capture_ops tet_bc_ops = {
 	.batch_info = bc_info,
 	.batch_stats = bc_stats,
 	.decoder = bc_decoder,
+	.backlog = bc_backlog,
 };

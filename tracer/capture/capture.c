@@ -137,6 +137,11 @@ const struct tb_stats *tet_session_batch_stats(const struct tet_session *s)
 	return s->ops->batch_stats ? s->ops->batch_stats(s->b) : NULL;
 }
 
+double tet_session_backlog(const struct tet_session *s)
+{
+	return s->ops->backlog ? s->ops->backlog(s->b) : -1.0;
+}
+
 struct tb *tet_session_decoder(struct tet_session *s)
 {
 	return s->ops->decoder ? s->ops->decoder(s->b) : NULL;

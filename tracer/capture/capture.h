@@ -54,6 +54,8 @@ const struct tet_fb_info *tet_session_fallback(const struct tet_session *s);
 const struct tet_bc_info *tet_session_batch_info(const struct tet_session *s);
 const struct tb_stats *tet_session_batch_stats(const struct tet_session *s);
 struct tb *tet_session_decoder(struct tet_session *s);
+/* The share of the ring written and not read yet (0–1; batched capture), negative: unknown. */
+double tet_session_backlog(const struct tet_session *s);
 /* IDs of the loaded BPF programs, for `bpftool prog show id N` (verbose output, tests). */
 size_t tet_session_prog_ids(const struct tet_session *s, uint32_t *ids, const char **names,
 			    size_t max);

@@ -41,6 +41,8 @@ struct tet_capture_ops {
 	const struct tb_stats *(*batch_stats)(const void *b);
 	struct tb *(*decoder)(void *b);
 	const struct tet_fb_info *(*fallback)(const void *b);
+	/* the share of the ring written and not read yet (0–1), negative: unknown */
+	double (*backlog)(const void *b);
 };
 
 #endif

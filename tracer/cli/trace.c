@@ -920,9 +920,10 @@ int cmd_trace(int argc, char **argv)
 	if (outputs_stdout(&o.outs))
 		summary = stderr;
 	/* a recorder copying batches keeps up with a saturated service at nice 0 for a few per
-	 * cent of a CPU, and loses events at random at nice 10 (make bench, part 7) */
+	 * cent of a CPU, and loses events at random at nice 10 (make bench, part 7); its live
+	 * analysis, if any, reads the window in bounded slices (run.c, s2) */
 	if (o.nice < 0)
-		o.nice = run_copy_only(&o, &targets) ? 0 : 10;
+		o.nice = run_flight_raw(&o, &targets) ? 0 : 10;
 	/* before any thread starts (they inherit it); raising it needs no privilege */
 	if (o.nice && setpriority(PRIO_PROCESS, 0, o.nice))
 		p_warn("--nice %d: %s (the tracer keeps its priority)", o.nice, strerror(errno));

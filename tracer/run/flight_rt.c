@@ -48,15 +48,6 @@ bool fr_rt_needs_live(const struct fr_rt *fl)
 	return fl->detectors || fl->trig_poll_ns || fl->trig_sched_ns;
 }
 
-bool fr_opts_need_live(const struct flight_opts *o)
-{
-	for (size_t i = 0; i < o->ntrig; i++)
-		if (o->trig[i].kind == FR_TRIG_DETECTOR || o->trig[i].kind == FR_TRIG_POLL ||
-		    o->trig[i].kind == FR_TRIG_SCHED)
-			return true;
-	return false;
-}
-
 static bool in_cooldown(const struct fr_rt *fl, uint64_t at)
 {
 	uint64_t d = at > fl->last_throttled ? at - fl->last_throttled : fl->last_throttled - at;

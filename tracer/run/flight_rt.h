@@ -75,8 +75,6 @@ int fr_rt_init(struct fr_rt *fl, const struct flight_opts *o);
 void fr_rt_free(struct fr_rt *fl);
 /* Does any trigger need a live analyzer (detector or threshold)? */
 bool fr_rt_needs_live(const struct fr_rt *fl);
-/* … the same, from the options: a detector or threshold trigger is asked for. */
-bool fr_opts_need_live(const struct flight_opts *o);
 
 enum fr_fire_result { FR_QUEUED, FR_SUPPRESSED };
 /*

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "fdwhat.h"
 #include "pmem.h"
 #include "run_int.h"
@@ -191,15 +193,165 @@ static int on_event(void *ctx, void *data, size_t size)
 	 * dump's decoder finds the same, gaps included) */
 	if (r->store && !(r->raw && size >= sizeof(*h) &&
 			  (h->type < TET_EV_COUNT || h->type == TET_REC_GAP))) {
-		fr_store_add(r->store, data, size);
+		int err = fr_store_add(r->store, data, size);
+
 		if (size >= sizeof(*h))
 			r->fl.last_pid = h->pid;
+		if (r->s2 && !err) /* the analysis reads it from the window (s2_follow) */
+			return 0;
 	}
 	if (r->rec_dump)
 		record_dump(r, data, size);
 	if (r->an)
 		an_event(r->an, data, size);
 	return 0;
+}
+
+/* ---- the live analysis of a raw window (flight.h, the follower) ----
+ * The ring's consumer copies batches into the window and nothing more; the analysis decodes
+ * them from there in slices of S2_SLICE_NS, at most one in S2_EVERY_NS while the ring has a
+ * backlog (from on_raw) and one a step otherwise: a service that saturates the CPUs has its
+ * analysis fall behind (the window keeps every batch), not its window lose batches at random.
+ * Slices are bounded, and end when an eighth of the ring waits to be read, so the copy, and
+ * the sweeps, never wait long behind them. */
+#define S2_SLICE_NS (2 * NSEC_PER_MSEC)
+#define S2_EVERY_NS (6 * NSEC_PER_MSEC)
+#define S2_STEP_SLICE_NS (10 * NSEC_PER_MSEC)
+#define S2_BACKLOG_MAX 0.125 /* of the ring written and not read: the analysis waits */
+#define S2_FINISH_NS (5 * NSEC_PER_SEC) /* at the end, for the rest of the window at most */
+#define S2_NICE 10 /* the analysis's slices, below the service (the copy keeps the tracer's) */
+
+static int s2_emit(void *ctx, const void *rec, size_t size)
+{
+	struct run *r = ctx;
+
+	if (r->rec_dump)
+		record_dump(r, rec, size);
+	an_event(r->an, rec, size);
+	return 0;
+}
+
+/* The reads the decoder asks for, from the process while it is there: the strings it misses
+ * and, once it has read the whole window (now_ns != 0), the sweeps of quiet threads (as the
+ * capture's decoder does: a quiet thread's "complete up to", a thread gone without its last
+ * batch). Behind the window, the recorder's sweeps in it are its sweeps. */
+static void s2_serve(struct run *r, uint64_t now_ns)
+{
+	struct tb_read rq;
+
+	while (tb_next_read(r->s2, now_ns, &rq)) {
+		char path[64];
+		ssize_t n;
+
+		if (rq.kind == TB_READ_THREAD) {
+			snprintf(path, sizeof(path), "/proc/%u/task/%u", rq.pid, rq.tid);
+			n = access(path, F_OK) ? -ESRCH : 0;
+		} else {
+			n = r->sweep_off ? -EPERM : pmem_read(rq.pid, rq.addr, rq.buf, rq.len);
+			if (n == -EACCES)
+				n = -EPERM;
+			else if (n <= 0 && n != -EPERM && n != -ESRCH)
+				n = -EIO;
+		}
+		tb_read_done(r->s2, n);
+	}
+}
+
+static void s2_in(void *ctx, enum fr_raw_kind kind, const void *rec, size_t size)
+{
+	struct run *r = ctx;
+	uint64_t pair[2];
+
+	switch (kind) {
+	case FR_RAW_REC: {
+		const struct tet_hdr *h = rec;
+
+		/* the sampling rate and the gaps: s2's own (the capture's decoder is idle) */
+		if (size >= sizeof(*h) && (h->type == TET_REC_RATE || h->type == TET_REC_GAP))
+			break;
+		if (r->rec_dump)
+			record_dump(r, rec, size);
+		an_event(r->an, rec, size);
+		break;
+	}
+	case FR_RAW_PAIR:
+		memcpy(pair, rec, sizeof(pair));
+		tb_clock_pair(r->s2, pair[0], pair[1]);
+		break;
+	case FR_RAW_SWEEP: {
+		const struct tet_batch_rec *b = rec;
+		const size_t hb = sizeof(struct tet_batch_head);
+
+		if (size >= sizeof(*b) + hb && b->copied >= hb && b->copied <= size - sizeof(*b))
+			tb_feed_sweep(r->s2, b->h.pid, b->h.tid, b->buf, b->h.ts, b->data,
+				      b->data + hb, b->copied - hb);
+		break;
+	}
+	case FR_RAW_BATCH: {
+		const struct tet_hdr *h = rec;
+
+		/* the window's order is the ring's: the decoder takes the batch's time for how far
+		 * the ring has been read */
+		tb_feed(r->s2, rec, size);
+		s2_serve(r, 0);
+		if (++r->s2_batches % 16 == 0)
+			tb_advance(r->s2, h->ts);
+		break;
+	}
+	}
+}
+
+/* The ring is filling: the copy goes first. */
+static bool s2_yield(struct run *r)
+{
+	return tet_session_backlog(r->sess) > S2_BACKLOG_MAX;
+}
+
+/* The analysis's slices run at S2_NICE, the copy at the tracer's own nice (0 by default):
+ * the analysis takes no CPU from a busy service, the copy keeps up with it. Going back needs
+ * CAP_SYS_NICE (root has it); without, both run at the tracer's nice. */
+static void s2_nice(struct run *r, bool analysing)
+{
+	if (r->s2_renice && setpriority(PRIO_PROCESS, 0, analysing ? S2_NICE : r->s2_base_nice)) {
+		r->s2_renice = false;
+		if (!analysing) /* stuck at S2_NICE: the copy too */
+			tet_say(r->msgs, TET_MSG_WARN, "flight recorder: cannot set nice %d back (%s): the ring's copy runs at nice %d from now on",
+				r->s2_base_nice, strerror(errno), S2_NICE);
+	}
+}
+
+/* How a slice is called: from the ring's callback (the ring being read: at the tracer's nice,
+ * no end of the ring to note), after a drain (the ring was read empty by a drain that began at
+ * r->drained_before), at the end (the ring is gone: nothing to yield to). */
+enum s2_when { S2_IN_DRAIN, S2_AFTER_DRAIN, S2_AT_END };
+
+/* Reads the window on for up to budget_ns, or until the ring fills; true when it has read all
+ * of it. Entries are taken a few at a time (a batch holds up to ~2 000 events): the clock and
+ * the ring are looked at every ~0.1–0.5 ms. */
+static bool s2_follow(struct run *r, uint64_t budget_ns, enum s2_when when)
+{
+	uint64_t t0 = run_mono_ns(), now = t0;
+	bool done = fr_store_follow_done(r->store);
+
+	if (!done && (when == S2_AT_END || !s2_yield(r))) {
+		if (when == S2_AFTER_DRAIN)
+			s2_nice(r, true);
+		do {
+			fr_store_follow(r->store, 4, s2_in, r);
+			now = run_mono_ns();
+		} while (!(done = fr_store_follow_done(r->store)) && now - t0 < budget_ns &&
+			 (when == S2_AT_END || !s2_yield(r)));
+		if (when == S2_AFTER_DRAIN)
+			s2_nice(r, false);
+	}
+	/* all read after a drain: what the ring held before it began is in (as the capture's
+	 * decoder notes at each drain) — a quiet service's clock goes on without batches */
+	if (done && when == S2_AFTER_DRAIN)
+		tb_ring_drained(r->s2, r->drained_before);
+	s2_serve(r, done && when != S2_IN_DRAIN ? now : 0);
+	tb_advance(r->s2, now);
+	r->s2_next = now + S2_EVERY_NS;
+	return done;
 }
 
 /* Raw batches: the buffers of threads silent for 30 ms read in place, as the live decoder
@@ -255,6 +407,8 @@ static int on_raw(void *ctx, unsigned kind, const void *data, size_t size)
 	if (kind == FR_RAW_BATCH && size >= sizeof(*h) && h->ts >= r->next_sweep) {
 		r->next_sweep = h->ts + SWEEP_EVERY_NS;
 		flight_sweep(r);
+		if (r->s2 && run_mono_ns() >= r->s2_next)
+			s2_follow(r, S2_SLICE_NS, S2_IN_DRAIN);
 	}
 	return 0;
 }
@@ -345,12 +499,38 @@ static const struct report_fallback *fallback_meta(struct run *r)
 	return f;
 }
 
+/* The decoder of the live analysis: the window's follower (s2) or the capture's own. */
+static struct tb *live_decoder(struct run *r)
+{
+	return r->s2 ? r->s2 : tet_session_decoder(r->sess);
+}
+
+static const struct tb_stats *live_batch_stats(struct run *r)
+{
+	return r->s2 ? tb_stats(r->s2) : tet_session_batch_stats(r->sess);
+}
+
+/* The capture's counters; what was decoded (seen, read errors) as the live analysis has it. */
+static int live_counters(struct run *r, struct tet_counters *c)
+{
+	int ret = tet_session_counters(r->sess, c);
+
+	if (!ret && r->s2) {
+		const struct tb_stats *st = tb_stats(r->s2);
+
+		for (int i = 0; i < TET_EV_COUNT; i++)
+			c->seen[i] = st->by_type[i] + c->drops[i];
+		c->read_errors = st->string_misses;
+	}
+	return ret;
+}
+
 /* Batched capture: lock records a thread could not keep make lock holders partial (no
  * deadlock is judged from then on; a poll whose wait records were not all kept says so itself,
  * TET_WAIT_CUT). */
 static void note_batch_loss(struct run *r)
 {
-	const struct tb_stats *st = tet_session_batch_stats(r->sess);
+	const struct tb_stats *st = live_batch_stats(r);
 
 	if (st && st->locks_dropped)
 		an_note_lock_loss(r->an);
@@ -365,8 +545,8 @@ static const struct report_batch *batch_meta(struct run *r)
 	if (!bi)
 		return NULL;
 	memset(rb, 0, sizeof(*rb));
-	rb->stats = tet_session_batch_stats(r->sess);
-	tb_totals(tet_session_decoder(r->sess), rb->exact);
+	rb->stats = live_batch_stats(r);
+	tb_totals(live_decoder(r), rb->exact);
 	rb->sites = bi->sites;
 	rb->rate_sites = bi->rate_sites;
 	rb->multi = bi->multi;
@@ -389,7 +569,7 @@ static const struct report_batch *batch_meta(struct run *r)
 static void meta_now(struct run *r)
 {
 	r->meta.end_ns = r->now;
-	r->meta.counters_valid = !tet_session_counters(r->sess, &r->meta.counters);
+	r->meta.counters_valid = !live_counters(r, &r->meta.counters);
 	pmem_get_stats(&r->meta.pmem);
 	r->meta.batch = batch_meta(r);
 }
@@ -400,10 +580,9 @@ static bool run_batched(const struct run_opts *o, const struct tet_targets *t)
 	return !t->fallback && t->batch && o->capture != CAPTURE_PER_EVENT;
 }
 
-bool run_copy_only(const struct run_opts *o, const struct tet_targets *t)
+bool run_flight_raw(const struct run_opts *o, const struct tet_targets *t)
 {
-	return o->fl.on && run_batched(o, t) && !o->metrics_addr && !o->interval_ns &&
-	       !fr_opts_need_live(&o->fl);
+	return o->fl.on && run_batched(o, t);
 }
 
 int run_plan(struct run_opts *o, const struct tet_targets *t, const struct tet_msgs *msgs,
@@ -487,6 +666,9 @@ static int open_flight(struct run *r, struct run_opts *o)
 	live.on_detect = on_detect;
 	live.detect_ctx = r;
 	r->an = an_new(&live);
+	/* a raw window's analysis reads it from its first entry (open_session) */
+	if (r->batched)
+		fr_store_follow_start(r->store);
 	return r->an ? 0 : -ENOMEM;
 }
 
@@ -555,7 +737,7 @@ static int open_session(struct run *r, char *err, size_t len)
 	if (r->store && r->batched) {
 		r->raw = true;
 		so.on_raw = on_raw;
-		so.no_decode = !r->an; /* run_copy_only */
+		so.no_decode = true; /* a live analysis reads the window (s2) */
 	}
 	so.ctx = r;
 	so.msgs = r->msgs;
@@ -567,6 +749,23 @@ static int open_session(struct run *r, char *err, size_t len)
 	ret = tet_session_open(&r->sess, &so, r->t, err, len);
 	if (ret)
 		return ret;
+	if (r->raw && r->an) {
+		const struct tet_bc_info *bi = tet_session_batch_info(r->sess);
+		struct tb_opts to = { .emit = s2_emit, .emit_ctx = r, .reads = true };
+
+		r->s2 = tb_new(&to);
+		if (!r->s2) {
+			seterr(err, len, "out of memory");
+			return -ENOMEM;
+		}
+		tb_set_start(r->s2, bi->start_ns);
+		if (bi->adaptive || bi->rate > 1)
+			tb_rate(r->s2, bi->start_ns, bi->rate, TET_RATE_START);
+		errno = 0;
+		r->s2_base_nice = getpriority(PRIO_PROCESS, 0);
+		r->s2_renice = !errno && r->s2_base_nice < S2_NICE &&
+			       (caps_effective() & (1ull << CAP_SYS_NICE));
+	}
 	say_kernel_side(r);
 	return 0;
 }
@@ -752,6 +951,9 @@ uint64_t run_wait_ns(const struct run *r, uint64_t now)
 {
 	uint64_t wait = r->o->drain_ns, d = r->o->duration_ns;
 
+	/* an analysis behind the window goes on at once: the step gives it a slice */
+	if (r->s2 && !fr_store_follow_done(r->store))
+		wait = 0;
 	if (d && now - r->start + wait > d)
 		wait = now - r->start >= d ? 0 : d - (now - r->start);
 	return wait;
@@ -764,12 +966,12 @@ uint64_t run_wait_ns(const struct run *r, uint64_t now)
  * seconds when the tracer itself was not scheduled, or when quiet threads cannot be read). */
 static void step_tick(struct run *r)
 {
-	struct tb *dec = tet_session_decoder(r->sess);
+	struct tb *dec = live_decoder(r);
 	uint64_t at = r->now;
 
 	if (dec && tb_delivered_ns(dec) < at)
 		at = tb_delivered_ns(dec);
-	if (!tet_session_counters(r->sess, &r->meta.counters)) {
+	if (!live_counters(r, &r->meta.counters)) {
 		an_note_drops(r->an, r->meta.counters.drops);
 		run_loss_track(&r->lt, r->an, &r->meta.counters, r->now);
 	}
@@ -793,7 +995,7 @@ static void step_flight(struct run *r, bool usr1)
 	if (fr_rt_snap_due(&r->fl, r->now)) {
 		struct tet_counters c;
 		uint64_t exact[TET_EV_COUNT];
-		struct tb *dec = tet_session_decoder(r->sess);
+		struct tb *dec = tet_session_decoder(r->sess); /* raw: a dump counts its own */
 
 		if (!tet_session_counters(r->sess, &c)) {
 			if (dec)
@@ -807,6 +1009,7 @@ static void step_flight(struct run *r, bool usr1)
 int run_step(struct run *r, bool stop, bool usr1, char *err, size_t len)
 {
 	const struct run_opts *o = r->o;
+	uint64_t before = run_mono_ns();
 	int ret = tet_session_drain(r->sess);
 
 	if (ret < 0 && ret != -EINTR) {
@@ -821,6 +1024,11 @@ int run_step(struct run *r, bool stop, bool usr1, char *err, size_t len)
 	if (o->pid && process_gone(o->pid)) {
 		r->gone = true;
 		return RUN_GONE;
+	}
+	if (r->s2) {
+		r->drained_before = before;
+		s2_follow(r, S2_STEP_SLICE_NS, S2_AFTER_DRAIN);
+		r->now = run_mono_ns();
 	}
 	if (r->now >= r->next_tick && r->an)
 		step_tick(r);
@@ -889,6 +1097,19 @@ static void finish_flight(struct run *r, int stop_signal)
 	if (fs.spawns_not_kept)
 		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: %llu spawns of tasks could not be kept beyond the window (%d tasks, 1/8 of the memory bound): dumps show those tasks as spawned before the trace",
 			(unsigned long long)fs.spawns_not_kept, FR_SPAWNS_MAX);
+	if (r->s2) {
+		struct fr_follow_stats f;
+
+		fr_store_follow_stats(r->store, &f);
+		if (f.skipped_chunks || f.behind_bytes)
+			tet_say(r->msgs, TET_MSG_WARN, "flight recorder: the live analysis fell behind the window: %.1f MiB of it dropped before it was analysed (%llu chunks, until %.3f s into the capture), %.1f MiB not analysed at the end; the window itself lost nothing to it",
+				(double)f.skipped_bytes / 1048576.0, (unsigned long long)f.skipped_chunks,
+				f.skipped_until > r->start ? (double)(f.skipped_until - r->start) / 1e9 : 0.0,
+				(double)f.behind_bytes / 1048576.0);
+		else
+			tet_say(r->msgs, TET_MSG_INFO, "flight recorder: the live analysis read the whole window (%llu entries)",
+				(unsigned long long)f.entries);
+	}
 	if (r->raw)
 		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: batches kept raw (%.1f bytes an event held); %llu refused as malformed, %llu strings not kept (table full), %llu sweeps of quiet threads kept",
 			fs.records ? (double)fs.bytes / (double)fs.records : 0.0,
@@ -911,6 +1132,20 @@ void run_finish(struct run *r, int stop_signal)
 		;
 	if (r->gone)
 		note_gone(r);
+	if (r->s2) { /* the analysis reads the rest of the window (its triggers may fire) */
+		uint64_t t0 = run_mono_ns();
+		bool all;
+
+		tb_set_cutoff(r->s2, r->now);
+		while (!(all = s2_follow(r, S2_STEP_SLICE_NS, S2_AT_END)) &&
+		       run_mono_ns() - t0 < S2_FINISH_NS)
+			;
+		if (all) { /* then what the threads still hold, as the capture's decoder did */
+			tb_sweep_all(r->s2);
+			s2_serve(r, run_mono_ns());
+		}
+		tb_finish(r->s2);
+	}
 	if (r->store) {
 		finish_flight(r, stop_signal);
 		return;
@@ -952,6 +1187,7 @@ void run_close(struct run *r)
 		waitpid(r->child, NULL, 0);
 	prom_stop(r->metrics);
 	tet_session_close(r->sess);
+	tb_free(r->s2);
 	an_free(r->an);
 	iofd_free(&r->iofd);
 	why_free(&r->why);

@@ -62,8 +62,9 @@ struct run;
 /* The capture the targets allow: batched when the probes have tokio:event_batch, unless told
  * otherwise; fixes o->probes, o->ringbuf and the analyzer's options that follow. Returns 0,
  * or -EINVAL (err: why the options cannot be met). */
-/* The flight recorder only copies batches (flight.h): batched capture, no live analysis. */
-bool run_copy_only(const struct run_opts *o, const struct tet_targets *t);
+/* The flight recorder keeps batches raw (flight.h): the ring's consumer only copies them, a
+ * live analysis reads them from the window. */
+bool run_flight_raw(const struct run_opts *o, const struct tet_targets *t);
 int run_plan(struct run_opts *o, const struct tet_targets *t, const struct tet_msgs *msgs,
 	     char *err, size_t len);
 /* Opens the run on the discovered targets (o and t must outlive it; the analyzer's options in

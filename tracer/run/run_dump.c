@@ -111,6 +111,13 @@ static void dump_counters(struct run *r, struct analyzer *an, struct report_meta
 	}
 	if (base)
 		fr_counters_since(&now_c, &base->c);
+	if (win) { /* raw: the capture decoded nothing; what reached the probes is the window's */
+		const struct tb_stats *st = tb_stats(win);
+
+		for (int i = 0; i < TET_EV_COUNT; i++)
+			now_c.seen[i] = st->by_type[i] + now_c.drops[i];
+		now_c.read_errors = st->string_misses;
+	}
 	meta->counters = now_c;
 	an_note_drops(an, now_c.drops);
 	dump_loss_windows(r, an, meta->batch != NULL, mono);

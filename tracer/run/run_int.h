@@ -73,6 +73,13 @@ struct run {
 	unsigned char *sweep_buf;    /* raw: a quiet thread's records, read in place */
 	bool sweep_off;              /* … not readable (no permission) */
 	uint64_t next_sweep;         /* … looked for from a batch of this time on */
+	/* raw with a live analysis: its decoder reads the window (fr_store_follow), not the
+	 * ring; it runs in slices between the ring's drains */
+	struct tb *s2;
+	uint64_t s2_batches, s2_next;
+	uint64_t drained_before;     /* the last drain began then (the ring was read empty) */
+	int s2_base_nice;            /* … its slices at S2_NICE, then back to this (s2_renice) */
+	bool s2_renice;
 	pid_t child;                 /* the dump being written */
 	/* the report */
 	struct iofd iofd;
