@@ -17,8 +17,9 @@
 #    process exits (ended_by process_exit, status 0);
 #  - raw batches at full speed (200 × 30 000 yields, ~24 M events, a 256M ring): nothing lost, the
 #    quiet main thread swept, and the dump puts all 6 000 200 polls under the yield tasks' spawn
-#    site, none without a site — also with a live analysis (--trigger long_poll), which reads the
-#    window behind the ring's copy and then all of it (said when it stops);
+#    site, none without a site, its probe hits counting them — also with a live analysis
+#    (--trigger long_poll), which reads the window behind the ring's copy and then all of it
+#    (said when it stops);
 #  - a recorder with only SIGUSR1 and crash/exit triggers keeps the batches raw at nice 0 (said
 #    when it stops), one with a live analysis keeps them raw too, also at nice 0
 #    (docs/flight-recorder.md);
@@ -129,6 +130,11 @@ for how in full live; do
             "$(jq -r '[.spawn_sites[] | select(.location // "" | contains("workload.rs"))] as $w | [.spawn_sites[] | select(.location == null) | .polls] as $n | "\($w | map(.tasks) | add) \(($w | map(.polls) | add) - 200) \($n | add // 0)"' "$J")"
     else
         not_ok "$how: a dump"
+    fi
+    if [ -n "$J" ]; then  # the capture decoded nothing: the window's decoding counts the hits
+        check_eq "$how: the dump's probe hits of task_poll_begin are its polls and their drops" \
+            "$(jq '.totals.polls + .data_loss.drops_by_probe.task_poll_begin' "$J")" \
+            "$(jq .data_loss.probe_hits.task_poll_begin "$J")"
     fi
     if [ "$how" = live ]; then
         check "live: its analysis read the whole window by the end" \

@@ -1711,7 +1711,24 @@ static void test_raw_window(void)
 	CHECK(tb_stats(dd.win)->lost_batches == 0 && tb_stats(dd.win)->bad_batches == 0,
 	      "raw: no batch lost or refused in the window's decoding");
 	CHECK_U64(dd.records, v.n, "raw: records counted = records given");
+	/* what reached the probes in the window (a dump's probe_hits): its events only */
+	CHECK(dd.by_type[TET_EV_POLL_BEGIN] == want_begins && dd.by_type[TET_EV_POLL_END] == want_ends &&
+	      dd.by_type[TET_EV_SPAWN] == 1,
+	      "raw: the window's events by probe: %llu begins, %llu ends, %llu spawns (the older task's not)",
+	      (unsigned long long)dd.by_type[TET_EV_POLL_BEGIN],
+	      (unsigned long long)dd.by_type[TET_EV_POLL_END],
+	      (unsigned long long)dd.by_type[TET_EV_SPAWN]);
 	tb_free(dd.win);
+	{ /* the strings kept, for a live analysis that missed their batch */
+		char str[64];
+		ssize_t got = fr_store_string(s, PID, 0x5000, str, sizeof(str));
+
+		CHECK(got == 12 && !memcmp(str, "src/alive.rs", 12) &&
+		      fr_store_string(s, PID, 0x5000, str, 3) == 3 &&
+		      fr_store_string(s, PID2, 0x5000, str, sizeof(str)) == -ENOENT &&
+		      fr_store_string(s, PID, 0x7000, str, sizeof(str)) == -ENOENT,
+		      "raw: a kept string by process and address, cut to the room given (%zd)", got);
+	}
 
 	/* another process: nothing */
 	memset(&v, 0, sizeof(v));

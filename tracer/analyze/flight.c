@@ -985,6 +985,24 @@ static void synth_thread(struct synth *y, uint32_t pid, uint32_t tid, uint8_t cl
 	y->seq = 0;
 }
 
+ssize_t fr_store_string(const struct fr_store *s, uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	const struct kstr *k;
+	size_t have;
+
+	if (!s->str_cap || !(k = s->str[str_slot(s, pid, addr)]))
+		return -ENOENT;
+	/* w[0]: its length (low 32 bits) and kind; w[1] its address; then its bytes (raw_walk
+	 * kept only records whose words hold them) */
+	have = (size_t)(k->w[0] & 0xffffffffu);
+	if (have > (k->nwords - 2) * 8)
+		have = (k->nwords - 2) * 8;
+	if (have > len)
+		have = len;
+	memcpy(buf, &k->w[2], have);
+	return (ssize_t)have;
+}
+
 static void synth_string(struct synth *y, const struct fr_store *s, uint32_t pid, uint64_t addr)
 {
 	const struct kstr *k;
@@ -1227,6 +1245,7 @@ struct rawfeed {
 	uint64_t pre_passed;        /* … of them, spawns of tasks older than the window */
 	struct { uint32_t pid; uint64_t id; } *older; /* those tasks: open addressing */
 	size_t older_cap;           /* a power of two, or 0 */
+	uint64_t by_type[TET_EV_COUNT]; /* the window's events, by probe (fr_decoded) */
 };
 
 static size_t older_slot(const struct rawfeed *x, uint32_t pid, uint64_t id)
@@ -1299,6 +1318,13 @@ static int win_emit(void *ctx, const void *rec, size_t size)
 	if (h->ts < x->from || h->ts > x->to)
 		return 0;
 	x->passed++;
+	if (h->type < TET_EV_COUNT)
+		x->by_type[h->type]++;
+	if (h->type == TET_EV_POLL_END && size >= sizeof(struct tet_event_rec)) {
+		uint64_t b = ((const struct tet_event_rec *)rec)->b; /* the poll's yields ride on it */
+
+		x->by_type[TET_EV_YIELD] += (b & 0xffff) + ((b >> 16) & 0xffff);
+	}
 	x->fn(x->ctx, rec, size);
 	return 0;
 }
@@ -1395,6 +1421,7 @@ int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32
 	 * those it passed) */
 	out->records = n - out->spawns_before + x.passed;
 	out->spawns_before = x.pre_passed;
+	memcpy(out->by_type, x.by_type, sizeof(out->by_type));
 	return 0;
 }
 

@@ -127,10 +127,17 @@ struct fr_decoded {
 	struct tb *win;            /* the window's decoder */
 	uint64_t records;          /* given to fn */
 	uint64_t spawns_before;    /* … of them, spawns of tasks older than the window */
+	uint64_t by_type[TET_EV_COUNT]; /* events of the window given to fn, by probe (yields:
+				     * those the polls' ends carry) */
 };
 int fr_store_decode(const struct fr_store *s, uint64_t from, uint64_t to, uint32_t pid,
 		    uint64_t start, fr_read_fn rd, bool sweep, fr_replay_fn fn, void *ctx,
 		    struct fr_decoded *out);
+
+/* The string of process pid at addr as the window's batches brought it (kept for the spawns
+ * kept, flight.h above): up to len bytes into buf; their count, or -ENOENT. */
+ssize_t fr_store_string(const struct fr_store *s, uint32_t pid, uint64_t addr, void *buf,
+			size_t len);
 
 /* ---- the follower: a second stage that reads the window as it grows ----
  * The live analysis of a recorder that keeps raw batches (detector and threshold triggers,

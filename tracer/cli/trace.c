@@ -759,7 +759,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	an_opts_default(&o->an);
 	o->drain_ns = 20 * NSEC_PER_MSEC;
 	o->ringbuf = 0; /* by capture: 16M per-event, 64M batched */
-	o->nice = -1; /* by mode (run_keeps_raw) */
+	o->nice = -1; /* by mode (run_flight_raw) */
 	o->top = 10;
 	o->timeline_events = 500000;
 	o->metrics_sites = PROM_DEFAULT_SITES;

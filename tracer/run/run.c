@@ -10,12 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "caps.h"
 #include "fdwhat.h"
 #include "pmem.h"
 #include "run_int.h"
@@ -212,14 +210,14 @@ static int on_event(void *ctx, void *data, size_t size)
  * them from there in slices of S2_SLICE_NS, at most one in S2_EVERY_NS while the ring has a
  * backlog (from on_raw) and one a step otherwise: a service that saturates the CPUs has its
  * analysis fall behind (the window keeps every batch), not its window lose batches at random.
- * Slices are bounded, and end when an eighth of the ring waits to be read, so the copy, and
- * the sweeps, never wait long behind them. */
+ * Slices are bounded, and end when a sixteenth of the ring waits to be read, so the copy, and
+ * the sweeps, never wait long behind them; while behind, a step's slice is followed by as long
+ * a wait (run_wait_ns): the analysis takes at most half of a CPU from a busy service. */
 #define S2_SLICE_NS (2 * NSEC_PER_MSEC)
 #define S2_EVERY_NS (6 * NSEC_PER_MSEC)
 #define S2_STEP_SLICE_NS (10 * NSEC_PER_MSEC)
-#define S2_BACKLOG_MAX 0.125 /* of the ring written and not read: the analysis waits */
+#define S2_BACKLOG_MAX 0.0625 /* of the ring written and not read: the analysis waits */
 #define S2_FINISH_NS (5 * NSEC_PER_SEC) /* at the end, for the rest of the window at most */
-#define S2_NICE 10 /* the analysis's slices, below the service (the copy keeps the tracer's) */
 
 static int s2_emit(void *ctx, const void *rec, size_t size)
 {
@@ -231,8 +229,8 @@ static int s2_emit(void *ctx, const void *rec, size_t size)
 	return 0;
 }
 
-/* The reads the decoder asks for, from the process while it is there: the strings it misses
- * and, once it has read the whole window (now_ns != 0), the sweeps of quiet threads (as the
+/* The reads the decoder asks for: the strings it misses (those the window kept, else from the
+ * process) and, once it has read the whole window (now_ns != 0), the sweeps of quiet threads (as the
  * capture's decoder does: a quiet thread's "complete up to", a thread gone without its last
  * batch). Behind the window, the recorder's sweeps in it are its sweeps. */
 static void s2_serve(struct run *r, uint64_t now_ns)
@@ -247,7 +245,10 @@ static void s2_serve(struct run *r, uint64_t now_ns)
 			snprintf(path, sizeof(path), "/proc/%u/task/%u", rq.pid, rq.tid);
 			n = access(path, F_OK) ? -ESRCH : 0;
 		} else {
-			n = r->sweep_off ? -EPERM : pmem_read(rq.pid, rq.addr, rq.buf, rq.len);
+			/* a spawn's string the window kept (its batch skipped, the process gone) */
+			n = fr_store_string(r->store, rq.pid, rq.addr, rq.buf, rq.len);
+			if (n <= 0)
+				n = r->sweep_off ? -EPERM : pmem_read(rq.pid, rq.addr, rq.buf, rq.len);
 			if (n == -EACCES)
 				n = -EPERM;
 			else if (n <= 0 && n != -EPERM && n != -ESRCH)
@@ -307,22 +308,9 @@ static bool s2_yield(struct run *r)
 	return tet_session_backlog(r->sess) > S2_BACKLOG_MAX;
 }
 
-/* The analysis's slices run at S2_NICE, the copy at the tracer's own nice (0 by default):
- * the analysis takes no CPU from a busy service, the copy keeps up with it. Going back needs
- * CAP_SYS_NICE (root has it); without, both run at the tracer's nice. */
-static void s2_nice(struct run *r, bool analysing)
-{
-	if (r->s2_renice && setpriority(PRIO_PROCESS, 0, analysing ? S2_NICE : r->s2_base_nice)) {
-		r->s2_renice = false;
-		if (!analysing) /* stuck at S2_NICE: the copy too */
-			tet_say(r->msgs, TET_MSG_WARN, "flight recorder: cannot set nice %d back (%s): the ring's copy runs at nice %d from now on",
-				r->s2_base_nice, strerror(errno), S2_NICE);
-	}
-}
-
-/* How a slice is called: from the ring's callback (the ring being read: at the tracer's nice,
- * no end of the ring to note), after a drain (the ring was read empty by a drain that began at
- * r->drained_before), at the end (the ring is gone: nothing to yield to). */
+/* How a slice is called: from the ring's callback (the ring being read: no end of it to note),
+ * after a drain (the ring was read empty by a drain that began at r->drained_before), at the
+ * end (the ring is gone: nothing to yield to). */
 enum s2_when { S2_IN_DRAIN, S2_AFTER_DRAIN, S2_AT_END };
 
 /* Reads the window on for up to budget_ns, or until the ring fills; true when it has read all
@@ -334,15 +322,11 @@ static bool s2_follow(struct run *r, uint64_t budget_ns, enum s2_when when)
 	bool done = fr_store_follow_done(r->store);
 
 	if (!done && (when == S2_AT_END || !s2_yield(r))) {
-		if (when == S2_AFTER_DRAIN)
-			s2_nice(r, true);
 		do {
 			fr_store_follow(r->store, 4, s2_in, r);
 			now = run_mono_ns();
 		} while (!(done = fr_store_follow_done(r->store)) && now - t0 < budget_ns &&
 			 (when == S2_AT_END || !s2_yield(r)));
-		if (when == S2_AFTER_DRAIN)
-			s2_nice(r, false);
 	}
 	/* all read after a drain: what the ring held before it began is in (as the capture's
 	 * decoder notes at each drain) — a quiet service's clock goes on without batches */
@@ -761,10 +745,6 @@ static int open_session(struct run *r, char *err, size_t len)
 		tb_set_start(r->s2, bi->start_ns);
 		if (bi->adaptive || bi->rate > 1)
 			tb_rate(r->s2, bi->start_ns, bi->rate, TET_RATE_START);
-		errno = 0;
-		r->s2_base_nice = getpriority(PRIO_PROCESS, 0);
-		r->s2_renice = !errno && r->s2_base_nice < S2_NICE &&
-			       (caps_effective() & (1ull << CAP_SYS_NICE));
 	}
 	say_kernel_side(r);
 	return 0;
@@ -951,9 +931,9 @@ uint64_t run_wait_ns(const struct run *r, uint64_t now)
 {
 	uint64_t wait = r->o->drain_ns, d = r->o->duration_ns;
 
-	/* an analysis behind the window goes on at once: the step gives it a slice */
-	if (r->s2 && !fr_store_follow_done(r->store))
-		wait = 0;
+	/* an analysis behind the window: a step's slice, then as long a wait (half a CPU) */
+	if (r->s2 && !fr_store_follow_done(r->store) && wait > S2_STEP_SLICE_NS)
+		wait = S2_STEP_SLICE_NS;
 	if (d && now - r->start + wait > d)
 		wait = now - r->start >= d ? 0 : d - (now - r->start);
 	return wait;

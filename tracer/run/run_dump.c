@@ -87,7 +87,8 @@ static void dump_loss_windows(struct run *r, struct analyzer *an, bool batched, 
 /* The drops of the window: the counters now, less those of its start; with batched capture,
  * the exact totals of a sampled capture likewise. */
 static void dump_counters(struct run *r, struct analyzer *an, struct report_meta *meta,
-			  struct report_batch *rb, uint64_t from, uint64_t mono, const struct tb *win)
+			  struct report_batch *rb, uint64_t from, uint64_t mono, const struct tb *win,
+			  const uint64_t *win_types)
 {
 	struct tet_counters now_c;
 	const struct fr_snap *base;
@@ -112,11 +113,9 @@ static void dump_counters(struct run *r, struct analyzer *an, struct report_meta
 	if (base)
 		fr_counters_since(&now_c, &base->c);
 	if (win) { /* raw: the capture decoded nothing; what reached the probes is the window's */
-		const struct tb_stats *st = tb_stats(win);
-
 		for (int i = 0; i < TET_EV_COUNT; i++)
-			now_c.seen[i] = st->by_type[i] + now_c.drops[i];
-		now_c.read_errors = st->string_misses;
+			now_c.seen[i] = win_types[i] + now_c.drops[i];
+		now_c.read_errors = tb_stats(win)->string_misses;
 	}
 	meta->counters = now_c;
 	an_note_drops(an, now_c.drops);
@@ -202,6 +201,7 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 	struct fr_plan plan;
 	struct feed f = { 0 };
 	struct tb *win = NULL;
+	uint64_t win_types[TET_EV_COUNT] = { 0 }; /* raw: the window's events by probe */
 	struct timespec wall_trig;
 	uint64_t mono = run_mono_ns(), spawns_before = 0;
 	char name[300];
@@ -238,6 +238,7 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 			win = dd.win;
 			rf.records = dd.records;
 			spawns_before = dd.spawns_before;
+			memcpy(win_types, dd.by_type, sizeof(win_types));
 		}
 	} else
 		rf.records = fr_store_replay(r->store, plan.from, plan.to, p->pid_filter, feed_rec,
@@ -249,7 +250,7 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 		return 1;
 	}
 	rf.bytes = st.bytes;
-	dump_counters(r, f.an, &meta, &rb, plan.from, mono, win);
+	dump_counters(r, f.an, &meta, &rb, plan.from, mono, win, win_types);
 	an_finish(f.an, rf.to_ns);
 	run_why_meta(r, &why, f.an, meta.counters_valid ? &meta.counters : NULL);
 	meta.why = &why;

@@ -78,8 +78,6 @@ struct run {
 	struct tb *s2;
 	uint64_t s2_batches, s2_next;
 	uint64_t drained_before;     /* the last drain began then (the ring was read empty) */
-	int s2_base_nice;            /* … its slices at S2_NICE, then back to this (s2_renice) */
-	bool s2_renice;
 	pid_t child;                 /* the dump being written */
 	/* the report */
 	struct iofd iofd;
