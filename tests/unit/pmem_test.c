@@ -105,6 +105,11 @@ int main(void)
 	}
 	n = pmem_read((uint32_t)pid, 4096, buf, 8);
 	CHECK(n == -EFAULT, "an unmapped address: -EFAULT (%zd)", n);
+	/* a decoder's "is the thread there": the child's main thread is; a thread id of the
+	 * child that is not (its pid + 4 million is past pid_max) is not */
+	CHECK(pmem_thread_alive((uint32_t)pid, (uint32_t)pid) &&
+	      !pmem_thread_alive((uint32_t)pid, (uint32_t)pid + 4194304u),
+	      "a thread that exists is there, one that does not is not");
 	{ /* a forked process (a flight-recorder dump) reads with a reader of its own */
 		pid_t f = fork();
 		int status = -1;

@@ -1157,10 +1157,17 @@ uint64_t fr_store_replay(const struct fr_store *s, uint64_t from, uint64_t to, u
 }
 
 /* ---- the follower ---- */
+/* Where it is: its chunk (NULL, the head, from its start) and the offset in it. */
+static const struct chunk *fol_at(const struct fr_store *s, uint32_t *off)
+{
+	*off = s->fol_c ? s->fol_off : 0;
+	return s->fol_c ? s->fol_c : s->head;
+}
+
 size_t fr_store_follow(struct fr_store *s, size_t max, fr_follow_fn fn, void *ctx)
 {
-	const struct chunk *c = s->fol_c ? s->fol_c : s->head;
-	uint32_t off = s->fol_c ? s->fol_off : 0;
+	uint32_t off;
+	const struct chunk *c = fol_at(s, &off);
 	struct tet_spawn_rec sr;
 	size_t n = 0;
 
@@ -1213,20 +1220,21 @@ void fr_store_follow_start(struct fr_store *s)
 
 bool fr_store_follow_done(const struct fr_store *s)
 {
-	const struct chunk *c = s->fol_c ? s->fol_c : s->head;
-	uint32_t off = s->fol_c ? s->fol_off : 0;
+	uint32_t off;
+	const struct chunk *c = fol_at(s, &off);
 
 	return !c || (c == s->tail && off >= c->used);
 }
 
 void fr_store_follow_stats(const struct fr_store *s, struct fr_follow_stats *st)
 {
-	const struct chunk *c = s->fol_c ? s->fol_c : s->head;
+	uint32_t off;
+	const struct chunk *c = fol_at(s, &off);
 	uint64_t behind = 0;
 
 	*st = s->fol;
 	if (c) {
-		behind = c->used - (s->fol_c ? s->fol_off : 0);
+		behind = c->used - off;
 		for (c = c->next; c; c = c->next)
 			behind += c->used;
 	}
@@ -1338,30 +1346,37 @@ static void pre_finish(struct rawfeed *x)
 	tb_finish(x->pre);
 }
 
-static void raw_in(void *ctx, enum fr_phase ph, enum fr_raw_kind kind, const void *rec,
-		   size_t size)
+bool fr_raw_feed(struct tb *b, enum fr_raw_kind kind, const void *rec, size_t size)
 {
-	struct rawfeed *x = ctx;
-	struct tb *b = ph == FR_PRELUDE ? x->pre : x->win;
 	uint64_t pair[2];
 
-	if (ph == FR_WINDOW)
-		pre_finish(x);
-	if (kind == FR_RAW_PAIR) {
+	if (kind == FR_RAW_PAIR && size == sizeof(pair)) {
 		memcpy(pair, rec, sizeof(pair));
 		tb_clock_pair(b, pair[0], pair[1]);
-		return;
-	}
-	if (kind == FR_RAW_SWEEP) {
+	} else if (kind == FR_RAW_SWEEP) {
 		const struct tet_batch_rec *r = rec;
 		const size_t hb = sizeof(struct tet_batch_head);
 
 		if (size >= sizeof(*r) + hb && r->copied >= hb && r->copied <= size - sizeof(*r))
 			tb_feed_sweep(b, r->h.pid, r->h.tid, r->buf, r->h.ts, r->data, r->data + hb,
 				      r->copied - hb);
-		return;
+	} else if (kind == FR_RAW_BATCH) {
+		tb_feed(b, rec, size);
+		return true;
 	}
-	tb_feed(b, rec, size);
+	return false;
+}
+
+static void raw_in(void *ctx, enum fr_phase ph, enum fr_raw_kind kind, const void *rec,
+		   size_t size)
+{
+	struct rawfeed *x = ctx;
+	struct tb *b = ph == FR_PRELUDE ? x->pre : x->win;
+
+	if (ph == FR_WINDOW)
+		pre_finish(x);
+	if (!fr_raw_feed(b, kind, rec, size))
+		return;
 	raw_serve(x, b, 0);
 	if (++x->batches % 16 == 0)
 		tb_advance(b, ((const struct tet_hdr *)rec)->ts);

@@ -156,6 +156,9 @@ struct fr_follow_stats {
 	uint64_t behind_bytes;     /* held, not read yet (fr_store_follow_stats) */
 };
 typedef void (*fr_follow_fn)(void *ctx, enum fr_raw_kind kind, const void *rec, size_t size);
+/* A raw entry into decoder b: a clock pair, a sweep (tb_feed_sweep, when its sizes hold) or a
+ * batch (tb_feed: true, the caller then serves the decoder's reads). */
+bool fr_raw_feed(struct tb *b, enum fr_raw_kind kind, const void *rec, size_t size);
 /* From now on the window's drops count against the follower (before its first read too). */
 void fr_store_follow_start(struct fr_store *s);
 size_t fr_store_follow(struct fr_store *s, size_t max, fr_follow_fn fn, void *ctx);

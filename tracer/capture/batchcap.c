@@ -214,14 +214,6 @@ static ssize_t read_mem(struct tet_bc *s, uint32_t pid, uint64_t addr, void *buf
 	return n < 0 ? n : -EIO;
 }
 
-static bool thread_alive(uint32_t pid, uint32_t tid)
-{
-	char path[80];
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
-	return !access(path, F_OK);
-}
-
 /* The reads the decoder asks for (sweeps of quiet threads, lost strings), one at a time.
  * now 0: the strings only. */
 static void serve_reads(struct tet_bc *s, uint64_t now)
@@ -232,7 +224,7 @@ static void serve_reads(struct tet_bc *s, uint64_t now)
 		ssize_t n;
 
 		if (rq.kind == TB_READ_THREAD)
-			n = thread_alive(rq.pid, rq.tid) ? 0 : -ESRCH;
+			n = pmem_thread_alive(rq.pid, rq.tid) ? 0 : -ESRCH;
 		else if (s->info.sweeps)
 			n = read_mem(s, rq.pid, rq.addr, rq.buf, rq.len);
 		else

@@ -18,8 +18,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pmem.h"
 
@@ -235,6 +237,14 @@ void pmem_after_fork(void)
 {
 	pthread_mutex_init(&g_mu, NULL);
 	g_rd = NULL; /* the copy of the parent's block is left as it is: its thread is not here */
+}
+
+bool pmem_thread_alive(uint32_t pid, uint32_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	return !access(path, F_OK);
 }
 
 void pmem_get_stats(struct pmem_stats *st)

@@ -15,6 +15,7 @@
 #ifndef TET_PMEM_H
 #define TET_PMEM_H
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -34,6 +35,8 @@ struct pmem_stats {
  * abandoned or refused as above, else what process_vm_readv(2) set. Thread-safe. */
 ssize_t pmem_read(uint32_t pid, uint64_t addr, void *buf, size_t len);
 void pmem_get_stats(struct pmem_stats *st);
+/* Does thread tid of process pid still exist? (A decoder's TB_READ_THREAD.) */
+bool pmem_thread_alive(uint32_t pid, uint32_t tid);
 /* In a child just forked: the parent's reader thread is not there (its lock may be copied held);
  * the child's first read starts a reader of its own. */
 void pmem_after_fork(void);

@@ -238,12 +238,10 @@ static void s2_serve(struct run *r, uint64_t now_ns)
 	struct tb_read rq;
 
 	while (tb_next_read(r->s2, now_ns, &rq)) {
-		char path[64];
 		ssize_t n;
 
 		if (rq.kind == TB_READ_THREAD) {
-			snprintf(path, sizeof(path), "/proc/%u/task/%u", rq.pid, rq.tid);
-			n = access(path, F_OK) ? -ESRCH : 0;
+			n = pmem_thread_alive(rq.pid, rq.tid) ? 0 : -ESRCH;
 		} else {
 			/* a spawn's string the window kept (its batch skipped, the process gone) */
 			n = fr_store_string(r->store, rq.pid, rq.addr, rq.buf, rq.len);
@@ -261,45 +259,21 @@ static void s2_serve(struct run *r, uint64_t now_ns)
 static void s2_in(void *ctx, enum fr_raw_kind kind, const void *rec, size_t size)
 {
 	struct run *r = ctx;
-	uint64_t pair[2];
+	const struct tet_hdr *h = rec;
 
-	switch (kind) {
-	case FR_RAW_REC: {
-		const struct tet_hdr *h = rec;
-
+	if (kind == FR_RAW_REC) {
 		/* the sampling rate and the gaps: s2's own (the capture's decoder is idle) */
-		if (size >= sizeof(*h) && (h->type == TET_REC_RATE || h->type == TET_REC_GAP))
-			break;
-		if (r->rec_dump)
-			record_dump(r, rec, size);
-		an_event(r->an, rec, size);
-		break;
+		if (size < sizeof(*h) || (h->type != TET_REC_RATE && h->type != TET_REC_GAP))
+			s2_emit(r, rec, size);
+		return;
 	}
-	case FR_RAW_PAIR:
-		memcpy(pair, rec, sizeof(pair));
-		tb_clock_pair(r->s2, pair[0], pair[1]);
-		break;
-	case FR_RAW_SWEEP: {
-		const struct tet_batch_rec *b = rec;
-		const size_t hb = sizeof(struct tet_batch_head);
-
-		if (size >= sizeof(*b) + hb && b->copied >= hb && b->copied <= size - sizeof(*b))
-			tb_feed_sweep(r->s2, b->h.pid, b->h.tid, b->buf, b->h.ts, b->data,
-				      b->data + hb, b->copied - hb);
-		break;
-	}
-	case FR_RAW_BATCH: {
-		const struct tet_hdr *h = rec;
-
-		/* the window's order is the ring's: the decoder takes the batch's time for how far
-		 * the ring has been read */
-		tb_feed(r->s2, rec, size);
-		s2_serve(r, 0);
-		if (++r->s2_batches % 16 == 0)
-			tb_advance(r->s2, h->ts);
-		break;
-	}
-	}
+	/* a batch: the window's order is the ring's, the decoder takes its time for how far the
+	 * ring has been read */
+	if (!fr_raw_feed(r->s2, kind, rec, size))
+		return;
+	s2_serve(r, 0);
+	if (++r->s2_batches % 16 == 0)
+		tb_advance(r->s2, h->ts);
 }
 
 /* The ring is filling: the copy goes first. */
