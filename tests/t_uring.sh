@@ -57,7 +57,8 @@ BEGIN { printf("ready\n"); }'
 start() {
     local label=$1 bin=$2 dur=$3; shift 3
     rm -f "$TMPD/gate.$label"
-    start_bg "run.$label" "$bin" uring-workload --duration "$dur" --wait-start "$TMPD/gate.$label" "$@"
+    # its files in the test's directory: a workload stopped by signal cannot unlink them
+    TMPDIR="$TMPD" start_bg "run.$label" "$bin" uring-workload --duration "$dur" --wait-start "$TMPD/gate.$label" "$@"
     WP=$BG_PID
     wait_exec "$WP" "$bin" || not_ok "$label: workload started"
     local out=(-o "$TMPD/$label.json")

@@ -1475,7 +1475,7 @@ static void test_follow(void)
 	struct fseen v = { 0 };
 	struct fr_follow_stats fs;
 	struct tet_spawn_rec sp = spawn_rec(5 * MS, PID, 77);
-	uint64_t pair[2], seq = 1, ns = 10 * MS, fails = 0, added = 0, done_wrong = 0;
+	uint64_t pair[2], seq = 1, ns = 10 * MS, fails = 0, added = 0, done_wrong = 0, seq_behind;
 	size_t size;
 
 	if (!CHECK(s && b, "follow: store created"))
@@ -1517,11 +1517,12 @@ static void test_follow(void)
 	      (unsigned long long)v.batches, (unsigned long long)added,
 	      (unsigned long long)v.seq_jumps, (unsigned long long)v.recs,
 	      (unsigned long long)v.pairs, (unsigned long long)v.spawn_ok);
-	CHECK(fs.skipped_chunks == 0 && fs.skipped_bytes == 0 && fs.behind_bytes == 0 &&
-	      fs.entries == v.entries,
+	CHECK(fs.skipped_chunks == 0 && fs.skipped_bytes == 0 && fs.skipped_batches == 0 &&
+	      fs.behind_bytes == 0 && fs.entries == v.entries,
 	      "follow: a follower that keeps up skips nothing while the window rotates (%llu chunks skipped)",
 	      (unsigned long long)fs.skipped_chunks);
 	/* falls behind: 16 MiB more (twice the window), the first batch read */
+	seq_behind = seq;
 	for (int i = 0; i < 2600; i++, seq++, ns += MS) {
 		for (int k = 0; k < 200; k++)
 			rb_poll(b, 1 + k % 8, ns - MS + 4 * (uint64_t)k * 1000, ns - MS + 4 * (uint64_t)k * 1000 + 100);
@@ -1553,6 +1554,10 @@ static void test_follow(void)
 	      (unsigned long long)(seq - 1));
 	fr_store_follow_stats(s, &fs);
 	CHECK(fr_store_follow_done(s) && fs.behind_bytes == 0, "follow: done again, nothing behind");
+	CHECK(v.seq_jumps == 1 && fs.skipped_batches == v.jump_to - seq_behind - 1,
+	      "follow: the batches skipped are counted, each (%llu; the jump skipped %llu)",
+	      (unsigned long long)fs.skipped_batches,
+	      (unsigned long long)(v.jump_to - seq_behind - 1));
 out:
 	free(b);
 	fr_store_free(s);
@@ -1711,6 +1716,26 @@ static void test_raw_window(void)
 	CHECK(tb_stats(dd.win)->lost_batches == 0 && tb_stats(dd.win)->bad_batches == 0,
 	      "raw: no batch lost or refused in the window's decoding");
 	CHECK_U64(dd.records, v.n, "raw: records counted = records given");
+	{ /* a window that begins later: the batches handed over before it are not its figures */
+		uint64_t from2 = from + 300 * MS, all = tb_stats(dd.win)->batches, want = 0;
+		struct fr_decoded d2;
+		struct rseen v2 = { .min_ts = UINT64_MAX, .from = from2, .to = to };
+
+		for (uint64_t k = 1; k <= nb; k++)
+			want += (k + 1) * step >= from && (k + 1) * step < from2;
+		if (CHECK(!fr_store_decode(s, from2, to, 0, 1, NULL, false, rcollect, &v2, &d2),
+			  "raw: a later window decodes")) {
+			CHECK(want > 20 && all - tb_stats(d2.win)->batches == want &&
+			      tb_stats(d2.win)->lost_batches == 0 && v2.outside == 0 &&
+			      v2.begins + v2.ends > 0,
+			      "raw: the batches flushed before the window are not counted in it (%llu "
+			      "fewer of %llu, want %llu; %llu lost)",
+			      (unsigned long long)(all - tb_stats(d2.win)->batches),
+			      (unsigned long long)all, (unsigned long long)want,
+			      (unsigned long long)tb_stats(d2.win)->lost_batches);
+			tb_free(d2.win);
+		}
+	}
 	/* what reached the probes in the window (a dump's probe_hits): its events only */
 	CHECK(dd.by_type[TET_EV_POLL_BEGIN] == want_begins && dd.by_type[TET_EV_POLL_END] == want_ends &&
 	      dd.by_type[TET_EV_SPAWN] == 1,

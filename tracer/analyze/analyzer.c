@@ -37,7 +37,7 @@
  * poll_begin under the pseudo site "unknown"; their first scheduling delay and waker count are
  * unknown. Wakes, clones, drops and terminations of tasks never polled are counted only.
  *
- * Memory: live tasks (bounded by opts.max_live_tasks) hold three sparse histograms; at
+ * Memory: live tasks (bounded by opts.max_live_tasks) hold three histograms; at
  * terminate a task is folded into its spawn site — whose aggregates are kept up to date on
  * every event anyway — and reduced to a fixed-size summary for the report (at most
  * opts.max_task_records; beyond, counted as omitted). Sites are bounded by opts.max_sites
@@ -226,8 +226,10 @@ struct analyzer *an_new(const struct an_opts *o)
 	a->o = *o;
 	if (!a->o.top_n)
 		a->o.top_n = 1;
-	/* histogram blocks: two per task followed, 64 Ki more for sites and workers (≥ 64 MiB) */
-	hist_set_block_budget(65536 + 2 * a->o.max_live_tasks);
+	/* histogram blocks (64 bytes each): 8 per task followed, 16 MiB more for sites, workers and
+	 * io_uring ops (~65 MiB by default, the bytes the 256-byte blocks before them had) */
+	hist_set_budget(a->o.hist_budget ? a->o.hist_budget :
+			((size_t)16 << 20) + (size_t)512 * a->o.max_live_tasks);
 	a->top_polls = calloc(a->o.top_n, sizeof(*a->top_polls));
 	a->top_sched = calloc(a->o.top_n, sizeof(*a->top_sched));
 	if (a->o.timeline_cap)

@@ -87,6 +87,8 @@ struct an_opts {
 	bool key_by_header;         /* uprobe fallback: task identity is header_ptr */
 	size_t max_live_tasks;      /* tasks tracked in full at once (more: site figures only) */
 #define AN_MAX_LIVE_TASKS 100000    /* … by default (~1.4 KiB each and their histograms) */
+	size_t hist_budget;         /* bytes every histogram shares (hist.h); 0: 16 MiB + 512 B a
+				     * live task followed */
 	size_t max_task_records;    /* terminated tasks kept for the report */
 	size_t max_live_listed;     /* live tasks listed (an_for_each_listed_task): those with a
 				     * finding always, then the oldest up to this many in all */
@@ -331,7 +333,7 @@ struct an_totals {
 	uint64_t tasks_set_aside_gap;      /* alive (or ended) during a gap: lost batches */
 	uint64_t polls_set_aside;          /* polls those tasks had when set aside (in site figures) */
 	uint64_t events_set_aside;         /* later events of tasks not followed by the rule */
-	uint64_t hist_unbucketed;          /* values past the histograms' block budget (hist.h) */
+	uint64_t hist_unbucketed;          /* values past the histograms' byte budget (hist.h) */
 };
 
 /* The sampling rate over the capture (TET_REC_RATE records): at most AN_RATE_CHANGES kept,

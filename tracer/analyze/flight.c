@@ -228,6 +228,12 @@ static void drop_head(struct fr_store *s, bool by_size)
 		uint32_t off = s->fol_c ? s->fol_off : 0;
 
 		if (off < c->used) {
+			for (uint32_t at = off; at < c->used;) { /* entry heads: size, kind */
+				const uint32_t *e = (const uint32_t *)(c->data + at);
+
+				s->fol.skipped_batches += e[1] == ENT_BATCH;
+				at += 8 + (((e[0] & ~PACKED_SPAWN) + 7) & ~7u);
+			}
 			s->fol.skipped_bytes += c->used - off;
 			s->fol.skipped_chunks++;
 			if (c->newest > s->fol.skipped_until)
@@ -1375,6 +1381,14 @@ static void raw_in(void *ctx, enum fr_phase ph, enum fr_raw_kind kind, const voi
 
 	if (ph == FR_WINDOW)
 		pre_finish(x);
+	/* a batch (or a sweep) handed over before the window began holds none of its events: the
+	 * window's figures (batches, the threads' counts, losses) leave it out — its thread's next
+	 * batch is then the first the decoder sees, a start as at the capture's (the kept strings'
+	 * batches are not the process's: they go in) */
+	if (ph == FR_WINDOW && (kind == FR_RAW_BATCH || kind == FR_RAW_SWEEP) &&
+	    size >= sizeof(struct tet_hdr) && ((const struct tet_hdr *)rec)->ts < x->from &&
+	    ((const struct tet_hdr *)rec)->tid != FR_STRINGS_TID)
+		return;
 	if (!fr_raw_feed(b, kind, rec, size))
 		return;
 	raw_serve(x, b, 0);

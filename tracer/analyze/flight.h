@@ -152,6 +152,7 @@ ssize_t fr_store_string(const struct fr_store *s, uint32_t pid, uint64_t addr, v
 struct fr_follow_stats {
 	uint64_t entries;          /* handed over */
 	uint64_t skipped_bytes, skipped_chunks; /* dropped by the window before it read them */
+	uint64_t skipped_batches;  /* … the batches in them (the live analysis sees them as lost) */
 	uint64_t skipped_until;    /* the newest record of those (CLOCK_MONOTONIC ns) */
 	uint64_t behind_bytes;     /* held, not read yet (fr_store_follow_stats) */
 };

@@ -757,6 +757,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	an_opts_default(&o->an);
+	if (getenv("TET_TEST_HIST_BUDGET")) /* tests: a budget a fixture can reach */
+		o->an.hist_budget = strtoull(getenv("TET_TEST_HIST_BUDGET"), NULL, 10);
 	o->drain_ns = 20 * NSEC_PER_MSEC;
 	o->ringbuf = 0; /* by capture: 16M per-event, 64M batched */
 	o->nice = -1; /* by mode (run_flight_raw) */

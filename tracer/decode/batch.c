@@ -63,13 +63,15 @@
 #define CLOCK_ERROR_MAX_NS 1000000000ull /* |TSC converted - the head's flush_ns| beyond: made up */
 #define MASK56 ((1ull << 56) - 1)
 
-struct ev {
+struct ev {            /* 64 bytes: one cache line's worth (a queue can hold ~30 ms of them) */
 	uint64_t ts;        /* CLOCK_MONOTONIC ns */
-	uint64_t order;     /* decode order within the thread: breaks ties */
-	uint32_t type;      /* enum tet_event */
-	uint32_t code;      /* poll result, by_ref, spawn kind, reason */
+	uint32_t order;     /* decode order within the thread: breaks ties (compared modulo 2^32:
+			     * a thread's queue holds far fewer than 2^31 events) */
+	uint16_t type;      /* enum tet_event */
+	uint16_t code;      /* poll result, by_ref, spawn kind, reason (4 bits) */
 	uint64_t w[6];      /* id, header, … (see deliver()) */
 };
+_Static_assert(sizeof(struct ev) == 64, "struct ev: one cache line");
 
 struct opened {
 	uint64_t id, begin;
@@ -393,7 +395,7 @@ static int ev_cmp(const void *x, const void *y)
 
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	return a->order == b->order ? 0 : (int32_t)(a->order - b->order) < 0 ? -1 : 1;
 }
 
 /* Staging: a batch's events are decoded right after the end of their thread's queue (room for

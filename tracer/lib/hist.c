@@ -6,12 +6,12 @@
 
 #include "hist.h"
 
-static size_t g_blocks, g_budget = SIZE_MAX;
+static size_t g_bytes, g_budget = SIZE_MAX;
 static uint64_t g_unbucketed;
 
-void hist_set_block_budget(size_t blocks)
+void hist_set_budget(size_t bytes)
 {
-	g_budget = blocks;
+	g_budget = bytes;
 }
 
 uint64_t hist_unbucketed(void)
@@ -19,9 +19,9 @@ uint64_t hist_unbucketed(void)
 	return g_unbucketed;
 }
 
-size_t hist_blocks_held(void)
+size_t hist_bytes_held(void)
 {
-	return g_blocks;
+	return g_bytes;
 }
 
 void hist_init(struct hist *h)
@@ -35,26 +35,49 @@ void hist_init_outside(struct hist *h)
 	h->outside = true;
 }
 
+/* Where the carry array's pointer is kept: after the n blocks (8-byte aligned: n × 64). */
+static uint32_t **carry_slot(const struct hist *h)
+{
+	return (uint32_t **)(void *)(h->c + (size_t)h->n * HIST_SUB);
+}
+
+static size_t carry_bytes(unsigned n)
+{
+	return (size_t)n * HIST_SUB * sizeof(uint32_t);
+}
+
+/* Bytes of the budget for n blocks (and the carry array's pointer), with a carry array or
+ * not. */
+static size_t held_bytes(unsigned n, bool carry)
+{
+	return n * HIST_BLOCK_BYTES + sizeof(uint32_t *) + (carry ? carry_bytes(n) : 0);
+}
+
+/* Room for `more` bytes in the budget (always for an aggregate outside it). */
+static bool room(const struct hist *h, size_t more)
+{
+	return h->outside || (g_bytes <= g_budget && more <= g_budget - g_bytes);
+}
+
+static void charge(const struct hist *h, size_t add, size_t sub)
+{
+	if (!h->outside)
+		g_bytes = g_bytes + add - sub;
+}
+
 void hist_free(struct hist *h)
 {
 	bool outside = h->outside;
 
-	for (unsigned i = 0; i < h->n; i++)
-		if (h->blk[i]) {
-			free(h->blk[i]);
-			g_blocks -= !outside;
-		}
-	free(h->blk);
+	if (h->c) {
+		uint32_t *carry = *carry_slot(h);
+
+		charge(h, 0, held_bytes(h->n, carry));
+		free(carry);
+		free(h->c);
+	}
 	hist_init(h);
 	h->outside = outside;
-}
-
-/* The counters of block b, NULL while it is empty. */
-static uint64_t *block_at(const struct hist *h, unsigned b)
-{
-	unsigned i = b - h->lo;
-
-	return i < h->n ? h->blk[i] : NULL;
 }
 
 static void locate(uint64_t v, unsigned *block, unsigned *sub)
@@ -95,48 +118,114 @@ static void add_stats(struct hist *h, uint64_t n, uint64_t sum, uint64_t min, ui
 	h->sum = h->sum + sum < h->sum ? UINT64_MAX : h->sum + sum;
 }
 
-/* The counters of block b, made (with its slot) if need be; NULL: out of memory. */
-static uint64_t *block_get(struct hist *h, unsigned b)
+/* The blocks widened to hold block b (false: past the budget or out of memory; nothing
+ * changed). The counters and carries move to their places in the new span. */
+static bool widen(struct hist *h, unsigned b)
 {
-	unsigned lo = h->n ? h->lo : b, hi = h->n ? h->lo + h->n - 1u : b;
+	unsigned lo = h->n ? h->lo : b, hi = h->n ? h->lo + h->n - 1u : b, n, at;
+	uint32_t *carry = h->c ? *carry_slot(h) : NULL, *nc = NULL;
+	size_t bytes;
+	uint16_t *c;
+	void *p;
 
 	if (b < lo)
 		lo = b;
 	if (b > hi)
 		hi = b;
-	if (!h->n || lo != h->lo || hi - lo + 1 != h->n) { /* widen the slots to lo .. hi */
-		uint64_t **v = calloc(hi - lo + 1, sizeof(*v));
-
-		if (!v)
-			return NULL;
-		if (h->n)
-			memcpy(v + (h->lo - lo), h->blk, h->n * sizeof(*v));
-		free(h->blk);
-		h->blk = v;
-		h->lo = (uint8_t)lo;
-		h->n = (uint8_t)(hi - lo + 1);
+	n = hi - lo + 1;
+	at = h->n ? (unsigned)h->lo - lo : 0;
+	if (!room(h, held_bytes(n, carry) - (h->n ? held_bytes(h->n, carry) : 0)))
+		return false;
+	bytes = (size_t)n * HIST_BLOCK_BYTES + sizeof(uint32_t *);
+	if (posix_memalign(&p, 64, bytes)) /* a block per cache line */
+		return false;
+	c = p;
+	if (carry && !(nc = calloc((size_t)n * HIST_SUB, sizeof(*nc)))) {
+		free(c);
+		return false;
 	}
-	if (!h->blk[b - lo] && (h->outside || g_blocks < g_budget) &&
-	    (h->blk[b - lo] = calloc(HIST_SUB, sizeof(uint64_t))))
-		g_blocks += !h->outside;
-	return h->blk[b - lo];
+	memset(c, 0, bytes);
+	if (h->n) {
+		memcpy(c + (size_t)at * HIST_SUB, h->c, (size_t)h->n * HIST_BLOCK_BYTES);
+		if (carry)
+			memcpy(nc + (size_t)at * HIST_SUB, carry, carry_bytes(h->n));
+	}
+	charge(h, held_bytes(n, carry), h->n ? held_bytes(h->n, carry) : 0);
+	free(carry);
+	free(h->c);
+	h->c = c;
+	h->lo = (uint8_t)lo;
+	h->n = (uint8_t)n;
+	*carry_slot(h) = nc;
+	return true;
+}
+
+/* Block b held (widened to it if need be). */
+static void widen_to(struct hist *h, unsigned b)
+{
+	if ((unsigned)(b - h->lo) >= h->n)
+		widen(h, b);
+}
+
+/* Bucket k's counter holds `total` (past 65535): the 65536s into its carry. With no room for
+ * the carry array the counter stays at its most, the rest counted unbucketed (the fullest
+ * bucket is still the fullest). */
+static int carry(struct hist *h, size_t k, uint64_t total)
+{
+	uint32_t **slot = carry_slot(h);
+
+	if (!*slot && room(h, carry_bytes(h->n)) &&
+	    (*slot = calloc((size_t)h->n * HIST_SUB, sizeof(**slot))))
+		charge(h, carry_bytes(h->n), 0);
+	if (!*slot || total >> 16 > UINT32_MAX - (*slot)[k]) {
+		h->c[k] = UINT16_MAX;
+		g_unbucketed += total - UINT16_MAX;
+		return -ENOMEM;
+	}
+	h->c[k] = (uint16_t)total;
+	(*slot)[k] += (uint32_t)(total >> 16);
+	return 0;
+}
+
+/* n more values in bucket s of block b (-ENOMEM: no room for the block or a carry). */
+static int bucket_add_n(struct hist *h, unsigned b, unsigned s, uint64_t n)
+{
+	uint64_t total;
+	size_t k;
+
+	if ((unsigned)(b - h->lo) >= h->n && !widen(h, b)) {
+		g_unbucketed += n;
+		return -ENOMEM;
+	}
+	k = (size_t)(b - h->lo) * HIST_SUB + s;
+	total = h->c[k] + n;
+	if (total >> 16)
+		return carry(h, k, total);
+	h->c[k] = (uint16_t)total;
+	return 0;
+}
+
+/* The count in bucket k. */
+static uint64_t bucket_count(const struct hist *h, size_t k)
+{
+	const uint32_t *carry = *carry_slot(h);
+
+	return h->c[k] + (carry ? (uint64_t)carry[k] << 16 : 0);
 }
 
 /* Value v into its bucket (counted in the stats already). */
 static int bucket_add(struct hist *h, uint64_t v)
 {
-	unsigned b, s;
-	uint64_t *blk;
+	unsigned b, s, i;
+	size_t k;
 
 	locate(v, &b, &s);
-	blk = block_at(h, b);
-	if (!blk)
-		blk = block_get(h, b);
-	if (!blk) {
-		g_unbucketed++;
-		return -ENOMEM;
-	}
-	blk[s]++;
+	i = b - h->lo;
+	if (__builtin_expect(i >= h->n, 0))
+		return bucket_add_n(h, b, s, 1);
+	k = (size_t)i * HIST_SUB + s;
+	if (__builtin_expect(!++h->c[k], 0))
+		return carry(h, k, 1u << 16);
 	return 0;
 }
 
@@ -169,22 +258,17 @@ int hist_merge(struct hist *dst, const struct hist *src)
 	settled(dst);
 	settled(src);
 	add_stats(dst, src->count, src->sum, src->min, src->max);
-	for (unsigned i = 0; i < src->n; i++) {
-		const uint64_t *from = src->blk[i];
-		uint64_t *blk;
-
-		if (!from)
-			continue;
-		blk = block_get(dst, src->lo + i);
-		if (!blk) {
-			for (unsigned s = 0; s < HIST_SUB; s++)
-				g_unbucketed += from[s];
-			err = -ENOMEM;
-			continue;
-		}
-		for (unsigned s = 0; s < HIST_SUB; s++)
-			blk[s] += from[s];
+	if (src->n) { /* dst spans src's blocks at once (if it can: else block by block below) */
+		widen_to(dst, src->lo);
+		widen_to(dst, src->lo + src->n - 1u);
 	}
+	for (unsigned i = 0; i < src->n; i++)
+		for (unsigned s = 0; s < HIST_SUB; s++) {
+			uint64_t n = bucket_count(src, (size_t)i * HIST_SUB + s);
+
+			if (n && bucket_add_n(dst, src->lo + i, s, n))
+				err = -ENOMEM;
+		}
 	return err;
 }
 
@@ -193,21 +277,16 @@ static bool walk(const struct hist *h, bool (*fn)(uint64_t lo, uint64_t hi, uint
 		 void *ctx)
 {
 	settled(h);
-	for (unsigned b = h->lo; b < (unsigned)h->lo + h->n; b++) {
-		const uint64_t *blk = block_at(h, b);
-
-		if (!blk)
-			continue;
+	for (unsigned i = 0; i < h->n; i++)
 		for (unsigned s = 0; s < HIST_SUB; s++) {
-			uint64_t lo, hi;
+			uint64_t n = bucket_count(h, (size_t)i * HIST_SUB + s), lo, hi;
 
-			if (!blk[s])
+			if (!n)
 				continue;
-			bucket_range(b, s, &lo, &hi);
-			if (fn(lo, hi, blk[s], ctx))
+			bucket_range(h->lo + i, s, &lo, &hi);
+			if (fn(lo, hi, n, ctx))
 				return true;
 		}
-	}
 	return false;
 }
 

@@ -18,7 +18,7 @@ static uint64_t hmix(uint64_t a, uint64_t b)
 
 void *htab_get(const struct htab *t, uint64_t k1, uint64_t k2)
 {
-	if (!t->cap)
+	if (!t->len) /* an empty table is looked up at every event too (no kernel records) */
 		return NULL;
 	for (size_t i = hmix(k1, k2) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
 		if (!t->e[i].v)

@@ -417,8 +417,8 @@ static void j_batches(struct jw *w, const struct report_meta *m)
 		jw_ku64(w, "received", st->batches);
 		jw_ku64(w, "lost_ring_full", m->counters.batch_drops);
 		/* gaps in a thread's sequence numbers: the ring's losses, and any other */
-		jw_ku64(w, "lost_otherwise", st->lost_batches > m->counters.batch_drops ?
-			st->lost_batches - m->counters.batch_drops : 0);
+		jw_ku64(w, "lost_otherwise", report_batches_lost_otherwise(m));
+		jw_ku64(w, "skipped_by_live_analysis", m->batch->skipped_by_analysis);
 		jw_ku64(w, "refused", m->counters.batch_bad + st->bad_batches);
 		jw_ku64(w, "torn", st->torn_batches);
 		jw_ku64(w, "implausible", st->implausible);

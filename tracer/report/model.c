@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_stats.h"
 #include "locks.h"
 #include "report.h"
 #include "vocab.h"
@@ -501,6 +502,16 @@ uint64_t report_total_drops(const struct report_meta *m)
 	for (int i = 0; i < TET_EV_COUNT; i++)
 		d += m->counters.drops[i];
 	return d;
+}
+
+uint64_t report_batches_lost_otherwise(const struct report_meta *m)
+{
+	uint64_t known;
+
+	if (!m->batch)
+		return 0;
+	known = m->counters.batch_drops + m->batch->skipped_by_analysis;
+	return m->batch->stats->lost_batches > known ? m->batch->stats->lost_batches - known : 0;
 }
 
 uint64_t report_total(const struct report_meta *m, const struct an_totals *t, unsigned type)

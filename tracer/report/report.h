@@ -65,6 +65,9 @@ struct report_batch {
 	uint32_t rate;                    /* the rate at the end */
 	uint32_t max_overhead_pct;        /* adaptive: the tracer's CPU budget */
 	uint64_t rate_failures;           /* rates that could not be set */
+	/* a flight recorder's live analysis reads the window: batches the window dropped before
+	 * it read them (the analysis counts them as lost, the window itself lost nothing) */
+	uint64_t skipped_by_analysis;
 };
 
 /* Flight recorder (--flight-recorder): what fired a dump. Times are CLOCK_MONOTONIC, the events'
@@ -187,6 +190,9 @@ const char *report_drop_advice(const struct report_meta *m, const struct an_tota
 const char *report_drop_impact(unsigned type);
 /* Events dropped, all probes together. */
 uint64_t report_total_drops(const struct report_meta *m);
+/* Batched capture: gaps in threads' batch sequences that neither the full ring nor a flight
+ * recorder's live analysis falling behind its window explain (0 without batched capture). */
+uint64_t report_batches_lost_otherwise(const struct report_meta *m);
 /* Totals for the report: the analyzer's counts, or, in a sampled batched capture, the exact
  * counts of the traced threads (spawns, polls, wakes, terminations, parks, unparks). */
 uint64_t report_total(const struct report_meta *m, const struct an_totals *t, unsigned type);

@@ -266,13 +266,15 @@ static void print_batch_loss(FILE *out, const struct report_meta *m, bool final)
 		return;
 	for (int i = 0; i < TET_EV_COUNT; i++)
 		unflushed += st->unflushed[i];
-	if (st->lost_batches || m->counters.batch_drops || st->threads_vanished)
+	if (report_batches_lost_otherwise(m) || m->counters.batch_drops || st->threads_vanished)
 		fprintf(out, "BATCHES LOST: %llu (ring buffer full) + %llu (otherwise); %llu thread%s ended without its last batch (%llu events known lost)\n",
 			(unsigned long long)m->counters.batch_drops,
-			(unsigned long long)(st->lost_batches > m->counters.batch_drops ?
-					     st->lost_batches - m->counters.batch_drops : 0),
+			(unsigned long long)report_batches_lost_otherwise(m),
 			(unsigned long long)st->threads_vanished, st->threads_vanished == 1 ? "" : "s",
 			(unsigned long long)unflushed);
+	if (m->batch->skipped_by_analysis)
+		fprintf(out, "LIVE ANALYSIS BEHIND: %llu batches left the flight window before the live analysis read them (the window lost nothing; findings and metrics miss them)\n",
+			(unsigned long long)m->batch->skipped_by_analysis);
 	if (final && (st->late || st->forced))
 		fprintf(out, "  %llu events arrived after later ones were analyzed (late), %llu were analyzed before their threads caught up (hold limit)\n",
 			(unsigned long long)st->late, (unsigned long long)st->forced);

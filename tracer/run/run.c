@@ -518,6 +518,12 @@ static const struct report_batch *batch_meta(struct run *r)
 	rb->rate = bi->rate;
 	rb->max_overhead_pct = r->o->max_overhead_pct;
 	rb->rate_failures = bi->rate_failures;
+	if (r->s2) {
+		struct fr_follow_stats f;
+
+		fr_store_follow_stats(r->store, &f);
+		rb->skipped_by_analysis = f.skipped_batches;
+	}
 	if (r->an && an_get_sampling(r->an)->rate_max > r->meta.sample_rate)
 		r->meta.sample_rate = an_get_sampling(r->an)->rate_max;
 	return rb;
