@@ -1569,22 +1569,35 @@ static bool release(struct tb *b, uint64_t mark)
 		heap_down(b->heap, n, i);
 	while (n) {
 		struct thread *t = b->heap[0];
-		const struct ev *e = &t->q[t->qhead];
+		/* the next thread's head: the top thread's events up to it go in a run, the heap
+		 * put right once after (it keeps the top while no child is strictly less) */
+		const struct ev *next = n < 2 ? NULL :
+					n < 3 || !heap_less(b->heap[2], b->heap[1]) ?
+					&b->heap[1]->q[b->heap[1]->qhead] : &b->heap[2]->q[b->heap[2]->qhead];
+		bool stop = false;
 
-		if (e->ts > mark) {
-			if (b->s.pending <= b->o.max_pending)
-				break;
-			b->s.forced++;
-		}
-		ctl_release(b, e->ts);
-		deliver(b, t, e);
-		t->qhead++;
-		t->qlen--;
-		b->s.pending--;
+		do {
+			const struct ev *e = &t->q[t->qhead];
+
+			if (e->ts > mark) {
+				if (b->s.pending <= b->o.max_pending) {
+					stop = true;
+					break;
+				}
+				b->s.forced++;
+			}
+			ctl_release(b, e->ts);
+			deliver(b, t, e);
+			t->qhead++;
+			t->qlen--;
+			b->s.pending--;
+		} while (t->qlen && (!next || ev_cmp(&t->q[t->qhead], next) <= 0));
 		if (!t->qlen) {
 			t->qhead = 0;
 			b->heap[0] = b->heap[--n];
 		}
+		if (stop)
+			break;
 		heap_down(b->heap, n, 0);
 	}
 	ctl_release(b, mark);
