@@ -1716,26 +1716,6 @@ static void test_raw_window(void)
 	CHECK(tb_stats(dd.win)->lost_batches == 0 && tb_stats(dd.win)->bad_batches == 0,
 	      "raw: no batch lost or refused in the window's decoding");
 	CHECK_U64(dd.records, v.n, "raw: records counted = records given");
-	{ /* a window that begins later: the batches handed over before it are not its figures */
-		uint64_t from2 = from + 300 * MS, all = tb_stats(dd.win)->batches, want = 0;
-		struct fr_decoded d2;
-		struct rseen v2 = { .min_ts = UINT64_MAX, .from = from2, .to = to };
-
-		for (uint64_t k = 1; k <= nb; k++)
-			want += (k + 1) * step >= from && (k + 1) * step < from2;
-		if (CHECK(!fr_store_decode(s, from2, to, 0, 1, NULL, false, rcollect, &v2, &d2),
-			  "raw: a later window decodes")) {
-			CHECK(want > 20 && all - tb_stats(d2.win)->batches == want &&
-			      tb_stats(d2.win)->lost_batches == 0 && v2.outside == 0 &&
-			      v2.begins + v2.ends > 0,
-			      "raw: the batches flushed before the window are not counted in it (%llu "
-			      "fewer of %llu, want %llu; %llu lost)",
-			      (unsigned long long)(all - tb_stats(d2.win)->batches),
-			      (unsigned long long)all, (unsigned long long)want,
-			      (unsigned long long)tb_stats(d2.win)->lost_batches);
-			tb_free(d2.win);
-		}
-	}
 	/* what reached the probes in the window (a dump's probe_hits): its events only */
 	CHECK(dd.by_type[TET_EV_POLL_BEGIN] == want_begins && dd.by_type[TET_EV_POLL_END] == want_ends &&
 	      dd.by_type[TET_EV_SPAWN] == 1,

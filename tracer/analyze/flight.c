@@ -1381,14 +1381,6 @@ static void raw_in(void *ctx, enum fr_phase ph, enum fr_raw_kind kind, const voi
 
 	if (ph == FR_WINDOW)
 		pre_finish(x);
-	/* a batch (or a sweep) handed over before the window began holds none of its events: the
-	 * window's figures (batches, the threads' counts, losses) leave it out — its thread's next
-	 * batch is then the first the decoder sees, a start as at the capture's (the kept strings'
-	 * batches are not the process's: they go in) */
-	if (ph == FR_WINDOW && (kind == FR_RAW_BATCH || kind == FR_RAW_SWEEP) &&
-	    size >= sizeof(struct tet_hdr) && ((const struct tet_hdr *)rec)->ts < x->from &&
-	    ((const struct tet_hdr *)rec)->tid != FR_STRINGS_TID)
-		return;
 	if (!fr_raw_feed(b, kind, rec, size))
 		return;
 	raw_serve(x, b, 0);

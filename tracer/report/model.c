@@ -508,8 +508,10 @@ uint64_t report_batches_lost_otherwise(const struct report_meta *m)
 {
 	uint64_t known;
 
-	if (!m->batch)
+	if (!m->batch || !m->batch->stats)
 		return 0;
+	/* a batch the live analysis skipped is a gap to it only between batches of a thread it
+	 * follows: skipped first or last batches of a thread leave this figure understated */
 	known = m->counters.batch_drops + m->batch->skipped_by_analysis;
 	return m->batch->stats->lost_batches > known ? m->batch->stats->lost_batches - known : 0;
 }
