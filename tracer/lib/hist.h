@@ -17,9 +17,9 @@
  *
  * Adding a value touches the histogram itself only: count, sum, min and max at once, the
  * bucket later — up to HIST_PEND values below 2^32 wait in the histogram and go to their
- * buckets together (each bucket is another cache line). Whatever reads the buckets (quantiles, the
- * bucket walk, a merge) settles them first: a `const struct hist` is constant in value, not
- * in representation, and is read by the thread that adds to it.
+ * buckets together (each bucket is another cache line). Whatever reads the buckets
+ * (quantiles, the bucket walk, a merge) settles them first: a `const struct hist` is constant
+ * in value, not in representation, and is read by the thread that adds to it.
  */
 #ifndef TET_HIST_H
 #define TET_HIST_H
@@ -77,7 +77,7 @@ int hist_merge(struct hist *dst, const struct hist *src);
  * values over every power of two): past it a value counts in count/sum/min/max but in no
  * bucket (counted in hist_unbucketed(); quantiles lean to the maximum) — and a bucket whose
  * counter is full with no room for its carry array stays at 65535, its further values counted
- * there too. */
+ * in hist_unbucketed() the same way. */
 void hist_set_budget(size_t bytes);
 uint64_t hist_unbucketed(void);
 size_t hist_bytes_held(void);

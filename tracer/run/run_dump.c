@@ -100,18 +100,18 @@ static void dump_counters(struct run *r, struct analyzer *an, struct report_meta
 	base = fr_rt_snap_base(&r->fl, from);
 	if (meta->batch && win) { /* raw: the window's own figures, as its decoder found them */
 		*rb = *meta->batch;
-		rb->skipped_by_analysis = 0; /* the live analysis's, not the dump's */
 		rb->stats = tb_stats(win);
 		tb_totals(win, rb->exact);
 		meta->batch = rb;
 	} else if (meta->batch) {
 		*rb = *meta->batch;
-		rb->skipped_by_analysis = 0;
 		tb_totals(tet_session_decoder(r->sess), rb->exact);
 		for (int i = 0; base && i < TET_EV_COUNT; i++)
 			rb->exact[i] = rb->exact[i] >= base->exact[i] ? rb->exact[i] - base->exact[i] : 0;
 		meta->batch = rb;
 	}
+	if (meta->batch) /* the live analysis's skipped batches are not the dump's */
+		rb->skipped_by_analysis = 0;
 	if (base)
 		fr_counters_since(&now_c, &base->c);
 	if (win) { /* raw: the capture decoded nothing; what reached the probes is the window's */
