@@ -100,6 +100,7 @@ struct kthread {
 #define KQ_TOTAL_MAX 262144            /* … over all threads (~15 MiB) */
 #define KTHREADS_MAX 16384             /* threads with kernel records or polls followed */
 #define STACKS_MAX 65536                /* stack aggregates per kind */
+#define AN_TASK_MEMO 4096               /* the task memo's slots (a power of two) */
 #define WORKERS_MAX 4096                /* runtime workers followed (all processes) */
 #define AN_GAP_PIDS 64                  /* processes with lost batches told apart */
 #define FSTACKS_MAX 256                 /* … per finding */
@@ -168,7 +169,11 @@ struct analyzer {
 	size_t tl_len, tl_head; /* ring: tl_head = next write */
 	bool wakers_unreliable;  /* events that live waker counts rely on were dropped */
 	/* the task of the previous lookup: a poll's begin, yields and end come back to back */
-	struct { uint32_t pid; uint64_t key; struct task *t; } memo;
+	/* a direct-mapped cache in front of the task table, slot by the key's low bits: Tokio's
+	 * ids are sequential, so the tasks a runtime polls in turn sit in neighbouring slots,
+	 * where the table's hash scatters them (an L1 miss per event at 1000 live tasks). Any
+	 * key can take any slot: a process's ids choose only which lookups go on to the table */
+	struct { uint64_t key; struct task *t; } memo[AN_TASK_MEMO];
 	uint32_t last_runtime_pid, last_runtime_tid; /* the last thread runtime_tid_add saw */
 	/* why a poll was slow (opts.sched): per thread, the kernel side's records not yet
 	 * charged to a poll; stacks charged, per site and per finding */
@@ -673,14 +678,18 @@ static struct an_site *site_get(struct analyzer *a, const struct tet_spawn_rec *
 }
 
 /* ---- workers and runtime threads ---- */
-static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t index, uint64_t ts)
+static struct an_worker *worker_find(const struct analyzer *a, uint32_t pid, int32_t index)
 {
-	struct an_worker *w;
-
 	for (size_t i = 0; i < a->nworkers && i < 4; i++) /* few workers: the common case */
 		if (a->workerv[i]->pid == pid && a->workerv[i]->index == index)
 			return a->workerv[i];
-	w = htab_get(&a->workers, pid, (uint32_t)index);
+	return htab_get(&a->workers, pid, (uint32_t)index);
+}
+
+static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t index, uint64_t ts)
+{
+	struct an_worker *w = worker_find(a, pid, index);
+
 	if (w)
 		return w;
 	if (a->nworkers >= WORKERS_MAX) { /* indexes the process makes up: counted, O(1) */
@@ -701,6 +710,13 @@ static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t in
 	}
 	a->workerv[a->nworkers++] = w;
 	return w;
+}
+
+/* A runtime's thread: one that polled a task on a worker (the last one added, most often) */
+static bool runtime_tid_known(const struct analyzer *a, uint32_t pid, uint32_t tid)
+{
+	return a->runtime_tids.len && ((a->last_runtime_pid == pid && a->last_runtime_tid == tid) ||
+					htab_get(&a->runtime_tids, pid, tid));
 }
 
 static void runtime_tid_add(struct analyzer *a, uint32_t pid, uint32_t tid)
@@ -812,6 +828,12 @@ static void tl_push(struct analyzer *a, const struct an_tl_rec *r)
 static uint64_t task_key(const struct analyzer *a, uint64_t task_id, uint64_t header_ptr)
 {
 	return a->o.key_by_header ? header_ptr : task_id;
+}
+
+/* the task memo's slot: an id's low bits, a header's above its alignment */
+static size_t memo_slot(const struct analyzer *a, uint64_t key)
+{
+	return (size_t)(a->o.key_by_header ? key >> 6 : key) & (AN_TASK_MEMO - 1);
 }
 
 /* ---- sampling: tasks followed whole, or not at all ----
@@ -944,8 +966,12 @@ static void task_drop(struct analyzer *a, struct task *t)
 	if (!a->o.key_by_header)
 		lk_task_gone(a->lk, t->s.pid, t->s.task_id);
 	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
-	if (a->memo.t == t)
-		a->memo.t = NULL;
+	{
+		uint64_t key = task_key(a, t->s.task_id, t->s.header_ptr);
+
+		if (a->memo[memo_slot(a, key)].t == t)
+			a->memo[memo_slot(a, key)].t = NULL;
+	}
 	a->t.tasks_live--;
 	task_free(t);
 }
@@ -984,13 +1010,15 @@ static struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uin
 	uint64_t key = task_key(a, id, hdr);
 	struct task *t;
 
-	if (a->memo.t && a->memo.pid == pid && a->memo.key == key)
-		return a->memo.t;
+	size_t m = memo_slot(a, key);
+
+	t = a->memo[m].t;
+	if (t && a->memo[m].key == key && t->s.pid == pid)
+		return t;
 	t = htab_get(&a->tasks, pid, key);
 	if (t) {
-		a->memo.pid = pid;
-		a->memo.key = key;
-		a->memo.t = t;
+		a->memo[m].key = key;
+		a->memo[m].t = t;
 	}
 	return t;
 }
@@ -1705,7 +1733,7 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 	if (result < TET_POLL_CODES)
 		t->site->results[result]++;
 	if (t->poll_worker >= 0) {
-		struct an_worker *w = htab_get(&a->workers, r->h.pid, (uint32_t)t->poll_worker);
+		struct an_worker *w = worker_find(a, r->h.pid, t->poll_worker);
 
 		if (w) {
 			w->busy_ns += d;
@@ -2178,7 +2206,7 @@ static void on_meta(struct analyzer *a, const struct tet_meta_rec *r)
 
 static void on_wake(struct analyzer *a, const struct tet_event_rec *r)
 {
-	bool outside = !htab_get(&a->runtime_tids, r->h.pid, r->h.tid);
+	bool outside = !runtime_tid_known(a, r->h.pid, r->h.tid);
 	struct task *t;
 
 	a->t.wakes++;

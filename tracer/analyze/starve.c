@@ -29,6 +29,8 @@ struct starve {
 	sv_new_fn fn;
 	void *ctx;
 	struct htab idx;            /* (pid, tid) → wthread */
+	struct wthread *last;       /* the thread found last: a decoder delivers a thread's
+				     * events in runs (threads are freed only with the table) */
 	struct wthread **v;
 	size_t n, cap;
 	struct sv_episode *eps;
@@ -59,9 +61,17 @@ void sv_free(struct starve *s)
 	free(s);
 }
 
+/* (a reader's lookup sets the memo: a cache, not the table's contents, hence the const) */
 static struct wthread *find(const struct starve *s, uint32_t pid, uint32_t tid)
 {
-	return tid ? htab_get(&s->idx, pid, tid) : NULL;
+	struct wthread *w = s->last;
+
+	if (w && w->tid == tid && w->pid == pid)
+		return w;
+	w = tid ? htab_get(&s->idx, pid, tid) : NULL;
+	if (w)
+		((struct starve *)s)->last = w;
+	return w;
 }
 
 /* The group's representative thread; halves the path on the way (bounded: parents are
@@ -82,9 +92,15 @@ static uint32_t root_of(const struct starve *s, struct wthread *w, bool halve)
 
 static void unite(struct starve *s, struct wthread *a, struct wthread *b)
 {
-	uint32_t ra = root_of(s, a, true), rb = root_of(s, b, true);
+	uint32_t ra, rb;
 	struct wthread *r;
 
+	/* one node on both paths, the common case (a task polled by another worker of its
+	 * runtime, each pointing at the root): one group already */
+	if (a->pid == b->pid && a->parent == b->parent)
+		return;
+	ra = root_of(s, a, true);
+	rb = root_of(s, b, true);
 	if (ra == rb)
 		return;
 	r = find(s, a->pid, ra > rb ? ra : rb);
@@ -165,7 +181,7 @@ void sv_mt_thread(struct starve *s, uint32_t pid, uint32_t tid)
 }
 
 static void close_held(struct starve *s, struct wthread *w, uint64_t ts, uint64_t long_ns);
-static void claim(struct starve *s, struct wthread *w);
+static inline void claim(struct starve *s, struct wthread *w);
 
 void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint64_t ts,
 	     uint64_t long_ns)
@@ -185,14 +201,11 @@ void sv_park(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint6
 		close_held(s, w, ts, long_ns);
 }
 
-/* w polls or parks as its worker index: it is the runtime's thread of that index now, any other
- * thread of its runtime that was is not (a worker index is one thread's at a time) */
-static void claim(struct starve *s, struct wthread *w)
+/* claim()'s work, when w has not claimed its index yet or lost it */
+static void claim_slow(struct starve *s, struct wthread *w)
 {
 	uint32_t root;
 
-	if (w->worker < 0 || (w->claimed && !w->gone))
-		return; /* (the common case: one look at two flags) */
 	w->gone = false;
 	w->claimed = true;
 	root = root_of(s, w, true);
@@ -203,6 +216,14 @@ static void claim(struct starve *s, struct wthread *w)
 		    root_of(s, v, true) == root)
 			v->gone = true;
 	}
+}
+
+/* w polls or parks as its worker index: it is the runtime's thread of that index now, any other
+ * thread of its runtime that was is not (a worker index is one thread's at a time) */
+static inline void claim(struct starve *s, struct wthread *w)
+{
+	if (w->worker >= 0 && (!w->claimed || w->gone)) /* the common case: one look at two flags */
+		claim_slow(s, w);
 }
 
 int sv_poll_begin(struct starve *s, uint32_t pid, uint32_t tid, int32_t worker, uint32_t prev_tid,

@@ -151,7 +151,7 @@ struct pair {
 
 struct tb {
 	struct tb_opts o;
-	struct { uint64_t tsc0, tsc1, ns0; double slope; bool valid; } seg; /* last segment used */
+	struct { uint64_t tsc0, tsc1; double slope, ns0; bool valid; } seg; /* last segment used */
 	uint64_t seg_base;          /* TSC of the segment's first pair */
 	struct tb_stats s;
 	uint64_t cutoff;            /* 0 = none */
@@ -220,7 +220,8 @@ static const struct pair *pair_at(const struct tb *b, size_t i)
 
 /* Linear between the two pairs around tsc (beyond the first or last pair: the nearest
  * segment's rate). The segment is cached: consecutive stamps mostly share it. */
-static uint64_t tsc_to_ns(struct tb *b, uint64_t tsc)
+/* TSC to ns through the segment of tsc: the last one used, else found and kept. */
+static uint64_t tsc_to_ns_slow(struct tb *b, uint64_t tsc)
 {
 	const struct pair *p0, *p1;
 	size_t lo = 0, hi;
@@ -245,7 +246,7 @@ static uint64_t tsc_to_ns(struct tb *b, uint64_t tsc)
 	p1 = pair_at(b, lo + 1);
 	b->seg.tsc0 = lo == 0 ? 0 : p0->tsc;
 	b->seg.tsc1 = lo + 2 == b->npairs ? UINT64_MAX : p1->tsc;
-	b->seg.ns0 = p0->ns;
+	b->seg.ns0 = (double)p0->ns;
 	b->seg.slope = (double)(p1->ns - p0->ns) / (double)(p1->tsc - p0->tsc);
 	b->seg.valid = true;
 	/* seg.tsc0 is the segment's start for the lookup; the conversion is from p0 */
@@ -253,9 +254,22 @@ static uint64_t tsc_to_ns(struct tb *b, uint64_t tsc)
 		b->seg.tsc0 = 0;
 	b->seg_base = p0->tsc;
 convert:
-	d = (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + (double)b->seg.ns0;
+	d = (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + b->seg.ns0;
 	/* a stamp the process made up converts to anything: clamp (0x1p64 is past UINT64_MAX) */
 	return d < 0 ? 0 : d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
+}
+
+/* The common case inline: tsc in the segment used last, converting to less than 2^63 ns (the
+ * same arithmetic as tsc_to_ns_slow, whose signed conversion is exact there). */
+static inline uint64_t tsc_to_ns(struct tb *b, uint64_t tsc)
+{
+	if (b->seg.valid && tsc >= b->seg.tsc0 && tsc < b->seg.tsc1) {
+		double d = (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + b->seg.ns0;
+
+		if (d >= 0 && d < 0x1p63)
+			return (uint64_t)(int64_t)d;
+	}
+	return tsc_to_ns_slow(b, tsc);
 }
 
 uint64_t tb_tsc_to_ns(const struct tb *b, uint64_t tsc)
@@ -590,7 +604,7 @@ static uint16_t string_fill(struct tb *b, uint32_t pid, uint64_t ptr, uint64_t l
 }
 
 /* ---- decoding ---- */
-static struct ev *push(struct tb *b, struct thread *t, uint32_t type, uint64_t ts)
+static inline struct ev *push(struct tb *b, struct thread *t, uint32_t type, uint64_t ts)
 {
 	struct ev *e;
 
@@ -610,7 +624,7 @@ static struct ev *push(struct tb *b, struct thread *t, uint32_t type, uint64_t t
 }
 
 /* A stamped record at ts: drops recorded before it take its time. */
-static void stamp_seen(struct tb *b, struct thread *t, uint64_t ts)
+static inline void stamp_seen(struct tb *b, struct thread *t, uint64_t ts)
 {
 	for (size_t i = 0; i < b->ndrops; i++)
 		b->tmp[b->drops[i]].ts = ts;
@@ -675,7 +689,7 @@ static bool in_window(struct tb *b, uint64_t ts)
 	return true;
 }
 
-size_t tb_rec_words(const uint64_t *w, size_t i, size_t n)
+static inline size_t rec_words(const uint64_t *w, size_t i, size_t n)
 {
 	uint64_t id = w[i] & MASK56;
 	size_t need = 0;
@@ -697,6 +711,11 @@ size_t tb_rec_words(const uint64_t *w, size_t i, size_t n)
 	return i + need <= n ? need : 0;
 }
 
+size_t tb_rec_words(const uint64_t *w, size_t i, size_t n)
+{
+	return rec_words(w, i, n);
+}
+
 #define CLONE_LOOKAHEAD 512 /* words searched for the poll a clone happened in */
 
 /* The time of a waker clone (a record without a stamp). Most are made inside the poll of the
@@ -710,7 +729,7 @@ static uint64_t clone_stamp(struct tb *b, const struct thread *t, const uint64_t
 	uint64_t begin = 0;
 	size_t k;
 
-	for (size_t j = i + 1; j < n && j < i + CLONE_LOOKAHEAD && (k = tb_rec_words(w, j, n)); j += k)
+	for (size_t j = i + 1; j < n && j < i + CLONE_LOOKAHEAD && (k = rec_words(w, j, n)); j += k)
 		if (((w[j] >> 56) & 0xf) == TET_BREC_POLL && (w[j] & MASK56) == id) {
 			begin = to_ns(b, t, w[j + 1]);
 			break;
@@ -826,7 +845,7 @@ static int decode(struct tb *b, struct thread *t, const uint64_t *w, uint32_t fr
 		size_t need = 0;
 		struct ev *e = NULL;
 
-		need = tb_rec_words(w, i, n);
+		need = rec_words(w, i, n);
 		if (!need) {
 			b->s.bad_records++;
 			ret = -EINVAL;
@@ -1586,7 +1605,8 @@ static bool release(struct tb *b, uint64_t mark)
 				}
 				b->s.forced++;
 			}
-			ctl_release(b, e->ts);
+			if (b->nctl)
+				ctl_release(b, e->ts);
 			deliver(b, t, e);
 			t->qhead++;
 			t->qlen--;
