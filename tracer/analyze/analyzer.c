@@ -678,7 +678,8 @@ static struct an_site *site_get(struct analyzer *a, const struct tet_spawn_rec *
 }
 
 /* ---- workers and runtime threads ---- */
-static struct an_worker *worker_find(const struct analyzer *a, uint32_t pid, int32_t index)
+static inline struct an_worker *worker_find(const struct analyzer *a, uint32_t pid,
+					     int32_t index)
 {
 	for (size_t i = 0; i < a->nworkers && i < 4; i++) /* few workers: the common case */
 		if (a->workerv[i]->pid == pid && a->workerv[i]->index == index)
@@ -1005,7 +1006,7 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 	task_drop(a, t);
 }
 
-static struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr)
+static inline struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr)
 {
 	uint64_t key = task_key(a, id, hdr);
 	struct task *t;

@@ -819,8 +819,10 @@ static int held_out(struct tb *b, struct thread *t, struct waitrec *v, size_t *n
 	return 0;
 }
 
-static int waits_out(struct tb *b, struct thread *t, uint64_t id, uint64_t ts)
+static inline int waits_out(struct tb *b, struct thread *t, uint64_t id, uint64_t ts)
 {
+	if (!t->nlocks && !t->nwaits) /* most polls: nothing held */
+		return 0;
 	/* kept wait records first, then a cut marker (the regular slots come before it) */
 	return held_out(b, t, t->locks, &t->nlocks, id, ts) ?: held_out(b, t, t->waits, &t->nwaits, id, ts);
 }

@@ -21,6 +21,8 @@
  * the one size rule every consumer of records applies. */
 static inline size_t tet_decode_min_size(uint32_t type)
 {
+	if (type < TET_EV_COUNT && type != TET_EV_SPAWN && type != TET_EV_META)
+		return sizeof(struct tet_event_rec); /* most records: one look */
 	switch (type) {
 	case TET_EV_SPAWN: return sizeof(struct tet_spawn_rec);
 	case TET_EV_META: return sizeof(struct tet_meta_rec);
