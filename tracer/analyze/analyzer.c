@@ -168,7 +168,6 @@ struct analyzer {
 	struct an_tl_rec *tl;
 	size_t tl_len, tl_head; /* ring: tl_head = next write */
 	bool wakers_unreliable;  /* events that live waker counts rely on were dropped */
-	/* the task of the previous lookup: a poll's begin, yields and end come back to back */
 	/* a direct-mapped cache in front of the task table, slot by the key's low bits: Tokio's
 	 * ids are sequential, so the tasks a runtime polls in turn sit in neighbouring slots,
 	 * where the table's hash scatters them (an L1 miss per event at 1000 live tasks). Any
@@ -722,10 +721,13 @@ static bool runtime_tid_known(const struct analyzer *a, uint32_t pid, uint32_t t
 
 static void runtime_tid_add(struct analyzer *a, uint32_t pid, uint32_t tid)
 {
-	if (a->last_runtime_pid == pid && a->last_runtime_tid == tid)
+	if (a->runtime_tids.len && a->last_runtime_pid == pid && a->last_runtime_tid == tid)
 		return;
-	if (!htab_get(&a->runtime_tids, pid, tid))
-		htab_put(&a->runtime_tids, pid, tid, (void *)1);
+	/* the memo names a thread of the table only (one the table could not take is tried
+	 * again at its next poll) */
+	if (!htab_get(&a->runtime_tids, pid, tid) &&
+	    htab_put(&a->runtime_tids, pid, tid, (void *)1))
+		return;
 	a->last_runtime_pid = pid;
 	a->last_runtime_tid = tid;
 }
@@ -963,16 +965,14 @@ static void check_self_wake(struct analyzer *a, struct task *t, uint64_t ts, boo
 /* Task t leaves the table (retired, or set aside by the sampling rule) and is freed. */
 static void task_drop(struct analyzer *a, struct task *t)
 {
-	htab_del(&a->tasks, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
+	uint64_t key = task_key(a, t->s.task_id, t->s.header_ptr);
+
+	htab_del(&a->tasks, t->s.pid, key);
 	if (!a->o.key_by_header)
 		lk_task_gone(a->lk, t->s.pid, t->s.task_id);
-	ur_task_gone(a->ur, t->s.pid, task_key(a, t->s.task_id, t->s.header_ptr));
-	{
-		uint64_t key = task_key(a, t->s.task_id, t->s.header_ptr);
-
-		if (a->memo[memo_slot(a, key)].t == t)
-			a->memo[memo_slot(a, key)].t = NULL;
-	}
+	ur_task_gone(a->ur, t->s.pid, key);
+	if (a->memo[memo_slot(a, key)].t == t)
+		a->memo[memo_slot(a, key)].t = NULL;
 	a->t.tasks_live--;
 	task_free(t);
 }

@@ -95,8 +95,9 @@ static void unite(struct starve *s, struct wthread *a, struct wthread *b)
 	uint32_t ra, rb;
 	struct wthread *r;
 
-	/* one node on both paths, the common case (a task polled by another worker of its
-	 * runtime, each pointing at the root): one group already */
+	/* a node on both paths (a parent: a thread of the table) is one group already — the
+	 * common case, a task polled by another worker of its runtime, both pointing at the
+	 * root (root_of would agree unless its 64-step guard cut a path short) */
 	if (a->pid == b->pid && a->parent == b->parent)
 		return;
 	ra = root_of(s, a, true);

@@ -218,9 +218,14 @@ static const struct pair *pair_at(const struct tb *b, size_t i)
 	return &b->pairs[(b->pairs_head + i) % PAIRS_MAX];
 }
 
+/* tsc in ns by the segment in use (its rate from its first pair): one formula for both paths */
+static inline double seg_convert(const struct tb *b, uint64_t tsc)
+{
+	return (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + b->seg.ns0;
+}
+
 /* Linear between the two pairs around tsc (beyond the first or last pair: the nearest
- * segment's rate). The segment is cached: consecutive stamps mostly share it. */
-/* TSC to ns through the segment of tsc: the last one used, else found and kept. */
+ * segment's rate). The segment is kept: consecutive stamps mostly share it. */
 static uint64_t tsc_to_ns_slow(struct tb *b, uint64_t tsc)
 {
 	const struct pair *p0, *p1;
@@ -254,17 +259,17 @@ static uint64_t tsc_to_ns_slow(struct tb *b, uint64_t tsc)
 		b->seg.tsc0 = 0;
 	b->seg_base = p0->tsc;
 convert:
-	d = (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + b->seg.ns0;
+	d = seg_convert(b, tsc);
 	/* a stamp the process made up converts to anything: clamp (0x1p64 is past UINT64_MAX) */
 	return d < 0 ? 0 : d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
 }
 
-/* The common case inline: tsc in the segment used last, converting to less than 2^63 ns (the
- * same arithmetic as tsc_to_ns_slow, whose signed conversion is exact there). */
+/* The common case inline: tsc in the segment used last, converting to less than 2^63 ns (where
+ * the signed conversion is the slow path's unsigned one). */
 static inline uint64_t tsc_to_ns(struct tb *b, uint64_t tsc)
 {
 	if (b->seg.valid && tsc >= b->seg.tsc0 && tsc < b->seg.tsc1) {
-		double d = (double)(int64_t)(tsc - b->seg_base) * b->seg.slope + b->seg.ns0;
+		double d = seg_convert(b, tsc);
 
 		if (d >= 0 && d < 0x1p63)
 			return (uint64_t)(int64_t)d;

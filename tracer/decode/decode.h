@@ -35,9 +35,10 @@ static inline size_t tet_decode_min_size(uint32_t type)
 	case TET_REC_BATCH: return sizeof(struct tet_batch_rec);
 	case TET_REC_RATE: return sizeof(struct tet_rate_rec);
 	case TET_REC_GAP: return sizeof(struct tet_gap_rec);
-	default: return type < TET_EV_COUNT ? sizeof(struct tet_event_rec) : 0;
+	default: return 0;
 	}
 }
+_Static_assert(TET_EV_COUNT <= TET_REC_BATCH, "record types (64 and up) follow the event types");
 
 /* A record is whole: a known type, at least its size. */
 static inline bool tet_decode_valid(const void *data, size_t size)
