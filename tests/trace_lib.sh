@@ -81,15 +81,17 @@ start_bg() {
 # bt_stop PID LABEL: stops a bpftrace we started with SIGINT and waits for it to exit: it prints
 # its maps only after detaching every probe, which under load takes long (5 s for ~115 uprobes
 # with both CPUs busy; a 60 s wait ran out once), so reading its output earlier finds no counts.
-# The SIGINT is sent again every 30 s: a bpftrace once sat 300 s after a single one without
+# The SIGINT is sent again every 5 s: a bpftrace once sat 300 s after a single one without
 # exiting (a fresh-clone CI run, t_fallback_counts; why is not known: one lost signal would
-# explain it), and bpftrace takes more like the first (0.17, checked: three in a row, it still
-# printed its maps and exited 0). Still running after 300 s is a failure of its own.
+# explain it), and one in ~120 stops here sat until the next one (33 s of a t_batch_capture run
+# when they were 30 s apart); bpftrace takes more like the first (0.17, checked: 22 of them
+# 0.3 s apart while it detached 98 uprobes, it still printed its maps and exited 0). Still running
+# after 300 s is a failure of its own.
 bt_stop() {
     local t0=$SECONDS n=0
-    while [ $n -lt 10 ]; do
+    while [ $n -lt 60 ]; do
         kill -INT "$1" 2>/dev/null; n=$((n + 1))
-        wait_exit "$1" 30
+        wait_exit "$1" 5
         [ "$RC" = timeout ] || break
     done
     if [ "$RC" = timeout ]; then not_ok "$2: bpftrace did not exit within 300 s of SIGINT ($n sent)"
@@ -168,12 +170,19 @@ expect_fail() {
 }
 
 # loc_of NAME: "src/FILE.rs:LINE:COL" of the sample service's "// SPAWN-SITE: NAME" marker (COL:
-# the column of its tokio::spawn call)
+# the column of its tokio::spawn call; nothing when the marker's line has none). Every marker's
+# is worked out at a test's first call, by one python3 (~0.35 s of start-up: t_deadlock made 36
+# calls), into $TMPD/spawn-sites ("NAME LOCATION" lines, grep's order: the first of a NAME wins)
 loc_of() {
-    grep -rn "// SPAWN-SITE: $1\$" "$ROOT/sample-service/src" --include='*.rs' | head -1 | python3 -c '
+    local n l
+    [ -s "$TMPD/spawn-sites" ] || grep -rn '// SPAWN-SITE: [^ ]*$' "$ROOT/sample-service/src" --include='*.rs' | python3 -c '
 import sys
-path, line, text = sys.stdin.read().split(":", 2)
-print("src/" + path.split("/src/", 1)[1] + ":" + line + ":" + str(text.index("tokio::spawn(") + 1))'
+for rec in sys.stdin:
+    path, line, text = rec.rstrip("\n").split(":", 2)
+    name = text.rsplit("// SPAWN-SITE: ", 1)[1]
+    if "tokio::spawn(" in text and "/src/" in path:
+        print(name, "src/" + path.split("/src/", 1)[1] + ":" + line + ":" + str(text.index("tokio::spawn(") + 1))' > "$TMPD/spawn-sites"
+    while read -r n l; do [ "$n" = "$1" ] && { echo "$l"; return; }; done < "$TMPD/spawn-sites"
 }
 
 # fake_sysfs DIR: fake kernels for TET_SYSFS_ROOT under DIR/no-uprobes, DIR/no-btf, DIR/no-refctr
