@@ -110,67 +110,77 @@ cut -c1-600 "$S"
 check_eq "the trace's io_uring requests are not cut" false "$(jq -r '.other.io_uring_cut' "$S")"
 check_eq "… nor its timeline" false "$(jq -r '.other.cut' "$S")"
 check_eq "… and none lacked a track" 0 "$(jq -r '.other.io_uring_requests_not_drawn' "$S")"
+# the trace (~30 MB: seconds of jq or python to read it) is read once: one python3 gives the
+# flows' and the tracks' verdicts below (a line each) and keeps its io_uring slices (ph X, cat
+# io_uring: all the jq filters below select from) in $TI
+TI="$TMPD/u.trace.io_uring.json"
+TV=$(python3 - "$T" "$TI" <<'PY'
+import bisect, json, re, sys
+d = json.load(open(sys.argv[1]))["traceEvents"]
+with open(sys.argv[2], "w") as out:
+    json.dump({"traceEvents": [e for e in d if e.get("ph") == "X" and e.get("cat") == "io_uring"]}, out)
+
+def flows(d):
+    slices = {}
+    for e in d:
+        if e["ph"] == "X":
+            slices.setdefault((e["pid"], e["tid"]), []).append(e)
+    for v in slices.values():
+        v.sort(key=lambda e: e["ts"])
+    begins = {k: [e["ts"] for e in v] for k, v in slices.items()}
+    def at(pid, tid, ts, cat):
+        v = slices.get((pid, tid), [])
+        i = bisect.bisect_right(begins.get((pid, tid), []), ts + 1e-6)
+        for e in reversed(v[max(0, i - 64):i]):
+            if e["cat"] == cat and e["ts"] - 1e-6 <= ts <= e["ts"] + e["dur"] + 1e-6:
+                return e
+    s = {e["id"]: e for e in d if e["ph"] == "s" and e["cat"] == "io_uring"}
+    f = {e["id"]: e for e in d if e["ph"] == "f" and e["cat"] == "io_uring"}
+    bad, n = [], 0
+    for i in s:
+        q = at(s[i]["pid"], s[i]["tid"], s[i]["ts"], "io_uring")
+        p = at(f[i]["pid"], f[i]["tid"], f[i]["ts"], "poll") if i in f else None
+        n += 1
+        if not q or not p:
+            bad.append(f"flow {i}: no request or no poll slice")
+            continue
+        want = q["ts"] + q["dur"] + q["args"]["complete_to_poll_ns"] / 1000
+        if q["args"]["task"] != p["args"]["task"] or abs(p["ts"] - want) > 0.002 or q["args"]["in_flight"]:
+            bad.append(f"flow {i}: request of task {q['args']['task']} ending {q['ts'] + q['dur']}, "
+                       f"+{q['args']['complete_to_poll_ns']}ns → poll of task {p['args']['task']} at {p['ts']}")
+    return "ok" if n and not bad else (bad[:3] or "no io_uring flows")
+
+def tracks(d):
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in d if e["ph"] == "M" and e["name"] == "thread_name"}
+    tracks = {k for k, v in names.items() if re.fullmatch(r"io_uring ring [1-9][0-9]*( \(\d+\))?", v)}
+    on = {(e["pid"], e["tid"]) for e in d if e["ph"] == "X" and e["cat"] == "io_uring"}
+    other = {(e["pid"], e["tid"]) for e in d if e["ph"] == "X" and e["cat"] != "io_uring"}
+    pids = {e["pid"] for e in d if e["ph"] == "X" and e["cat"] == "poll"}
+    ok = tracks and on == tracks and not (tracks & other) and {p for p, _ in tracks} <= pids
+    return "ok" if ok else f"tracks {sorted(names[t] for t in tracks)[:3]}, slices on {sorted(on)[:3]}, pids {pids}"
+
+print(flows(d))
+print(tracks(d))
+PY
+)
 check_eq "an io_uring slice per finished request (Σ by_opcode completed)" \
     "$(jq '[.io_uring.by_opcode[].completed] | add' "$R")" "$(jq .io_uring "$S")"
 check_eq "… per opcode" \
     "$(jq -cS '[.io_uring.by_opcode[] | select(.completed > 0) | {(.op): .completed}] | add' "$R")" \
-    "$(jq -cS '[.traceEvents[] | select(.ph == "X" and .cat == "io_uring" and (.args.in_flight | not))] | group_by(.name) | map({(.[0].name): length}) | add' "$T")"
+    "$(jq -cS '[.traceEvents[] | select(.ph == "X" and .cat == "io_uring" and (.args.in_flight | not))] | group_by(.name) | map({(.[0].name): length}) | add' "$TI")"
 check_eq "an io_uring slice per request in flight at the end" "$(jq .io_uring.in_flight "$R")" \
     "$(jq .io_uring_in_flight "$S")"
 consumed=$(jq .io_uring.consumed "$R"); uflows=$(jq .io_uring_flows "$S")
 check "a flow arrow for each request a poll consumed ($uflows of $consumed; a poll running at the end is not in the trace)" \
     test "$uflows" -le "$consumed" -a "$uflows" -ge $((consumed - 2)) -a "$uflows" -gt 1000
-check_eq "io_uring flows end in the poll that consumed the request: of its task, beginning complete_to_poll_ns after the completion" ok "$(python3 - "$T" <<'PY'
-import bisect, json, sys
-d = json.load(open(sys.argv[1]))["traceEvents"]
-slices = {}
-for e in d:
-    if e["ph"] == "X":
-        slices.setdefault((e["pid"], e["tid"]), []).append(e)
-for v in slices.values():
-    v.sort(key=lambda e: e["ts"])
-begins = {k: [e["ts"] for e in v] for k, v in slices.items()}
-def at(pid, tid, ts, cat):
-    v = slices.get((pid, tid), [])
-    i = bisect.bisect_right(begins.get((pid, tid), []), ts + 1e-6)
-    for e in reversed(v[max(0, i - 64):i]):
-        if e["cat"] == cat and e["ts"] - 1e-6 <= ts <= e["ts"] + e["dur"] + 1e-6:
-            return e
-s = {e["id"]: e for e in d if e["ph"] == "s" and e["cat"] == "io_uring"}
-f = {e["id"]: e for e in d if e["ph"] == "f" and e["cat"] == "io_uring"}
-bad, n = [], 0
-for i in s:
-    q = at(s[i]["pid"], s[i]["tid"], s[i]["ts"], "io_uring")
-    p = at(f[i]["pid"], f[i]["tid"], f[i]["ts"], "poll") if i in f else None
-    n += 1
-    if not q or not p:
-        bad.append(f"flow {i}: no request or no poll slice")
-        continue
-    want = q["ts"] + q["dur"] + q["args"]["complete_to_poll_ns"] / 1000
-    if q["args"]["task"] != p["args"]["task"] or abs(p["ts"] - want) > 0.002 or q["args"]["in_flight"]:
-        bad.append(f"flow {i}: request of task {q['args']['task']} ending {q['ts'] + q['dur']}, "
-                   f"+{q['args']['complete_to_poll_ns']}ns → poll of task {p['args']['task']} at {p['ts']}")
-print("ok" if n and not bad else (bad[:3] or "no io_uring flows"))
-PY
-)"
-check_eq "io_uring tracks are named 'io_uring ring N' in the target's process, and carry every io_uring slice" ok "$(python3 - "$T" <<'PY'
-import json, re, sys
-d = json.load(open(sys.argv[1]))["traceEvents"]
-names = {(e["pid"], e["tid"]): e["args"]["name"] for e in d if e["ph"] == "M" and e["name"] == "thread_name"}
-tracks = {k for k, v in names.items() if re.fullmatch(r"io_uring ring [1-9][0-9]*( \(\d+\))?", v)}
-on = {(e["pid"], e["tid"]) for e in d if e["ph"] == "X" and e["cat"] == "io_uring"}
-other = {(e["pid"], e["tid"]) for e in d if e["ph"] == "X" and e["cat"] != "io_uring"}
-pids = {e["pid"] for e in d if e["ph"] == "X" and e["cat"] == "poll"}
-ok = tracks and on == tracks and not (tracks & other) and {p for p, _ in tracks} <= pids
-print("ok" if ok else f"tracks {sorted(names[t] for t in tracks)[:3]}, slices on {sorted(on)[:3]}, pids {pids}")
-PY
-)"
+check_eq "io_uring flows end in the poll that consumed the request: of its task, beginning complete_to_poll_ns after the completion" ok "$(sed -n 1p <<< "$TV")"
+check_eq "io_uring tracks are named 'io_uring ring N' in the target's process, and carry every io_uring slice" ok "$(sed -n 2p <<< "$TV")"
 end_us=$(jq '.other.capture_duration_ns / 1000 + .other.capture_start_offset_us' "$S")
 check_eq "the stuck READ: a slice 'READ (in flight)' on the stuck fd, a pipe, of its task, to the end of the capture" 1 \
     "$(jq --argjson fd "$STUCK_FD" --argjson tend "$end_us" --argjson task "$(jq "[.io_uring.in_flight_requests[] | select(.fd == $STUCK_FD)][0].task_id" "$R")" \
         '[.traceEvents[] | select(.ph == "X" and .cat == "io_uring" and .name == "READ (in flight)" and .args.in_flight
           and .args.fd == $fd and .args.task == $task and (.args.fd_target | startswith("pipe:["))
-          and ((.ts + .dur - $tend) | fabs) < 2)] | length' "$T")"
+          and ((.ts + .dur - $tend) | fabs) < 2)] | length' "$TI")"
 
 # report.html
 check "no raw metacharacters of the fd targets in the page" bash -c "! grep -qF 'dir<b>&' '$H'"
