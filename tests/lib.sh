@@ -65,19 +65,31 @@ fuzz_crashers() {
 
 # fuzz_bounded FUZZER SECONDS CORPUS_DIR…: a bounded libFuzzer run (ASan + UBSan builds in
 # build/fuzz; a crash's input goes to build/fuzz/artifacts/); prints its stats and checks it
-# exits 0 and ran at least 10000 inputs.
+# exits 0 and ran at least 10000 inputs. A run that the machine's load kept under 10000 in its
+# SECONDS (a CI run beside other work: 9615 at 739 a second, 6937 a second unloaded) goes on
+# for the inputs missing, on the corpus it grew, within 10 × SECONDS more.
 fuzz_bounded() {
-    local fz=$1 secs=$2 rc; shift 2
+    local fz=$1 secs=$2 rc n more; shift 2
     mkdir -p "$BUILD/fuzz/artifacts"
     "$fz" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$BUILD/fuzz/artifacts/" -print_final_stats=1 "$@" > "$TMPD/fuzz.log" 2>&1
     rc=$?
+    n=$(awk '/^stat::number_of_executed_units/{print $NF}' "$TMPD/fuzz.log")
+    if [ $rc = 0 ] && [ "${n:-0}" -lt 10000 ]; then
+        echo "# $n inputs in ${secs} s: $((10000 - ${n:-0})) more"
+        "$fz" -runs=$((10000 - ${n:-0})) -max_total_time=$((10 * secs)) -max_len=65536 -timeout=10 \
+            -rss_limit_mb=2048 -artifact_prefix="$BUILD/fuzz/artifacts/" -print_final_stats=1 "$@" \
+            > "$TMPD/fuzz2.log" 2>&1
+        rc=$?
+        more=$(awk '/^stat::number_of_executed_units/{print $NF}' "$TMPD/fuzz2.log")
+        n=$(( ${n:-0} + ${more:-0} ))
+        cat "$TMPD/fuzz2.log" >> "$TMPD/fuzz.log"
+    fi
     grep -E '^#[0-9]+ +(INITED|DONE)' "$TMPD/fuzz.log" | tail -2
     grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$TMPD/fuzz.log"
     check_eq "fuzzer exits 0 (no crash, leak, UB or timeout)" 0 "$rc"
     [ $rc = 0 ] || tail -60 "$TMPD/fuzz.log"
-    check "fuzzer ran at least 10000 inputs" \
-        test "$(awk '/^stat::number_of_executed_units/{print $NF}' "$TMPD/fuzz.log")" -ge 10000
+    check "fuzzer ran at least 10000 inputs ($n)" test "${n:-0}" -ge 10000
 }
 
 need_root() {
