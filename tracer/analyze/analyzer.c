@@ -712,16 +712,22 @@ static struct an_worker *worker_get(struct analyzer *a, uint32_t pid, int32_t in
 	return w;
 }
 
+/* (pid, tid) is the runtime thread added or found last (the memo names a thread of the table
+ * only: none while the table is empty) */
+static bool runtime_tid_last(const struct analyzer *a, uint32_t pid, uint32_t tid)
+{
+	return a->runtime_tids.len && a->last_runtime_pid == pid && a->last_runtime_tid == tid;
+}
+
 /* A runtime's thread: one that polled a task on a worker (the last one added, most often) */
 static bool runtime_tid_known(const struct analyzer *a, uint32_t pid, uint32_t tid)
 {
-	return a->runtime_tids.len && ((a->last_runtime_pid == pid && a->last_runtime_tid == tid) ||
-					htab_get(&a->runtime_tids, pid, tid));
+	return runtime_tid_last(a, pid, tid) || htab_get(&a->runtime_tids, pid, tid);
 }
 
 static void runtime_tid_add(struct analyzer *a, uint32_t pid, uint32_t tid)
 {
-	if (a->runtime_tids.len && a->last_runtime_pid == pid && a->last_runtime_tid == tid)
+	if (runtime_tid_last(a, pid, tid))
 		return;
 	/* the memo names a thread of the table only (one the table could not take is tried
 	 * again at its next poll) */
@@ -1009,11 +1015,9 @@ static void task_retire(struct analyzer *a, struct task *t, uint64_t ts, int rea
 static inline struct task *task_find(struct analyzer *a, uint32_t pid, uint64_t id, uint64_t hdr)
 {
 	uint64_t key = task_key(a, id, hdr);
-	struct task *t;
-
 	size_t m = memo_slot(a, key);
+	struct task *t = a->memo[m].t;
 
-	t = a->memo[m].t;
 	if (t && a->memo[m].key == key && t->s.pid == pid)
 		return t;
 	t = htab_get(&a->tasks, pid, key);
