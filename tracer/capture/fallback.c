@@ -324,6 +324,7 @@ int tet_fb_open(struct tet_fb **out, const struct tet_fb_opts *o, const char *pa
 			      (uint32_t *)&s->skel->rodata->target_exe_dev },
 			      o->no_uring, o->pid > 0 ? NULL : path, &s->uring_info))
 		s->uring_info.hooks = true;
+	tet_btf_release(); /* the set-up's questions are answered: libbpf parses its own */
 	ret = tokio_uprobe__load(s->skel);
 	if (ret) {
 		seterr(err, len, "cannot load the BPF programs: %s", strerror(-ret));

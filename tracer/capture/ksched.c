@@ -24,6 +24,28 @@ struct tet_sched {
 	size_t nperf;
 };
 
+/* vmlinux BTF, parsed once for the questions a capture's set-up asks of it (~40 ms a parse;
+ * a batched capture asks seven): kept from the first question until tet_btf_release, which
+ * the backends call before they load their object (libbpf parses its own copy then). */
+static struct btf *vm_btf;
+static bool vm_btf_tried;
+
+static struct btf *vmlinux_btf(void)
+{
+	if (!vm_btf_tried) {
+		vm_btf = btf__load_vmlinux_btf();
+		vm_btf_tried = true;
+	}
+	return vm_btf;
+}
+
+void tet_btf_release(void)
+{
+	btf__free(vm_btf);
+	vm_btf = NULL;
+	vm_btf_tried = false;
+}
+
 /* The arguments of a BTF tracepoint (its btf_trace_* typedef: a pointer to a function whose
  * first parameter is the context), -1 when vmlinux BTF does not have it. */
 int tet_btf_tracepoint_args(const char *name)
@@ -32,7 +54,7 @@ int tet_btf_tracepoint_args(const char *name)
 	struct btf *vm;
 	int id, n = -1;
 
-	vm = btf__load_vmlinux_btf();
+	vm = vmlinux_btf();
 	if (!vm)
 		return -1;
 	id = btf__find_by_name_kind(vm, name, BTF_KIND_TYPEDEF);
@@ -43,7 +65,6 @@ int tet_btf_tracepoint_args(const char *name)
 		t = btf__type_by_id(vm, t->type);                /* the prototype */
 	if (t && btf_is_func_proto(t))
 		n = btf_vlen(t) - 1;
-	btf__free(vm);
 	return n;
 }
 
@@ -80,7 +101,7 @@ static bool btf_steal_clock(int64_t *delta)
 
 	if (getenv("TET_TEST_NO_STEAL_CLOCK")) /* tests: a kernel without it */
 		return false;
-	vm = btf__load_vmlinux_btf();
+	vm = vmlinux_btf();
 	if (!vm)
 		return false;
 	st = percpu_offset(vm, "steal_time");
@@ -97,7 +118,6 @@ static bool btf_steal_clock(int64_t *delta)
 		if (i == btf_vlen(t))
 			cfs = -1;
 	}
-	btf__free(vm);
 	if (st < 0 || rq < 0 || cfs <= 0)
 		return false;
 	*delta = st - rq;

@@ -58,5 +58,7 @@ void tet_sched_detach(struct tet_sched *s);
 /* The arguments of BTF tracepoint `name` (its btf_trace_* typedef), -1 when vmlinux BTF has
  * none. */
 int tet_btf_tracepoint_args(const char *name);
+/* Frees the vmlinux BTF the questions above parsed once (the next question parses it again). */
+void tet_btf_release(void);
 
 #endif

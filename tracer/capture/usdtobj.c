@@ -71,6 +71,7 @@ int tet_usdt_load(struct tokio_usdt *skel, size_t ringbuf_bytes, char *err, size
 		seterr(err, len, "ring buffer size %zu refused: %s", ringbuf_bytes, strerror(-ret));
 		return ret;
 	}
+	tet_btf_release(); /* the set-up's questions are answered: libbpf parses its own */
 	ret = tokio_usdt__load(skel);
 	if (ret)
 		seterr(err, len, "cannot load the BPF programs: %s%s%s", strerror(-ret),
