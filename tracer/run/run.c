@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,13 +64,20 @@ static void iofd_free(struct iofd *c)
 	c->n = 0;
 }
 
-/* The traced process is gone (or a zombie nobody reaped yet). */
-static bool process_gone(int pid)
+/* The traced process is gone (or a zombie nobody reaped yet). Asked at every drain: a pidfd
+ * (opened by run_open) answers with one poll(), where /proc/PID/stat cost an open, a read and a
+ * close, half of an idle tracer's CPU; the /proc reading stays for a kernel without pidfds. */
+static bool process_gone(const struct run *r, int pid)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
 	int fd;
 
+	if (r->pidfd >= 0) {
+		struct pollfd pf = { .fd = r->pidfd, .events = POLLIN };
+
+		return poll(&pf, 1, 0) > 0; /* readable once the process has exited */
+	}
 	if (kill(pid, 0) && errno == ESRCH)
 		return true;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -864,6 +873,7 @@ int run_open(struct run **out, struct run_opts *o, const struct tet_targets *t,
 	r->msgs = msgs;
 	r->summary = summary;
 	r->batched = run_batched(o, t);
+	r->pidfd = o->pid ? (int)syscall(SYS_pidfd_open, o->pid, 0) : -1;
 	if (o->metrics_addr) {
 		ret = prom_start(&r->metrics, o->metrics_addr, o->metrics_sites, err, len);
 		if (ret)
@@ -981,7 +991,7 @@ int run_step(struct run *r, bool stop, bool usr1, char *err, size_t len)
 		return RUN_STOPPED;
 	if (o->duration_ns && r->now - r->start >= o->duration_ns)
 		return RUN_DURATION;
-	if (o->pid && process_gone(o->pid)) {
+	if (o->pid && process_gone(r, o->pid)) {
 		r->gone = true;
 		return RUN_GONE;
 	}
@@ -1158,5 +1168,7 @@ void run_close(struct run *r)
 	fr_rt_free(&r->fl);
 	if (r->rec_dump)
 		fclose(r->rec_dump);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
 	free(r);
 }

@@ -90,6 +90,7 @@ struct run {
 	struct prom_server *metrics;
 	uint64_t start, now, next_tick, next_interval, next_metrics;
 	bool gone;
+	int pidfd;                   /* --pid's process (-1: none, or the kernel has no pidfds) */
 	FILE *rec_dump;              /* TET_RECORD_DUMP: the records analyzed (report_replay) */
 };
 
