@@ -5,6 +5,8 @@
 #   make fuzz-analyzer [FUZZ_TIME=600] [FUZZ_JOBS=1] … of the analyzer fed per-event records
 #   make fuzz-fdwhat [FUZZ_TIME=600] [FUZZ_JOBS=1]  … of the /proc fd, fdinfo and socket-table readers
 TRACER_OBJS   += $(TRACER_C_OBJS)
+# --remote-write (report/remote_write.c): libcurl (http, https) and snappy
+TRACER_LIBS   += -lcurl -lsnappy
 TRACER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OBJ) $(TRACER_INC) -Ibpf -MMD -MP
 
 # build/obj/x.o from tracer/STAGE/x.c (file names are unique across the stages)

@@ -137,6 +137,11 @@ static void trace_usage(FILE *out)
 "                           (HOST:PORT, [IPV6]:PORT or PORT; the host defaults to 127.0.0.1)\n"
 "      --metrics-sites N    spawn-site label values in the metrics (default 50; later sites\n"
 "                           are counted under site=\"(other)\")\n"
+"      --remote-write URL   push the same metrics to URL (http:// or https://) by Prometheus\n"
+"                           remote write, labelled with host, pid, executable, tokio_release,\n"
+"                           mode and capture; queued, retried, never waited for\n"
+"      --remote-write-interval D  how often (default 15s); a last push at the end\n"
+"      --remote-write-header 'NAME: VALUE'  an HTTP header on each push (auth), repeatable\n"
 "      --mode MODE          auto (default): the tokio USDT probes when the binary has them, else\n"
 "                           uprobes on Tokio's task functions (stock Tokio, no rebuild); usdt;\n"
 "                           uprobe (the fallback even when probes exist)\n"
@@ -364,6 +369,7 @@ enum {
 	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
 	OPT_THRESHOLD, /* + the row of thresholds.def: the last */
 };
+enum { OPT_REMOTE_WRITE = 1024, OPT_REMOTE_WRITE_INTERVAL, OPT_REMOTE_WRITE_HEADER };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -396,6 +402,9 @@ static const struct option long_opts[] = {
 	{ "timeline-events", required_argument, NULL, OPT_TIMELINE },
 	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
 	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
+	{ "remote-write", required_argument, NULL, OPT_REMOTE_WRITE },
+	{ "remote-write-interval", required_argument, NULL, OPT_REMOTE_WRITE_INTERVAL },
+	{ "remote-write-header", required_argument, NULL, OPT_REMOTE_WRITE_HEADER },
 	{ "flight-recorder", required_argument, NULL, OPT_FLIGHT },
 	{ "trigger", required_argument, NULL, OPT_TRIGGER },
 	{ "post-trigger", required_argument, NULL, OPT_POST_TRIGGER },
@@ -679,6 +688,43 @@ static int parse_flight_opt(int c, struct run_opts *o)
 	return ret ? -EINVAL : 0;
 }
 
+/* --remote-write and its interval and headers (checked for syntax here; the host resolves
+ * when the run opens). Returns 0, -EINVAL (message printed), or -ENOENT: not one of them. */
+static int parse_remote_write_opt(int c, struct run_opts *o)
+{
+	char err[300];
+
+	switch (c) {
+	case OPT_REMOTE_WRITE:
+		if (o->rw.url) {
+			p_err("--remote-write: give it once");
+			return -EINVAL;
+		}
+		if (rw_url_check(optarg, err, sizeof(err))) {
+			p_err("%s", err);
+			return -EINVAL;
+		}
+		o->rw.url = optarg;
+		return 0;
+	case OPT_REMOTE_WRITE_INTERVAL:
+		return parse_dur("--remote-write-interval", optarg, 100 * NSEC_PER_MSEC, DAY_NS,
+				 &o->rw.interval_ns) ? -EINVAL : 0;
+	case OPT_REMOTE_WRITE_HEADER:
+		if (o->rw.nheaders == RW_HEADERS_MAX) {
+			p_err("--remote-write-header: at most %d headers", RW_HEADERS_MAX);
+			return -EINVAL;
+		}
+		if (rw_header_check(optarg, err, sizeof(err))) {
+			p_err("%s", err);
+			return -EINVAL;
+		}
+		o->rw.headers[o->rw.nheaders++] = optarg;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
 /* What the options do not allow together, and what follows from them. */
 static int check_args(struct run_opts *o)
 {
@@ -720,6 +766,13 @@ static int check_args(struct run_opts *o)
 		p_err("--stacks needs the CPU profile: drop --profile-hz 0");
 		return -EINVAL;
 	}
+	if (!o->rw.url && (o->rw.interval_ns || o->rw.nheaders)) {
+		p_err("%s needs --remote-write URL",
+		      o->rw.nheaders ? "--remote-write-header" : "--remote-write-interval");
+		return -EINVAL;
+	}
+	if (!o->rw.interval_ns)
+		o->rw.interval_ns = RW_DEFAULT_INTERVAL_NS;
 	if (!o->fl.on && o->fl.needs) {
 		p_err("%s needs --flight-recorder WINDOW", o->fl.needs);
 		return -EINVAL;
@@ -779,6 +832,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			ret = parse_analysis_opt(c, o);
 		if (ret == -ENOENT)
 			ret = parse_flight_opt(c, o);
+		if (ret == -ENOENT)
+			ret = parse_remote_write_opt(c, o);
 		if (ret != -ENOENT) {
 			if (ret)
 				return -EINVAL;

@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -770,22 +771,53 @@ static void gather(struct img *m, struct tsym_table *t, struct inst *in)
 
 /* A stripped file is still recognisably Tokio: its panic locations name the crate's sources
  * ("…/tokio-1.53.2/src/runtime/…"), older lines name their workers "tokio-runtime-worker". */
-static bool tokio_strings(const struct img *m)
+/* The release in the first "tokio-1.X.Y/src" of buf ("1.X.Y" into out); false: none. */
+static bool release_in(const unsigned char *buf, size_t size, char *out, size_t len)
 {
-	const unsigned char *p = m->buf, *end = m->buf + m->size;
+	const unsigned char *p = buf, *end = buf + size;
 
-	if (memmem(m->buf, m->size, "tokio-runtime-worker", 20))
-		return true;
 	while ((p = memmem(p, (size_t)(end - p), "tokio-1.", 8))) {
 		const unsigned char *q = p + 8;
 
-		while (q < end && ((*q >= '0' && *q <= '9') || *q == '.'))
+		while (q < end && q - p < 40 && ((*q >= '0' && *q <= '9') || *q == '.'))
 			q++;
-		if (end - q >= 4 && !memcmp(q, "/src", 4))
+		if (end - q >= 4 && !memcmp(q, "/src", 4) && q > p + 8) {
+			if (out)
+				snprintf(out, len, "%.*s", (int)(q - p - 6), (const char *)p + 6);
 			return true;
+		}
 		p += 8;
 	}
 	return false;
+}
+
+static bool tokio_strings(const struct img *m)
+{
+	if (memmem(m->buf, m->size, "tokio-runtime-worker", 20))
+		return true;
+	return release_in(m->buf, m->size, NULL, 0);
+}
+
+int tsym_tokio_release(const char *path, char *out, size_t len)
+{
+	struct stat st;
+	void *map;
+	bool found;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size) {
+		close(fd);
+		return -ENOENT;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	found = release_in(map, (size_t)st.st_size, out, len);
+	munmap(map, (size_t)st.st_size);
+	return found ? 0 : -ENOENT;
 }
 
 static int cmp_str(const void *a, const void *b)

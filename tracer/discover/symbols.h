@@ -83,4 +83,8 @@ char *tsym_demangle(const char *mangled);
  * nested brackets (malloc'd, NULL if none): ("a::b<X<Y>, Z>", "a::b") → "X<Y>". */
 char *tsym_first_generic(const char *s, const char *prefix);
 
+/* The Tokio release a file was built from, as its panic locations name the crate's sources
+ * ("…/tokio-1.53.2/src/…": "1.53.2" into out). 0, or -ENOENT (none named) / -errno. */
+int tsym_tokio_release(const char *path, char *out, size_t len);
+
 #endif

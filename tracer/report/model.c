@@ -681,3 +681,15 @@ const char *report_poll_result(unsigned code, char *buf, size_t len)
 	snprintf(buf, len, "%c%s", toupper((unsigned char)l[0]), l + 1);
 	return buf;
 }
+
+const char *report_remote_write_line(const struct rw_stats *w, char *buf, size_t len)
+{
+	snprintf(buf, len, "remote write to %s: %llu push%s delivered (%llu samples), %llu retr%s; failed requests: %llu connection, %llu server (5xx), %llu client (4xx); samples dropped: %llu queue full, %llu refused, %llu at exit",
+		 w->url ? w->url : "?", (unsigned long long)w->pushes, w->pushes == 1 ? "" : "es",
+		 (unsigned long long)w->samples, (unsigned long long)w->retries,
+		 w->retries == 1 ? "y" : "ies", (unsigned long long)w->fail_connection,
+		 (unsigned long long)w->fail_server, (unsigned long long)w->fail_client,
+		 (unsigned long long)w->dropped_queue, (unsigned long long)w->dropped_rejected,
+		 (unsigned long long)w->dropped_exit);
+	return buf;
+}

@@ -478,6 +478,36 @@ static void worker_metrics(FILE *out, const struct analyzer *a)
 		}
 }
 
+/* --remote-write's own figures (as of the last push before this rendering) */
+static void remote_write_metrics(FILE *out, const struct rw_stats *w)
+{
+	if (!w)
+		return;
+	head(out, "tokio_trace_remote_write_pushes_total", "counter",
+	     "Remote-write requests the receiver accepted.");
+	fprintf(out, "tokio_trace_remote_write_pushes_total %llu\n", (unsigned long long)w->pushes);
+	head(out, "tokio_trace_remote_write_samples_total", "counter",
+	     "Samples in the accepted remote-write requests.");
+	fprintf(out, "tokio_trace_remote_write_samples_total %llu\n", (unsigned long long)w->samples);
+	head(out, "tokio_trace_remote_write_retries_total", "counter",
+	     "Remote-write requests sent again after a connection error or a 5xx.");
+	fprintf(out, "tokio_trace_remote_write_retries_total %llu\n", (unsigned long long)w->retries);
+	head(out, "tokio_trace_remote_write_failures_total", "counter",
+	     "Remote-write requests that failed, by kind (connection; server: 5xx; client: 4xx).");
+	fprintf(out, "tokio_trace_remote_write_failures_total{kind=\"connection\"} %llu\n"
+		"tokio_trace_remote_write_failures_total{kind=\"server\"} %llu\n"
+		"tokio_trace_remote_write_failures_total{kind=\"client\"} %llu\n",
+		(unsigned long long)w->fail_connection, (unsigned long long)w->fail_server,
+		(unsigned long long)w->fail_client);
+	head(out, "tokio_trace_remote_write_dropped_samples_total", "counter",
+	     "Samples never delivered, by reason (queue_full, rejected: 4xx, at_exit).");
+	fprintf(out, "tokio_trace_remote_write_dropped_samples_total{reason=\"queue_full\"} %llu\n"
+		"tokio_trace_remote_write_dropped_samples_total{reason=\"rejected\"} %llu\n"
+		"tokio_trace_remote_write_dropped_samples_total{reason=\"at_exit\"} %llu\n",
+		(unsigned long long)w->dropped_queue, (unsigned long long)w->dropped_rejected,
+		(unsigned long long)w->dropped_exit);
+}
+
 static int render(FILE *out, const struct analyzer *a, const struct report_meta *m,
 		  struct plabels *L)
 {
@@ -549,6 +579,7 @@ static int render(FILE *out, const struct analyzer *a, const struct report_meta 
 	     "Distinct site labels allowed (--metrics-sites).");
 	fprintf(out, "tokio_trace_site_label_limit %zu\n", L->max);
 	uring_metrics(out, a);
+	remote_write_metrics(out, m->remote_write);
 	return fflush(out) || ferror(out) ? -EIO : 0;
 }
 
@@ -562,6 +593,42 @@ int prom_render(FILE *out, const struct analyzer *a, const struct report_meta *m
 		ret = render(out, a, m, &L);
 	labels_free(&L);
 	return ret;
+}
+
+/* ---- the same figures for another sender (remote_write.c) ---- */
+struct prom_labels {
+	struct plabels L;
+};
+
+struct prom_labels *prom_labels_new(size_t max_sites)
+{
+	struct prom_labels *p = calloc(1, sizeof(*p));
+
+	if (p && labels_init(&p->L, max_sites)) {
+		labels_free(&p->L);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void prom_labels_free(struct prom_labels *p)
+{
+	if (!p)
+		return;
+	labels_free(&p->L);
+	free(p);
+}
+
+int prom_render_labels(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		       struct prom_labels *p)
+{
+	return render(out, a, m, &p->L);
+}
+
+char *prom_label_value(const char *s, size_t n)
+{
+	return label_value(s, n);
 }
 
 /* ---- address ---- */

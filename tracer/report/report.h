@@ -103,6 +103,23 @@ struct report_flight {
 	struct report_trigger trigger;
 };
 
+/* --remote-write (remote_write.c): what the sender did, a snapshot taken on the main thread. */
+struct rw_stats {
+	const char *url;          /* as shown: scheme, host, port and path (no credentials, no query) */
+	uint64_t interval_ns;
+	uint64_t pushes;          /* requests the receiver accepted (2xx) */
+	uint64_t samples;         /* samples in them */
+	uint64_t retries;         /* requests sent again after a connection error or a 5xx */
+	uint64_t fail_connection; /* requests that failed: connection, timeout, TLS, DNS */
+	uint64_t fail_server;     /* … answered 5xx (retried) */
+	uint64_t fail_client;     /* … answered 4xx or another non-2xx (not retried) */
+	uint64_t dropped_queue;   /* samples dropped unsent: the queue was full (the oldest go) */
+	uint64_t dropped_rejected; /* … the receiver refused them (4xx) */
+	uint64_t dropped_exit;    /* … still unsent when the final push's wait ran out */
+	uint64_t queue_max;       /* the queue's bound, in pushes (intervals) */
+	int last_status;          /* the last HTTP status (0: none, or a connection error) */
+};
+
 struct report_meta {
 	const char *mode;         /* "usdt" / "uprobe-fallback" */
 	const char *dialect;      /* usdt: the probes' dialect (tracer/discover/dialect.h) */
@@ -133,6 +150,7 @@ struct report_meta {
 	const struct why_report *why;     /* why polls were slow (why.h); NULL = not tracked */
 	const struct report_flight *flight; /* a flight-recorder dump; NULL otherwise */
 	const struct tet_uring_info *uring; /* io_uring tracing (kuring.h); NULL = not set up */
+	const struct rw_stats *remote_write; /* --remote-write; NULL without it */
 	/* I/O readiness waits: the fd behind an I/O driver token of process pid and what it is
 	 * (printable text into what, its kind — "listener", "connection", "pipe", … — into
 	 * *kind), from the process's epoll tables; returns the fd, or -1 when unknown. NULL:
@@ -198,6 +216,9 @@ uint64_t report_batches_lost_otherwise(const struct report_meta *m);
 uint64_t report_total(const struct report_meta *m, const struct an_totals *t, unsigned type);
 /* The analyzer's workers in (pid, index) order (NULL and *n = 0 if out of memory); free() it. */
 const struct an_worker **report_sorted_workers(const struct analyzer *a, size_t *n);
+/* --remote-write in one line, for the terminal: "remote write to URL: N pushes delivered (M
+ * samples), …". Returns buf. */
+const char *report_remote_write_line(const struct rw_stats *w, char *buf, size_t len);
 /* Estimated time the uprobe fallback's probes added to the traced process (ns). */
 double report_fallback_overhead_ns(const struct report_fallback *f, const struct an_totals *t);
 /* "on CPU 0.1ms · preempted 0 · blocked 49.9ms; blocked 49.9ms in clock_nanosleep ← f ← g;

@@ -7,6 +7,7 @@
  *   html.c      report.html: one self-contained file (styles, script and data inline)
  *   perfetto.c  a Chrome trace-event JSON file (Perfetto UI, chrome://tracing)
  *   prom.c      a Prometheus /metrics endpoint served while tracing
+ *   remote_write.c the same figures pushed by Prometheus remote write (--remote-write)
  *   outputs.c   the report files of a capture: format by suffix, written atomically
  * The HTML and the trace are drawn from the analyzer's bounded timeline (an_timeline), which
  * the caller turns on (an_opts.timeline_cap) when they are wanted.
@@ -68,6 +69,50 @@ void prom_stop(struct prom_server *ps);
 /* The exposition text itself (tests, the snapshot). Returns 0 or -EIO. */
 int prom_render(FILE *out, const struct analyzer *a, const struct report_meta *m,
 		size_t max_sites);
+
+/* The text for another sender of the same figures (remote_write.c): site labels kept from
+ * one rendering to the next, as the server does (a series never changes its label). */
+struct prom_labels;
+struct prom_labels *prom_labels_new(size_t max_sites);
+void prom_labels_free(struct prom_labels *p);
+int prom_render_labels(FILE *out, const struct analyzer *a, const struct report_meta *m,
+		       struct prom_labels *p);
+/* Untrusted bytes as a label value of the text format: valid UTF-8, cut at 160 characters,
+ * escaped (\\, \", \n). malloc'd; NULL when out of memory. */
+char *prom_label_value(const char *s, size_t n);
+
+/* ---- remote_write.c: --remote-write URL (docs/reports.md) ---- */
+#define RW_HEADERS_MAX 16
+#define RW_DEFAULT_INTERVAL_NS (15 * 1000000000ull)
+#define RW_FINAL_WAIT_NS (5 * 1000000000ull)
+struct rw_opts {
+	const char *url;
+	uint64_t interval_ns;
+	const char *headers[RW_HEADERS_MAX]; /* "Name: value", checked by rw_header_check */
+	size_t nheaders;
+	size_t max_sites;          /* --metrics-sites */
+	const char *tokio_release; /* "1.53.2", or NULL: unknown (no label) */
+};
+struct rw;
+/* Syntax checks for option parsing: an http:// or https:// URL with a host; a header
+ * "Name: value" (a token, no line breaks; the tracer's own headers cannot be replaced). The
+ * message never holds a header's value nor the URL's credentials. Return 0 or -EINVAL. */
+int rw_url_check(const char *url, char *err, size_t len);
+int rw_header_check(const char *h, char *err, size_t len);
+/* Resolves the URL's host and starts the sender thread (nothing is sent before rw_push).
+ * Warnings (the first failure of each kind, a return) go to msgs, from the sender thread.
+ * Returns 0 or -errno with one line in err. */
+int rw_start(struct rw **out, const struct rw_opts *o, const struct tet_msgs *msgs, char *err,
+	     size_t len);
+/* Main thread: renders the figures now and queues them (never waits for the network; a full
+ * queue drops its oldest push, counted). */
+int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m);
+/* The final push: queued like the others, then waits for the queue to empty, at most wait_ns;
+ * what is left then is dropped and counted (dropped_exit). The sender stops. */
+void rw_finish(struct rw *w, const struct analyzer *a, const struct report_meta *m,
+	       uint64_t wait_ns);
+void rw_get_stats(struct rw *w, struct rw_stats *st);
+void rw_stop(struct rw *w);
 
 /* ---- outputs.c ---- */
 enum out_format { OUT_JSON, OUT_HTML, OUT_PERFETTO, OUT_STACKS };

@@ -433,5 +433,10 @@ void report_terminal(FILE *out, const struct analyzer *a, const struct report_me
 		print_waits(out, a);
 	}
 	print_findings(out, a, m, final ? m->top : 2);
+	if (final && m->remote_write) {
+		char line[1024];
+
+		fprintf(out, "\n%s\n", report_remote_write_line(m->remote_write, line, sizeof(line)));
+	}
 	fflush(out);
 }

@@ -631,7 +631,7 @@ static int open_flight(struct run *r, struct run_opts *o)
 	r->store = fr_store_new(o->fl.window_ns, o->fl.window_bytes);
 	if (!r->store)
 		return -ENOMEM;
-	if (!o->metrics_addr && !o->interval_ns && !fr_rt_needs_live(&r->fl))
+	if (!o->metrics_addr && !o->rw.url && !o->interval_ns && !fr_rt_needs_live(&r->fl))
 		return 0;
 	live.detect |= r->fl.detectors;
 	live.timeline_cap = 0;
@@ -839,6 +839,29 @@ static int meta_init(struct run *r)
 	return meta_files(r);
 }
 
+/* The Tokio release the traced files were built from (the remote-write label), or NULL. */
+static const char *tokio_release(const struct tet_targets *t, char *buf, size_t len)
+{
+	if (t->fallback)
+		return t->fb_attach && !tsym_tokio_release(t->fb_attach, buf, len) ? buf : NULL;
+	for (int main_first = 1; main_first >= 0; main_first--)
+		for (size_t i = 0; i < t->n; i++)
+			if (t->v[i].is_main == main_first &&
+			    !tsym_tokio_release(t->v[i].attach_path, buf, len))
+				return buf;
+	return NULL;
+}
+
+/* --remote-write: the URL's host resolves and the sender runs, before anything is attached. */
+static int open_remote_write(struct run *r, struct run_opts *o, char *err, size_t len)
+{
+	char rel[64];
+
+	o->rw.max_sites = o->metrics_sites;
+	o->rw.tokio_release = tokio_release(r->t, rel, sizeof(rel));
+	return rw_start(&r->rw, &o->rw, r->msgs, err, len);
+}
+
 static void flight_announce(struct run *r)
 {
 	const struct flight_opts *fo = &r->o->fl;
@@ -879,6 +902,11 @@ int run_open(struct run **out, struct run_opts *o, const struct tet_targets *t,
 		if (ret)
 			return ret;
 	}
+	if (o->rw.url) {
+		ret = open_remote_write(r, o, err, len);
+		if (ret)
+			return ret;
+	}
 	plan_analysis(r, o);
 	if (getenv("TET_RECORD_DUMP") && !(r->rec_dump = fopen(getenv("TET_RECORD_DUMP"), "we")))
 		tet_say(msgs, TET_MSG_INFO, "TET_RECORD_DUMP %s: %s", getenv("TET_RECORD_DUMP"),
@@ -900,6 +928,17 @@ int run_open(struct run **out, struct run_opts *o, const struct tet_targets *t,
 		prom_update(r->metrics, r->an, &r->meta);
 		r->next_metrics = r->start + NSEC_PER_SEC;
 		tet_say(msgs, TET_MSG_INFO, "serving Prometheus metrics at %s", prom_url(r->metrics));
+	}
+	if (r->rw) {
+		char d[32];
+
+		r->meta.end_ns = r->start;
+		r->meta.remote_write = &r->rw_stats;
+		rw_get_stats(r->rw, &r->rw_stats);
+		rw_push(r->rw, r->an, &r->meta);
+		r->next_rw = r->start + o->rw.interval_ns;
+		tet_say(msgs, TET_MSG_INFO, "pushing the metrics to %s every %s (Prometheus remote write)",
+			r->rw_stats.url, fmt_duration(o->rw.interval_ns, d, sizeof(d)));
 	}
 	if (o->fl.on)
 		flight_announce(r);
@@ -1007,8 +1046,17 @@ int run_step(struct run *r, bool stop, bool usr1, char *err, size_t len)
 	if (r->metrics && r->now >= r->next_metrics) {
 		/* rendered here, served by the metrics thread: the drain never waits for it */
 		meta_now(r);
+		if (r->rw)
+			rw_get_stats(r->rw, &r->rw_stats);
 		prom_update(r->metrics, r->an, &r->meta);
 		r->next_metrics = r->now + NSEC_PER_SEC;
+	}
+	if (r->rw && r->now >= r->next_rw) {
+		/* rendered and queued here, sent by the sender thread: the drain never waits */
+		meta_now(r);
+		rw_get_stats(r->rw, &r->rw_stats);
+		rw_push(r->rw, r->an, &r->meta);
+		r->next_rw = r->now + o->rw.interval_ns;
 	}
 	if (o->interval_ns && r->now >= r->next_interval) {
 		r->meta.ended_by = "running";
@@ -1087,9 +1135,18 @@ static void finish_flight(struct run *r, int stop_signal)
 			(unsigned long long)fs.sweeps_kept);
 }
 
+/* The final figures pushed, waited for at most RW_FINAL_WAIT_NS; the reports get its figures. */
+static void finish_remote_write(struct run *r)
+{
+	rw_get_stats(r->rw, &r->rw_stats);
+	rw_finish(r->rw, r->an, &r->meta, RW_FINAL_WAIT_NS);
+	rw_get_stats(r->rw, &r->rw_stats);
+}
+
 void run_finish(struct run *r, int stop_signal)
 {
 	struct report_meta *m = &r->meta;
+	char raw[1024];
 	int ret;
 
 	/* Detach first (nothing new comes in; the semaphores go back to 0), then take what is
@@ -1118,6 +1175,12 @@ void run_finish(struct run *r, int stop_signal)
 	}
 	if (r->store) {
 		finish_flight(r, stop_signal);
+		if (r->rw && r->an) {
+			meta_now(r);
+			finish_remote_write(r);
+			tet_say(r->msgs, TET_MSG_INFO, "%s",
+				report_remote_write_line(&r->rw_stats, raw, sizeof(raw)));
+		}
 		return;
 	}
 	m->counters_valid = !tet_session_counters(r->sess, &m->counters);
@@ -1136,6 +1199,8 @@ void run_finish(struct run *r, int stop_signal)
 	m->ended_by = stop_signal ? "signal" : r->gone && m->exit_signal ? "process_crash" :
 		      r->gone ? "process_exit" : "duration";
 	say_ended(r, stop_signal, "; the report covers what was seen until then");
+	if (r->rw)
+		finish_remote_write(r);
 	if (!r->o->quiet)
 		report_terminal(r->summary, r->an, m, true);
 	if (r->metrics)
@@ -1156,6 +1221,7 @@ void run_close(struct run *r)
 	if (r->child > 0) /* a dump being written finishes */
 		waitpid(r->child, NULL, 0);
 	prom_stop(r->metrics);
+	rw_stop(r->rw);
 	tet_session_close(r->sess);
 	tb_free(r->s2);
 	an_free(r->an);

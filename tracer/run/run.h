@@ -39,6 +39,7 @@ struct run_opts {
 	struct outputs outs;       /* --output (repeatable) and --trace */
 	const char *metrics_addr;
 	size_t metrics_sites, timeline_events;
+	struct rw_opts rw;         /* --remote-write (url NULL: off) */
 	unsigned probes;
 	bool probes_given;
 	enum tet_mode mode;

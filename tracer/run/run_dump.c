@@ -209,6 +209,7 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 	char name[300];
 	int status = 1;
 
+	meta.remote_write = NULL; /* the sender's figures are the live run's, not the window's */
 	fr_store_stats(r->store, &st);
 	fr_rt_plan(fo, &st, p, &plan);
 	rf.window_ns = fo->window_ns;

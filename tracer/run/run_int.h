@@ -88,7 +88,9 @@ struct run {
 	struct report_file *rfiles;
 	struct why_report why;
 	struct prom_server *metrics;
-	uint64_t start, now, next_tick, next_interval, next_metrics;
+	struct rw *rw;               /* --remote-write */
+	struct rw_stats rw_stats;    /* its figures, as of the last push (meta.remote_write) */
+	uint64_t start, now, next_tick, next_interval, next_metrics, next_rw;
 	bool gone;
 	int pidfd;                   /* --pid's process (-1: none, or the kernel has no pidfds) */
 	FILE *rec_dump;              /* TET_RECORD_DUMP: the records analyzed (report_replay) */
