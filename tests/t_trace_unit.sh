@@ -9,6 +9,8 @@
 # the poll; fallback identity by header pointer (reuse after terminate = new task); drops switch
 # lost_waker off; live tasks bounded; timeline bounded; untrusted text sanitized for terminals;
 # spawn sites in the tokio crate's own sources (any install) marked runtime, listed after the program's.
+# --remote-write's encoder: the exposition text as a snappy WriteRequest, read back field by field
+# (labels unescaped, the run's labels merged and sorted, malformed lines skipped).
 # The JSON report of that synthetic capture has every key later checks rely on.
 . "$(dirname "$0")/lib.sh"
 need_file "$BUILD/fixtures/unit_trace" "unit test binary"

@@ -405,27 +405,28 @@ static bool line_series(struct pb *b, const char *p, const char *end, const stru
 	return true;
 }
 
-/* The request for one rendering, snappy-compressed into *out (malloc'd). */
-static int encode_item(const struct rw *w, const struct rw_item *it, char **out, size_t *outlen)
+int rw_encode(const char *text, size_t len, const char *extra_pairs, int64_t ts_ms, char **out,
+	      size_t *outlen, uint64_t *series)
 {
 	struct lab extra[RW_LABELS_MAX];
-	size_t nextra = 0, max;
-	char *scratch = malloc(it->len + strlen(w->extra) + 2), *sp, *c;
+	size_t nextra = 0, max, elen = strlen(extra_pairs);
+	char *scratch = malloc(len + elen + 2), *sp, *c;
 	struct pb b = { 0 };
-	const char *p = it->text, *end = it->text + it->len;
+	const char *p = text, *end = text + len;
 
+	*series = 0;
 	if (!scratch)
 		return -ENOMEM;
 	sp = scratch;
-	if (!parse_pairs(w->extra, w->extra + strlen(w->extra), extra, &nextra, &sp))
+	if (!parse_pairs(extra_pairs, extra_pairs + elen, extra, &nextra, &sp))
 		nextra = 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 
 		if (!nl)
 			nl = end;
-		if (*p != '#')
-			line_series(&b, p, nl, extra, nextra, sp, it->ts_ms);
+		if (*p != '#' && line_series(&b, p, nl, extra, nextra, sp, ts_ms))
+			(*series)++;
 		p = nl + 1;
 	}
 	free(scratch);
@@ -569,9 +570,10 @@ static void deliver(struct rw *w, struct rw_item *it)
 	uint64_t backoff = RW_BACKOFF_MIN_MS * NSEC_PER_MSEC;
 	char *body = NULL;
 	size_t len = 0;
+	uint64_t series;
 	bool done = false;
 
-	if (encode_item(w, it, &body, &len)) {
+	if (rw_encode(it->text, it->len, w->extra, it->ts_ms, &body, &len, &series)) {
 		pthread_mutex_lock(&w->mu);
 		w->st.dropped_queue += it->samples; /* out of memory: as if the queue had no room */
 		pthread_mutex_unlock(&w->mu);

@@ -113,6 +113,13 @@ void rw_finish(struct rw *w, const struct analyzer *a, const struct report_meta 
 	       uint64_t wait_ns);
 void rw_get_stats(struct rw *w, struct rw_stats *st);
 void rw_stop(struct rw *w);
+/* Pure (the sender's encoder; tests): the exposition text [text, text + len) as a snappy-
+ * compressed WriteRequest, one series a sample line, each with __name__, its labels and the
+ * pairs of extra_pairs (text-format `a="x",b="y"`; a line's own label of that name wins; empty
+ * values are no label), sorted by name, one sample at ts_ms. *out is malloc'd; *series the
+ * series written (lines that are not samples are skipped). Returns 0 or -ENOMEM. */
+int rw_encode(const char *text, size_t len, const char *extra_pairs, int64_t ts_ms, char **out,
+	      size_t *outlen, uint64_t *series);
 
 /* ---- outputs.c ---- */
 enum out_format { OUT_JSON, OUT_HTML, OUT_PERFETTO, OUT_STACKS };
