@@ -41,7 +41,10 @@ TRACER_SRCS   := $(sort $(wildcard $(addsuffix /*.c,$(TRACER_DIRS))))
 TRACER_C_OBJS := $(addprefix $(OBJ)/,$(notdir $(TRACER_SRCS:.c=.o)))
 # Objects of the tracer binary: fragments in mk/ append to these.
 TRACER_OBJS :=
-TRACER_LIBS := -lbpf -lelf -lz
+TRACER_LIBS := -lbpf -lelf -lz -lprotobuf-c
+# protobuf schemas of the outputs (tracer/report/proto/NAME.proto): protoc-c makes
+# $(OBJ)/NAME.pb-c.{c,h} (mk/tracer.mk), compiled into the tracer and its report tests
+PROTO_C := $(patsubst tracer/report/proto/%.proto,$(OBJ)/%.pb-c.c,$(wildcard tracer/report/proto/*.proto))
 ALL_TARGETS :=
 # Those of ALL_TARGETS that cargo builds from the vendored crates (below)
 CARGO_TARGETS :=

@@ -13,6 +13,11 @@ $(SAN)/obj/$(notdir $(1:.c=.o)): $(1) $(OBJ)/$(notdir $(1:.c=.o))
 	$(Q)$$(CC) $$(TRACER_CFLAGS) $$(SAN_FLAGS) -MF $$(@:.o=.dep) -c $$< -o $$@
 endef
 $(foreach s,$(TRACER_SRCS),$(eval $(call san_obj,$(s))))
+SAN_TRACER_OBJS += $(patsubst $(OBJ)/%.c,$(SAN)/obj/%.o,$(PROTO_C))
+$(SAN)/obj/%.pb-c.o: $(OBJ)/%.pb-c.c
+	$(call msg,ASAN-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TRACER_CFLAGS) $(SAN_FLAGS) -MF $(@:.o=.dep) -c $< -o $@
 -include $(SAN_TRACER_OBJS:.o=.dep)
 
 $(SAN)/tokio-ebpf-trace: $(SAN_TRACER_OBJS)

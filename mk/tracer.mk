@@ -18,6 +18,19 @@ $(OBJ)/$(notdir $(1:.c=.o)): $(1)
 endef
 $(foreach s,$(TRACER_SRCS),$(eval $(call tracer_obj,$(s))))
 
+# protobuf schemas (PROTO_C, Makefile): protoc-c's C, compiled like the tracer's own files;
+# every tracer object waits for the headers
+$(OBJ)/%.pb-c.c $(OBJ)/%.pb-c.h: tracer/report/proto/%.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(OBJ)
+	$(Q)protoc-c --c_out=$(OBJ) --proto_path=tracer/report/proto $<
+$(OBJ)/%.pb-c.o: $(OBJ)/%.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TRACER_CFLAGS) -MF $(@:.o=.dep) -c $< -o $@
+TRACER_OBJS += $(PROTO_C:.c=.o)
+$(TRACER_C_OBJS): | $(PROTO_C)
+.SECONDARY: $(PROTO_C) $(PROTO_C:.c=.h)
+
 $(BIN)/tokio-ebpf-trace: $(TRACER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)

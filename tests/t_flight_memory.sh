@@ -50,7 +50,7 @@ expect_fail "--trigger without --flight-recorder" 3 "--trigger needs --flight-re
     "$TRACER" --pid "$SP" --trigger long_poll
 expect_fail "--dump-dir without --flight-recorder" 3 "--dump-dir needs --flight-recorder WINDOW" \
     "$TRACER" --pid "$SP" --dump-dir "$TMPD"
-expect_fail "--output with --flight-recorder" 3 "drop --output, --trace and --stacks" \
+expect_fail "--output with --flight-recorder" 3 "drop --output, --trace, --stacks and --pprof" \
     "$TRACER" --pid "$SP" --flight-recorder 60s -o "$TMPD/x.json"
 expect_fail "--dump-max-bytes too small" 3 "--dump-max-bytes '10K': must be between 1M" \
     "$TRACER" --pid "$SP" --flight-recorder 60s --dump-max-bytes 10K

@@ -182,6 +182,12 @@ struct analyzer {
 	size_t ncpu, cpu_cap, nblk, blk_cap;
 	struct fstacks *fst;
 	size_t fst_cap;
+	/* opts.stack_labels: the stacks by poll labels (an_labeled_stacks), the task names */
+	struct htab lst_idx, lname_idx;
+	struct an_lstack *lst;
+	size_t nlst, lst_cap;
+	struct lname { uint16_t len; char s[TET_NAME_MAX]; } *lnames;
+	size_t nlnames, lnames_cap;
 	struct kq_ent *ents;       /* the entries charged to the poll that just ended */
 	size_t nents, ents_cap;
 	/* events lost (an_lost_task, an_loss_window): findings they could explain go aside */
@@ -320,6 +326,10 @@ void an_free(struct analyzer *a)
 	free(a->blk_idx.e);
 	free(a->cpu_stacks);
 	free(a->blk_stacks);
+	free(a->lst_idx.e);
+	free(a->lname_idx.e);
+	free(a->lst);
+	free(a->lnames);
 	for (size_t i = 0; i < a->fst_cap; i++)
 		free(a->fst[i].v);
 	free(a->fst);
@@ -1475,23 +1485,78 @@ static struct an_stack *stack_add(struct analyzer *a, struct htab *idx, struct a
 	return &(*v)[(*n)++];
 }
 
-/* The poll's entries (a->ents) into its site's stacks. */
-static void stacks_of_poll(struct analyzer *a, const struct an_site *site)
+/* A task name as an_lstack.name: interned (AN_LNAMES_MAX; beyond, or on a hash collision with
+ * another name, 0: none). */
+static uint32_t lname_of(struct analyzer *a, const struct task *t)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uintptr_t i;
+
+	if (!t->s.name_len)
+		return 0;
+	for (size_t j = 0; j < t->s.name_len; j++)
+		h = (h ^ (unsigned char)t->s.name[j]) * 1099511628211ull;
+	i = (uintptr_t)htab_get(&a->lname_idx, h, t->s.name_len);
+	if (i)
+		return a->lnames[i - 1].len == t->s.name_len &&
+		       !memcmp(a->lnames[i - 1].s, t->s.name, t->s.name_len) ? (uint32_t)i : 0;
+	if (a->nlnames >= AN_LNAMES_MAX ||
+	    grow((void **)&a->lnames, &a->lnames_cap, a->nlnames + 1, sizeof(*a->lnames)) ||
+	    htab_put(&a->lname_idx, h, t->s.name_len, (void *)(uintptr_t)(a->nlnames + 1)))
+		return 0;
+	a->lnames[a->nlnames].len = t->s.name_len;
+	memcpy(a->lnames[a->nlnames].s, t->s.name, t->s.name_len);
+	return (uint32_t)++a->nlnames;
+}
+
+/* Stack st (of the cpu or blocked aggregate) charged once more by a poll of t. */
+static void lstack_add(struct analyzer *a, const struct an_stack *st, bool blocked,
+		       const struct task *t, bool long_poll, uint64_t ns)
+{
+	uint32_t idx = (uint32_t)(st - (blocked ? a->blk_stacks : a->cpu_stacks));
+	uint32_t name = lname_of(a, t);
+	uint64_t k1 = (uint64_t)blocked << 32 | idx;
+	uint64_t k2 = (uint64_t)(uint32_t)(t->poll_worker + 1) << 32 | (uint64_t)long_poll << 31 | name;
+	uintptr_t i = (uintptr_t)htab_get(&a->lst_idx, k1, k2);
+	struct an_lstack *l;
+
+	if (!i) {
+		if (a->nlst >= AN_LSTACKS_MAX ||
+		    grow((void **)&a->lst, &a->lst_cap, a->nlst + 1, sizeof(*a->lst)) ||
+		    htab_put(&a->lst_idx, k1, k2, (void *)(uintptr_t)(a->nlst + 1)))
+			return; /* the stack's count has it: a reader gives it the site's labels */
+		a->lst[a->nlst] = (struct an_lstack){ .blocked = blocked, .long_poll = long_poll,
+						      .stack = idx, .worker = t->poll_worker,
+						      .name = name };
+		i = ++a->nlst;
+	}
+	l = &a->lst[i - 1];
+	l->count++;
+	l->ns += ns;
+}
+
+/* The poll's entries (a->ents) into its site's stacks (and by label: opts.stack_labels). */
+static void stacks_of_poll(struct analyzer *a, const struct task *t, bool long_poll)
 {
 	for (size_t i = 0; i < a->nents; i++) {
 		const struct kq_ent *e = &a->ents[i];
 		struct an_stack *st;
+		bool blocked = e->kind != KQ_SAMPLE;
+		uint64_t ns;
 
 		if (e->kind == KQ_SAMPLE)
-			st = stack_add(a, &a->cpu_idx, &a->cpu_stacks, &a->ncpu, &a->cpu_cap, site, &e->k);
+			st = stack_add(a, &a->cpu_idx, &a->cpu_stacks, &a->ncpu, &a->cpu_cap, t->site, &e->k);
 		else if (e->kind == KQ_BLOCKED && e->until)
-			st = stack_add(a, &a->blk_idx, &a->blk_stacks, &a->nblk, &a->blk_cap, site, &e->k);
+			st = stack_add(a, &a->blk_idx, &a->blk_stacks, &a->nblk, &a->blk_cap, t->site, &e->k);
 		else
 			continue;
-		if (st) {
-			st->count++;
-			st->ns += e->kind == KQ_BLOCKED ? e->until : 0;
-		}
+		if (!st)
+			continue;
+		ns = blocked ? e->until : 0;
+		st->count++;
+		st->ns += ns;
+		if (a->o.stack_labels)
+			lstack_add(a, st, blocked, t, long_poll, ns);
 	}
 }
 
@@ -1558,11 +1623,11 @@ static void charge_open_poll(struct analyzer *a, struct task *t, uint64_t now)
 	d = now - t->poll_begin;
 	t->s.samples += c.own_samples;
 	t->site->samples += c.own_samples - c.between_samples;
-	stacks_of_poll(a, t->site);
+	wait = a->o.sched ? (c.preempted < d ? c.preempted : d) : 0;
+	stacks_of_poll(a, t, d - wait > a->o.long_poll_ns && t->s.kind != TET_KIND_BLOCKING);
 	stacks_of_finding(a, f);
 	if (!a->o.sched)
 		return;
-	wait = c.preempted < d ? c.preempted : d;
 	blocked = c.blocked < d - wait ? c.blocked : d - wait;
 	finding_split(f, d, wait, blocked, &c);
 }
@@ -1711,7 +1776,6 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 			    t->poll_begin, r->h.ts, &c);
 		t->s.samples += c.own_samples;
 		t->site->samples += c.own_samples - c.between_samples;
-		stacks_of_poll(a, t->site);
 	}
 	if (a->o.sched) {
 		/* the kernel side says how the poll's time went: on CPU, preempted, asleep */
@@ -1731,6 +1795,8 @@ static void on_poll_end(struct analyzer *a, const struct tet_event_rec *r)
 		t->s.cpu_wait_ns += wait;
 		t->site->cpu_wait_ns += wait;
 	}
+	if (a->o.sched || a->o.profile) /* long_poll: as judged below */
+		stacks_of_poll(a, t, d - wait > a->o.long_poll_ns && t->s.kind != TET_KIND_BLOCKING);
 	t->s.busy_ns += d;
 	t->site->busy_ns += d;
 	hist_add(&t->poll, d);
@@ -2965,6 +3031,22 @@ size_t an_cpu_stacks(const struct analyzer *a, const struct an_stack **v)
 {
 	*v = a->cpu_stacks;
 	return a->ncpu;
+}
+
+size_t an_labeled_stacks(const struct analyzer *a, const struct an_lstack **v)
+{
+	*v = a->lst;
+	return a->nlst;
+}
+
+const char *an_label_name(const struct analyzer *a, uint32_t name, size_t *len)
+{
+	if (!name || name > a->nlnames) {
+		*len = 0;
+		return NULL;
+	}
+	*len = a->lnames[name - 1].len;
+	return a->lnames[name - 1].s;
 }
 
 size_t an_blocked_stacks(const struct analyzer *a, const struct an_stack **v)

@@ -103,6 +103,8 @@ struct an_opts {
 				     * and blocked time (the preempted figure then comes from them,
 				     * not from the records' cpu_wait) */
 	bool profile;               /* CPU samples come in (TET_REC_SAMPLE) */
+	bool stack_labels;          /* the stacks charged kept by task too (--pprof):
+				     * an_labeled_stacks */
 	/* Flight recorder: on_detect is called at every new occurrence of a finding kind in
 	 * `detect` (also for tasks beyond max_findings: it does not depend on the list), for every
 	 * poll longer than trig_poll_ns and every scheduling delay longer than trig_sched_ns
@@ -422,6 +424,24 @@ size_t an_cpu_stacks(const struct analyzer *a, const struct an_stack **v);
 size_t an_blocked_stacks(const struct analyzer *a, const struct an_stack **v);
 /* The CPU samples of finding i's polls, by stack (site = the finding's). */
 size_t an_finding_stacks(const struct analyzer *a, size_t i, const struct an_stack **v);
+/* opts.stack_labels: what each stack of an_cpu_stacks / an_blocked_stacks was charged, split by
+ * the poll that took it: its task's name, its worker, whether it was a long poll. Samples
+ * taken between the nested polls of an enclosing one (kq_own), or beyond the bound
+ * (AN_LSTACKS_MAX entries, AN_LNAMES_MAX names: then the name is left out), are in the stack's
+ * count and in no entry here: a reader gives the remainder the site's labels only. */
+#define AN_LSTACKS_MAX (4 * 65536)
+#define AN_LNAMES_MAX 4096
+struct an_lstack {
+	bool blocked;               /* an index into an_blocked_stacks, else an_cpu_stacks */
+	bool long_poll;             /* the poll was over long_poll_ns (spawn_blocking: never) */
+	uint32_t stack;
+	int32_t worker;             /* -1: not on a worker (or unknown) */
+	uint32_t name;              /* 0: no name (task_meta), else an_label_name(name) */
+	uint64_t count, ns;         /* as an_stack's */
+};
+size_t an_labeled_stacks(const struct analyzer *a, const struct an_lstack **v);
+/* A task name of an_lstack.name: untrusted bytes as read (len of them), NULL for 0. */
+const char *an_label_name(const struct analyzer *a, uint32_t name, size_t *len);
 
 /* io_uring requests of the traced tasks (uring.h): records TET_REC_URING_* go there, and the
  * tasks' wakes and polls once a ring was seen. Never NULL. */

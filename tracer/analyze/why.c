@@ -40,6 +40,8 @@ struct why_build {
 	struct sym_cache cache;
 	struct why_site **site_of;  /* by an_site.index */
 	size_t nsite_of;
+	size_t *lidx;               /* labeled_build: w->labeled[i]'s stack in cache.stacks (which
+				     * may move while it grows) */
 };
 
 static void note(struct why_report *w, const char *fmt, const char *path)
@@ -475,6 +477,64 @@ static int findings_build(struct why_build *b, const struct analyzer *a)
 	return 0;
 }
 
+/* w->labeled: each labeled stack of the analyzer whose stack sites_build kept, then what is
+ * left of each such stack (charged outside the labels' bound, or with labels off). */
+static void labeled_add(struct why_build *b, const struct an_stack *st, bool blocked,
+			const struct an_lstack *l, uint64_t count, uint64_t ns)
+{
+	struct why_report *w = b->w;
+	const struct why_stack *ws = site_slot(b, st->site) ? stack_of(b, &st->k) : NULL;
+
+	if (!ws || !count)
+		return;
+	b->lidx[w->nlabeled] = (size_t)(ws - b->cache.stacks);
+	w->labeled[w->nlabeled++] = (struct why_labeled){
+		.stack = ws, .site = st->site, .blocked = blocked, .labeled = l != NULL,
+		.long_poll = l && l->long_poll, .worker = l ? l->worker : -1,
+		.name = l ? l->name : 0, .count = count, .ns = ns };
+}
+
+static int labeled_build(struct why_build *b, const struct analyzer *a)
+{
+	const struct an_stack *cv, *bv;
+	const struct an_lstack *lv;
+	size_t nc = an_cpu_stacks(a, &cv), nb = an_blocked_stacks(a, &bv);
+	size_t nl = an_labeled_stacks(a, &lv);
+	uint64_t *rc = calloc(nc + nb + 1, sizeof(*rc)), *rn = calloc(nc + nb + 1, sizeof(*rn));
+	struct why_report *w = b->w;
+
+	w->labeled = calloc(nl + nc + nb + 1, sizeof(*w->labeled));
+	b->lidx = calloc(nl + nc + nb + 1, sizeof(*b->lidx));
+	if (!rc || !rn || !w->labeled || !b->lidx) {
+		free(rc);
+		free(rn);
+		free(b->lidx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nc + nb; i++) {
+		rc[i] = i < nc ? cv[i].count : bv[i - nc].count;
+		rn[i] = i < nc ? cv[i].ns : bv[i - nc].ns;
+	}
+	for (size_t i = 0; i < nl; i++) {
+		size_t j = lv[i].blocked ? nc + lv[i].stack : lv[i].stack;
+
+		if ((lv[i].blocked ? lv[i].stack >= nb : lv[i].stack >= nc) || rc[j] < lv[i].count)
+			continue;
+		labeled_add(b, lv[i].blocked ? &bv[lv[i].stack] : &cv[lv[i].stack], lv[i].blocked,
+			    &lv[i], lv[i].count, lv[i].ns);
+		rc[j] -= lv[i].count;
+		rn[j] -= lv[i].ns < rn[j] ? lv[i].ns : rn[j];
+	}
+	for (size_t i = 0; i < nc + nb; i++)
+		labeled_add(b, i < nc ? &cv[i] : &bv[i - nc], i >= nc, NULL, rc[i], rn[i]);
+	for (size_t i = 0; i < w->nlabeled; i++)
+		w->labeled[i].stack = &b->cache.stacks[b->lidx[i]];
+	free(b->lidx);
+	free(rc);
+	free(rn);
+	return 0;
+}
+
 int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, struct ss *ss,
 	      const struct tet_counters *counters)
 {
@@ -493,6 +553,8 @@ int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, stru
 	ret = sites_build(&b, a);
 	if (!ret)
 		ret = findings_build(&b, a);
+	if (!ret)
+		ret = labeled_build(&b, a);
 	w->priv_stacks = b.cache.stacks;
 	w->priv_nstacks = b.cache.n;
 	free(b.cache.keys);
@@ -516,6 +578,7 @@ void why_free(struct why_report *w)
 			free((void *)w->findings[i].hot[k].frame);
 	}
 	free(w->findings);
+	free(w->labeled);
 	for (size_t i = 0; i < w->priv_nstacks; i++) {
 		for (uint32_t j = 0; j < w->priv_stacks[i].nframes; j++)
 			free(w->priv_stacks[i].frames[j]);

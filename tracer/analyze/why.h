@@ -66,6 +66,19 @@ struct why_finding {          /* parallel to an_findings(): index i describes fi
 	size_t nhot;
 };
 
+/* A stack as charged by polls of one kind (an_lstack's labels), for --pprof: every CPU sample
+ * and blocked period of why_site.cpu / .blocked is in exactly one of these. */
+struct why_labeled {
+	const struct why_stack *stack;
+	const struct an_site *site;
+	bool blocked;             /* a blocked stack (ns), else CPU samples (count) */
+	bool labeled;             /* the labels below are known; false: the site's only */
+	bool long_poll;
+	int32_t worker;           /* -1: none */
+	uint32_t name;            /* an_label_name(), 0: none */
+	uint64_t count, ns;
+};
+
 #define WHY_NOTES_MAX 16
 struct why_report {
 	bool sched;               /* sched_switch/sched_wakeup tracked the target's threads */
@@ -89,6 +102,8 @@ struct why_report {
 	size_t nsites;
 	struct why_finding *findings;
 	size_t nfindings;
+	struct why_labeled *labeled; /* opts.stack_labels or not: the stacks of sites, by labels */
+	size_t nlabeled;
 	struct why_stack *priv_stacks; /* why.c: the stacks the above point into */
 	size_t priv_nstacks;
 };

@@ -167,6 +167,9 @@ static void trace_usage(FILE *out)
 "                           each sample to the task being polled (default %d; 0: off)\n"
 "      --stacks FILE        write the CPU samples as folded stacks (site;frame;...;frame count:\n"
 "                           flamegraph.pl, inferno, speedscope)\n"
+"      --pprof FILE         write the CPU samples and the polls' off-CPU time as a gzipped pprof\n"
+"                           profile, labelled by spawn site, future type, task name, worker\n"
+"                           and long poll (go tool pprof, Pyroscope, Parca)\n"
 "      --no-sched           no sched_switch/sched_wakeup tracking (polls are not split into\n"
 "                           on-CPU, preempted and blocked time) and no CPU profile\n"
 "io_uring (docs/io-uring.md):\n"
@@ -187,7 +190,11 @@ static void trace_usage(FILE *out)
 "                           <executable>-<pid>-<UTC time>-<trigger>.{json,html,trace.json}\n"
 "      --dump-max-bytes SIZE  the dump directory's budget: the oldest dumps are removed first\n"
 "                           (default 1G)\n"
-"      --flight-memory SIZE  memory bound of a time WINDOW (default 256M)\n", out);
+"      --flight-memory SIZE  memory bound of a time WINDOW (default 256M)\n"
+"      --on-dump CMD        after each dump is completely written, run CMD with /bin/sh -c,\n"
+"                           the dump's files as \"$@\" (TET_DUMP_DIR, TET_DUMP_NAME,\n"
+"                           TET_DUMP_INDEX, TET_DUMP_TRIGGER set); one at a time: a dump\n"
+"                           done while it runs is not handed over (counted as skipped)\n", out);
 	usage_thresholds(out);
 	fprintf(out,
 "Tuning:\n"
@@ -365,8 +372,8 @@ static int parse_detect(const char *s, unsigned *out)
 enum {
 	OPT_PROBES = 256, OPT_MAX_OVERHEAD, OPT_MODE, OPT_DETECT, OPT_RINGBUF, OPT_DRAIN, OPT_TOP, OPT_TASK_RECORDS, OPT_LIVE_TASKS, OPT_MAX_TASKS, OPT_SITES,
 	OPT_TRACE, OPT_TIMELINE, OPT_METRICS_ADDR, OPT_METRICS_SITES, OPT_CAPTURE, OPT_SAMPLE_RATE,
-	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
-	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY,
+	OPT_NICE, OPT_PROFILE_HZ, OPT_STACKS, OPT_PPROF, OPT_NO_SCHED, OPT_NO_URING, OPT_FLIGHT, OPT_TRIGGER, OPT_POST_TRIGGER,
+	OPT_COOLDOWN, OPT_DUMP_DIR, OPT_DUMP_MAX, OPT_FLIGHT_MEMORY, OPT_ON_DUMP,
 	OPT_THRESHOLD, /* + the row of thresholds.def: the last */
 };
 enum { OPT_REMOTE_WRITE = 1024, OPT_REMOTE_WRITE_INTERVAL, OPT_REMOTE_WRITE_HEADER };
@@ -385,6 +392,7 @@ static const struct option long_opts[] = {
 	{ "nice", required_argument, NULL, OPT_NICE },
 	{ "profile-hz", required_argument, NULL, OPT_PROFILE_HZ },
 	{ "stacks", required_argument, NULL, OPT_STACKS },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 	{ "no-io-uring", no_argument, NULL, OPT_NO_URING },
 	{ "detect", required_argument, NULL, OPT_DETECT },
@@ -412,6 +420,7 @@ static const struct option long_opts[] = {
 	{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
 	{ "dump-max-bytes", required_argument, NULL, OPT_DUMP_MAX },
 	{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
+	{ "on-dump", required_argument, NULL, OPT_ON_DUMP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -470,6 +479,13 @@ static int parse_capture_opt(int c, struct run_opts *o)
 			p_err("%s", errbuf);
 			return -EINVAL;
 		}
+		break;
+	case OPT_PPROF:
+		if (outputs_add(&o->outs, optarg, OUT_PPROF, errbuf, sizeof(errbuf))) {
+			p_err("%s", errbuf);
+			return -EINVAL;
+		}
+		o->an.stack_labels = true;
 		break;
 	case OPT_PROFILE_HZ:
 		ret = parse_count("--profile-hz", optarg, 0, TET_PROFILE_HZ_MAX, &v);
@@ -676,6 +692,14 @@ static int parse_flight_opt(int c, struct run_opts *o)
 		ret = parse_bytes_in("--dump-max-bytes", optarg, 1ull << 20, 1ull << 40,
 				     &o->fl.dump_max_bytes, false);
 		break;
+	case OPT_ON_DUMP:
+		o->fl.needs = "--on-dump";
+		if (!*optarg) {
+			p_err("--on-dump: empty command");
+			return -EINVAL;
+		}
+		o->fl.on_dump = optarg;
+		break;
 	case OPT_FLIGHT_MEMORY:
 		o->fl.needs = "--flight-memory";
 		ret = parse_bytes_in("--flight-memory", optarg, FR_MIN_BYTES, 1ull << 40,
@@ -766,6 +790,14 @@ static int check_args(struct run_opts *o)
 		p_err("--stacks needs the CPU profile: drop --profile-hz 0");
 		return -EINVAL;
 	}
+	if (o->sched.off && outputs_want(&o->outs, OUT_PPROF)) {
+		p_err("--pprof needs the CPU profile, which --no-sched turns off");
+		return -EINVAL;
+	}
+	if (!o->sched.profile_hz && outputs_want(&o->outs, OUT_PPROF)) {
+		p_err("--pprof needs the CPU profile: drop --profile-hz 0");
+		return -EINVAL;
+	}
 	if (!o->rw.url && (o->rw.interval_ns || o->rw.nheaders)) {
 		p_err("%s needs --remote-write URL",
 		      o->rw.nheaders ? "--remote-write-header" : "--remote-write-interval");
@@ -778,7 +810,7 @@ static int check_args(struct run_opts *o)
 		return -EINVAL;
 	}
 	if (o->fl.on && o->outs.n) {
-		p_err("--flight-recorder writes its reports into --dump-dir when a trigger fires: drop --output, --trace and --stacks");
+		p_err("--flight-recorder writes its reports into --dump-dir when a trigger fires: drop --output, --trace, --stacks and --pprof");
 		return -EINVAL;
 	}
 	if (o->fl.on && o->fl.memory_given && !o->fl.window_ns) {

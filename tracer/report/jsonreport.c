@@ -270,6 +270,16 @@ static void j_flight(struct jw *w, const struct report_meta *m)
 	jw_ku64(w, "bytes", fl->bytes);
 	jw_kbool(w, "cut_by_memory", fl->cut_by_memory);
 	jw_ku64(w, "triggers_suppressed", fl->triggers_suppressed);
+	jw_key(w, "on_dump");
+	if (fl->on_dump) {
+		jw_obj_begin(w);
+		jw_ku64(w, "run", fl->hooks_run);
+		jw_ku64(w, "failed", fl->hooks_failed);
+		jw_ku64(w, "skipped", fl->hooks_skipped);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
 	jw_key(w, "trigger");
 	jw_obj_begin(w);
 	jw_kstr(w, "kind", tr->kind);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * outputs.c — the report files of a capture (--output, repeatable, and --trace, --stacks; the
- * flight recorder's dumps).
+ * outputs.c — the report files of a capture (--output, repeatable, and --trace, --stacks,
+ * --pprof; the flight recorder's dumps).
  *
  * What sits at the path decides how it is written, as a careful Unix tool does:
  *   nothing, or a regular file   written to a temporary file next to it (FILE.tmp.PID) and
@@ -53,6 +53,8 @@ const char *out_format_name(enum out_format f)
 		return "trace";
 	case OUT_STACKS:
 		return "folded stacks";
+	case OUT_PPROF:
+		return "pprof profile";
 	default:
 		return "report";
 	}
@@ -60,7 +62,8 @@ const char *out_format_name(enum out_format f)
 
 int outputs_add(struct outputs *o, const char *path, enum out_format fmt, char *err, size_t len)
 {
-	const char *flag = fmt == OUT_PERFETTO ? "--trace" : fmt == OUT_STACKS ? "--stacks" : "--output";
+	const char *flag = fmt == OUT_PERFETTO ? "--trace" : fmt == OUT_STACKS ? "--stacks" :
+			   fmt == OUT_PPROF ? "--pprof" : "--output";
 
 	if (!*path) {
 		seterr(err, len, "%s: empty file name", flag);
@@ -307,6 +310,9 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 			break;
 		case OUT_STACKS:
 			ret = report_folded(f->fp, m);
+			break;
+		case OUT_PPROF:
+			ret = report_pprof(f->fp, a, m);
 			break;
 		default:
 			ret = report_json(f->fp, a, m);

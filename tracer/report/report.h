@@ -101,6 +101,8 @@ struct report_flight {
 	uint64_t triggers_suppressed; /* triggers that fired within the cooldown, until this one */
 	const char *basename;     /* <executable>-<pid>-<UTC time>-<trigger> */
 	struct report_trigger trigger;
+	bool on_dump;             /* --on-dump given: the hooks of the dumps before this one */
+	uint64_t hooks_run, hooks_failed, hooks_skipped;
 };
 
 /* --remote-write (remote_write.c): what the sender did, a snapshot taken on the main thread. */

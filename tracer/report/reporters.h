@@ -4,6 +4,7 @@
  *   terminal.c  the terminal summary
  *   jsonreport.c the JSON report (docs/report-schema.md)
  *   folded.c    --stacks: folded CPU stacks
+ *   pprof.c     --pprof: the CPU profile and off-CPU time as a gzipped pprof profile
  *   html.c      report.html: one self-contained file (styles, script and data inline)
  *   perfetto.c  a Chrome trace-event JSON file (Perfetto UI, chrome://tracing)
  *   prom.c      a Prometheus /metrics endpoint served while tracing
@@ -35,6 +36,12 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 /* --stacks FILE: the CPU samples as folded stacks, one line per distinct stack, root first:
  * "SITE;frame;…;frame COUNT" (flamegraph.pl, inferno, speedscope). Returns 0 or -EIO. */
 int report_folded(FILE *out, const struct report_meta *m);
+
+/* ---- pprof.c ---- */
+/* --pprof FILE: the CPU samples (the --stacks ones) and the polls' blocked time as a gzipped
+ * pprof profile.proto, labelled per sample (spawn_site, future_type, task_name, worker,
+ * long_poll, syscall; docs/reports.md). Returns 0 or -EIO / -ENOMEM. */
+int report_pprof(FILE *out, const struct analyzer *a, const struct report_meta *m);
 
 /* ---- html.c ---- */
 /* Returns 0 or -EIO / -ENOMEM. */
@@ -122,7 +129,7 @@ int rw_encode(const char *text, size_t len, const char *extra_pairs, int64_t ts_
 	      size_t *outlen, uint64_t *series);
 
 /* ---- outputs.c ---- */
-enum out_format { OUT_JSON, OUT_HTML, OUT_PERFETTO, OUT_STACKS };
+enum out_format { OUT_JSON, OUT_HTML, OUT_PERFETTO, OUT_STACKS, OUT_PPROF };
 #define OUT_MAX 8
 
 struct out_file {

@@ -33,6 +33,7 @@ struct flight_opts {
 	uint64_t post_ns, cooldown_ns;
 	const char *dir;
 	uint64_t dump_max_bytes;
+	const char *on_dump;       /* --on-dump CMD, or NULL */
 	const char *needs;         /* a flight-recorder option given (for the usage error) */
 };
 
@@ -59,6 +60,7 @@ struct fr_rt {
 	uint64_t last_throttled;   /* the event time of the last detector / threshold trigger taken */
 	bool throttled_once;
 	uint64_t suppressed, dumps, failed;
+	uint64_t hooks_run, hooks_failed, hooks_skipped; /* --on-dump (run_dump.c) */
 	uint64_t dump_index;       /* of the last dump started */
 	struct fr_snap *snaps;     /* FR_SNAPS_MAX, a ring */
 	size_t nsnaps, snap_next;

@@ -1112,6 +1112,10 @@ static void finish_flight(struct run *r, int stop_signal)
 		(unsigned long long)r->fl.failed, (unsigned long long)r->fl.suppressed,
 		r->fl.suppressed == 1 ? "" : "s", (unsigned long long)fs.records,
 		(unsigned long long)(fs.bytes >> 20), (unsigned long long)fs.evicted);
+	if (r->o->fl.on_dump)
+		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: --on-dump: %llu run, %llu failed, %llu skipped (one at a time)",
+			(unsigned long long)r->fl.hooks_run, (unsigned long long)r->fl.hooks_failed,
+			(unsigned long long)r->fl.hooks_skipped);
 	if (fs.spawns_not_kept)
 		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: %llu spawns of tasks could not be kept beyond the window (%d tasks, 1/8 of the memory bound): dumps show those tasks as spawned before the trace",
 			(unsigned long long)fs.spawns_not_kept, FR_SPAWNS_MAX);

@@ -3,9 +3,21 @@
  * run_dump.c — a flight-recorder dump: a forked child replays the planned window
  * (flight_rt.h) of a copy-on-write snapshot of the store into a fresh analyzer and writes the
  * reports next to each other, while the recorder goes on draining. One child at a time.
+ *
+ * --on-dump CMD: once a dump's child exited 0 (every file written and renamed into place), the
+ * recorder starts `/bin/sh -c CMD <name> FILE...` with the dump's three files as "$@", in a
+ * process group of its own (posix_spawn: no copy of the recorder's page tables), stdin from
+ * /dev/null, stdout onto stderr. One at a time: a dump that completes while the previous
+ * one's command still runs is not handed over (counted as skipped, said in one line). Reaped
+ * without waiting at every step; a non-zero exit, a signal or a failed start is a one-line
+ * warning, counted (fr_rt.hooks_*, the next dumps' flight_recorder.on_dump, the recorder's last
+ * line). At the end the recorder waits up to HOOK_END_WAIT_NS for the last one, then stops
+ * its group (SIGTERM, then SIGKILL) and counts it failed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +218,6 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 	uint64_t win_types[TET_EV_COUNT] = { 0 }; /* raw: the window's events by probe */
 	struct timespec wall_trig;
 	uint64_t mono = run_mono_ns(), spawns_before = 0;
-	char name[300];
 	int status = 1;
 
 	meta.remote_write = NULL; /* the sender's figures are the live run's, not the window's */
@@ -221,10 +232,12 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 	rf.dump_index = r->fl.dump_index;
 	rf.triggers_suppressed = r->fl.suppressed;
 	rf.trigger = p->t;
+	rf.on_dump = fo->on_dump != NULL;
+	rf.hooks_run = r->fl.hooks_run;
+	rf.hooks_failed = r->fl.hooks_failed;
+	rf.hooks_skipped = r->fl.hooks_skipped;
 	dump_wall(plan.from, p->t.at_ns, &meta.wall_start, &wall_trig);
-	fr_dump_name(name, sizeof(name), r->t->exe ? r->t->exe : r->o->binary, p->name_pid,
-		     &wall_trig, p->t.spec);
-	rf.basename = name;
+	rf.basename = r->dump_name; /* run_dump_poll named it, before the fork */
 	f.an = dump_analyzer(r);
 	if (!f.an) {
 		tet_say(r->msgs, TET_MSG_ERROR, "flight recorder: dump %llu: out of memory",
@@ -274,20 +287,169 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 		spawns_before ? "the window and the spawns of older tasks alive in it" : "the window",
 		rf.cut_by_memory ? " (the memory bound cut the window short)" : "",
 		(unsigned long long)st.added, (unsigned long long)lost_since_start(r));
-	status = dump_outputs(r, f.an, &meta, name);
+	status = dump_outputs(r, f.an, &meta, r->dump_name);
 	why_free(&why);
 	an_free(f.an);
 	tb_free(win);
 	return status;
 }
 
-/* The dump that ended: counted, and said when it failed. */
+#define HOOK_END_WAIT_NS (10 * NSEC_PER_SEC)
+
+/* --on-dump's command that ended: counted, and said when it failed. */
+static void hook_ended(struct run *r, int st)
+{
+	r->hook = 0;
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return;
+	r->fl.hooks_failed++;
+	if (WIFEXITED(st))
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu exited with status %d (%llu failed so far): the recorder keeps running",
+			(unsigned long long)r->hook_dump, WEXITSTATUS(st),
+			(unsigned long long)r->fl.hooks_failed);
+	else
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu was killed by %s (%llu failed so far): the recorder keeps running",
+			(unsigned long long)r->hook_dump,
+			WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "a signal",
+			(unsigned long long)r->fl.hooks_failed);
+}
+
+/* Reaps the command if it ended; at the end (`end`), waits for it, bounded. */
+static void hook_reap(struct run *r, bool end)
+{
+	int st;
+
+	if (r->hook <= 0)
+		return;
+	if (waitpid(r->hook, &st, WNOHANG) == r->hook) {
+		hook_ended(r, st);
+		return;
+	}
+	if (!end)
+		return;
+	while (run_mono_ns() - r->hook_since < HOOK_END_WAIT_NS) {
+		struct timespec ts = { 0, 20 * NSEC_PER_MSEC };
+
+		nanosleep(&ts, NULL);
+		if (waitpid(r->hook, &st, WNOHANG) == r->hook) {
+			hook_ended(r, st);
+			return;
+		}
+	}
+	tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu still runs %llu s after it began: stopping it (SIGTERM to its process group)",
+		(unsigned long long)r->hook_dump,
+		(unsigned long long)(HOOK_END_WAIT_NS / NSEC_PER_SEC));
+	kill(-r->hook, SIGTERM);
+	for (int i = 0; i < 100; i++) { /* 2 s, then SIGKILL */
+		struct timespec ts = { 0, 20 * NSEC_PER_MSEC };
+
+		if (waitpid(r->hook, &st, WNOHANG) == r->hook) {
+			hook_ended(r, st);
+			return;
+		}
+		nanosleep(&ts, NULL);
+	}
+	kill(-r->hook, SIGKILL);
+	if (waitpid(r->hook, &st, 0) == r->hook)
+		hook_ended(r, st);
+	r->hook = 0;
+}
+
+/* Hands the dump just written (r->dump_name) to --on-dump's command. */
+static void hook_start(struct run *r)
+{
+	static const char *const ext[3] = { "json", "html", "trace.json" };
+	const struct flight_opts *fo = &r->o->fl;
+	char *paths[3] = { 0 }, *env[4] = { 0 }, **envp = NULL;
+	char *argv[7] = { "sh", "-c", (char *)fo->on_dump, "tokio-ebpf-trace-on-dump" };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	size_t nenv = 0;
+	pid_t pid;
+	int ret = -ENOMEM;
+
+	if (!fo->on_dump)
+		return;
+	if (r->hook > 0) {
+		r->fl.hooks_skipped++;
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump not run for dump %llu: the one for dump %llu still runs (%llu skipped so far)",
+			(unsigned long long)r->fl.dump_index, (unsigned long long)r->hook_dump,
+			(unsigned long long)r->fl.hooks_skipped);
+		return;
+	}
+	for (char **e = environ; *e; e++)
+		nenv++;
+	envp = calloc(nenv + 5, sizeof(*envp));
+	for (int i = 0; i < 3; i++)
+		if (asprintf(&paths[i], "%s/%s.%s", fo->dir, r->dump_name, ext[i]) < 0)
+			paths[i] = NULL;
+	if (asprintf(&env[0], "TET_DUMP_DIR=%s", fo->dir) < 0)
+		env[0] = NULL;
+	if (asprintf(&env[1], "TET_DUMP_NAME=%s", r->dump_name) < 0)
+		env[1] = NULL;
+	if (asprintf(&env[2], "TET_DUMP_INDEX=%llu", (unsigned long long)r->fl.dump_index) < 0)
+		env[2] = NULL;
+	if (asprintf(&env[3], "TET_DUMP_TRIGGER=%s", r->hook_trigger) < 0)
+		env[3] = NULL;
+	if (envp && paths[0] && paths[1] && paths[2] && env[0] && env[1] && env[2] && env[3]) {
+		size_t n = 0;
+
+		for (char **e = environ; *e; e++)
+			if (strncmp(*e, "TET_DUMP_", 9))
+				envp[n++] = *e;
+		for (int i = 0; i < 4; i++)
+			envp[n++] = env[i];
+		for (int i = 0; i < 3; i++)
+			argv[4 + i] = paths[i];
+		posix_spawn_file_actions_init(&fa);
+		posix_spawnattr_init(&at);
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_adddup2(&fa, 2, 1);
+		posix_spawnattr_setpgroup(&at, 0);
+		{ /* the recorder ignores or blocks some; the command starts with the defaults */
+			sigset_t none, dfl;
+
+			sigemptyset(&none);
+			sigemptyset(&dfl);
+			sigaddset(&dfl, SIGINT);
+			sigaddset(&dfl, SIGTERM);
+			sigaddset(&dfl, SIGUSR1);
+			sigaddset(&dfl, SIGPIPE);
+			posix_spawnattr_setsigmask(&at, &none);
+			posix_spawnattr_setsigdefault(&at, &dfl);
+		}
+		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+					 POSIX_SPAWN_SETSIGDEF);
+		ret = -posix_spawn(&pid, "/bin/sh", &fa, &at, argv, envp);
+		posix_spawn_file_actions_destroy(&fa);
+		posix_spawnattr_destroy(&at);
+	}
+	if (!ret) {
+		r->hook = pid;
+		r->hook_dump = r->fl.dump_index;
+		r->hook_since = run_mono_ns();
+		r->fl.hooks_run++;
+	} else {
+		r->fl.hooks_failed++;
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu: cannot start /bin/sh: %s (%llu failed so far)",
+			(unsigned long long)r->fl.dump_index, strerror(-ret),
+			(unsigned long long)r->fl.hooks_failed);
+	}
+	for (int i = 0; i < 3; i++)
+		free(paths[i]);
+	for (int i = 0; i < 4; i++)
+		free(env[i]);
+	free(envp);
+}
+
+/* The dump that ended: counted, and said when it failed; a complete one goes to --on-dump. */
 static void dump_reap(struct run *r, bool wait)
 {
 	int st;
 
 	if (r->child <= 0 || waitpid(r->child, &st, wait ? 0 : WNOHANG) != r->child)
 		return;
+	r->child = 0;
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		r->fl.failed++;
 		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: dump %llu failed (%s): the recorder keeps running",
@@ -295,8 +457,20 @@ static void dump_reap(struct run *r, bool wait)
 			WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "see above");
 	} else {
 		r->fl.dumps++;
+		hook_reap(r, false); /* the previous one may just have ended */
+		hook_start(r);
 	}
-	r->child = 0;
+}
+
+/* The dump's name, in the recorder (--on-dump's paths) before the child writes it. */
+static void dump_name(struct run *r, const struct fr_pending *p)
+{
+	struct timespec wall_start, wall_trig;
+
+	dump_wall(p->t.at_ns, p->t.at_ns, &wall_start, &wall_trig);
+	fr_dump_name(r->dump_name, sizeof(r->dump_name), r->t->exe ? r->t->exe : r->o->binary,
+		     p->name_pid, &wall_trig, p->t.spec);
+	snprintf(r->hook_trigger, sizeof(r->hook_trigger), "%s", p->t.spec ? p->t.spec : p->t.kind);
 }
 
 void run_dump_poll(struct run *r, bool now_anyway)
@@ -304,8 +478,13 @@ void run_dump_poll(struct run *r, bool now_anyway)
 	struct fr_pending p;
 
 	dump_reap(r, now_anyway);
-	if (r->child > 0 || !fr_rt_take_due(&r->fl, run_mono_ns(), now_anyway, &p))
+	hook_reap(r, false);
+	if (r->child > 0 || !fr_rt_take_due(&r->fl, run_mono_ns(), now_anyway, &p)) {
+		if (now_anyway && r->child <= 0) /* the end: the last command, bounded */
+			hook_reap(r, true);
 		return;
+	}
+	dump_name(r, &p);
 	fflush(stdout);
 	fflush(stderr);
 	r->child = fork();

@@ -79,6 +79,11 @@ struct run {
 	uint64_t s2_batches, s2_next;
 	uint64_t drained_before;     /* the last drain began then (the ring was read empty) */
 	pid_t child;                 /* the dump being written */
+	char dump_name[300];         /* … its name (made before the fork: --on-dump's paths) */
+	pid_t hook;                  /* --on-dump's command running (its process group) */
+	uint64_t hook_dump;          /* … for that dump */
+	uint64_t hook_since;         /* … started then (run_mono_ns) */
+	char hook_trigger[128];      /* TET_DUMP_TRIGGER of the dump being written */
 	/* the report */
 	struct iofd iofd;
 	struct loss_track lt;
