@@ -361,7 +361,7 @@ static void hook_start(struct run *r)
 	static const char *const ext[3] = { "json", "html", "trace.json" };
 	const struct flight_opts *fo = &r->o->fl;
 	char *paths[3] = { 0 }, *env[4] = { 0 }, **envp = NULL;
-	char *argv[7] = { "sh", "-c", (char *)fo->on_dump, "tokio-ebpf-trace-on-dump" };
+	char *argv[8] = { "sh", "-c", (char *)fo->on_dump, "tokio-ebpf-trace-on-dump" }; /* + 3 files, NULL */
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	size_t nenv = 0;
