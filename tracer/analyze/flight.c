@@ -1590,7 +1590,8 @@ uint64_t fr_dir_enforce(const char *dir, uint64_t max_bytes, const char *keep, s
 		v[n].mtime = st.st_mtim;
 		n++;
 	}
-	qsort(v, n, sizeof(*v), by_mtime);
+	if (n) /* v is NULL when no older dump is there */
+		qsort(v, n, sizeof(*v), by_mtime);
 	for (size_t i = 0; i < n && total > max_bytes; i++) {
 		if (unlinkat(dfd, v[i].name, 0))
 			continue;
