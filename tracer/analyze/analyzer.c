@@ -1489,13 +1489,12 @@ static struct an_stack *stack_add(struct analyzer *a, struct htab *idx, struct a
  * another name, 0: none). */
 static uint32_t lname_of(struct analyzer *a, const struct task *t)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint64_t h;
 	uintptr_t i;
 
 	if (!t->s.name_len)
 		return 0;
-	for (size_t j = 0; j < t->s.name_len; j++)
-		h = (h ^ (unsigned char)t->s.name[j]) * 1099511628211ull;
+	h = fnv1a(t->s.name, t->s.name_len);
 	i = (uintptr_t)htab_get(&a->lname_idx, h, t->s.name_len);
 	if (i)
 		return a->lnames[i - 1].len == t->s.name_len &&

@@ -54,6 +54,7 @@
 #include <libelf.h>
 #include <libiberty/demangle.h>
 
+#include "htab.h"
 #include "seterr.h"
 #include "stacksym.h"
 #include "symbols.h"
@@ -181,15 +182,6 @@ static void *room(void *p, size_t n, size_t size)
 	return reallocarray(p, n ? 2 * n : 4, size);
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* Length of s cut at SS_STR_MAX bytes, not inside a UTF-8 sequence. */
 static size_t cut_len(const char *s)
 {
@@ -215,7 +207,7 @@ static int strs_grow(struct ss *s)
 
 		if (!s->strs[i])
 			continue;
-		for (j = hash_str(s->strs[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+		for (j = fnv1a_str(s->strs[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
 			;
 		t[j] = s->strs[i];
 	}
@@ -239,7 +231,7 @@ static const char *intern(struct ss *s, const char *str)
 	if (2 * (s->strs_n + 1) > s->strs_cap && strs_grow(s))
 		return NULL;
 	mask = s->strs_cap - 1;
-	for (i = hash_str(str) & mask; s->strs[i]; i = (i + 1) & mask)
+	for (i = fnv1a_str(str) & mask; s->strs[i]; i = (i + 1) & mask)
 		if (!strcmp(s->strs[i], str))
 			return s->strs[i];
 	s->strs[i] = strdup(str);

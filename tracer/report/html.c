@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "html_assets.h"
+#include "htab.h"
 #include "json.h"
 #include "jsonparts.h"
 #include "reporters.h"
@@ -888,11 +889,7 @@ struct ftab {
 
 static size_t fhash(const char *s, size_t mask)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h & mask;
+	return (size_t)fnv1a_str(s) & mask;
 }
 
 static int ftab_grow(struct ftab *t)

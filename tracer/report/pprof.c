@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "htab.h"
 #include "reporters.h"
 #include "text.h"
 
@@ -34,15 +35,6 @@ struct strtab {
 	uint64_t *loc;              /* by string index: its location id as a frame, 0 = none yet */
 	bool oom;
 };
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
 
 static int strtab_grow(struct strtab *t)
 {
@@ -60,7 +52,7 @@ static int strtab_grow(struct strtab *t)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < t->n; i++) {
-		size_t j = str_hash(t->v[i]) & (cap - 1);
+		size_t j = fnv1a_str(t->v[i]) & (cap - 1);
 
 		while (idx[j])
 			j = (j + 1) & (cap - 1);
@@ -82,7 +74,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 		t->oom = true;
 		return 0;
 	}
-	for (j = str_hash(s) & (t->idx_cap - 1); t->idx[j]; j = (j + 1) & (t->idx_cap - 1))
+	for (j = fnv1a_str(s) & (t->idx_cap - 1); t->idx[j]; j = (j + 1) & (t->idx_cap - 1))
 		if (!strcmp(t->v[t->idx[j] - 1], s))
 			return t->idx[j] - 1;
 	t->v[t->n] = strdup(s);
