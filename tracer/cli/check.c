@@ -9,6 +9,8 @@
  *   2. Tokio symbols, for the uprobe fallback of a stock build: the task vtable functions
  *      (tokio::runtime::task::raw::poll, the waker functions) in .symtab/.dynsym.
  *   3. The kernel: uprobe PMU, ref_ctr_offset, optimized uprobes, BTF, permissions.
+ * And, for sampling a stock build (issue 27), where the executable keeps Tokio's thread-local
+ * task id (tracer/discover/tlsctx.c): reported only, it changes no verdict.
  * Verdict → exit status (exits.def): 0 ready (usdt), 1 lacks probes (uprobes on symbols),
  * 2 cannot. --json gives the facts and both halves of the machine's gate (kernel.ok,
  * kernel.permissions.ok) for the preflight and the kit, which decide nothing themselves.
@@ -33,6 +35,7 @@
 #include "discover.h"
 #include "json.h"
 #include "notes.h"
+#include "tlsctx.h"
 
 /* The dialects (this project's, Tokio's upstream proposal, oxide's tokio-dtrace) are
  * tracer/discover/dialect.h's, shared with trace. */
@@ -100,6 +103,8 @@ struct target {
 	long tokio_syms;      /* any symbol of the tokio crate */
 	bool any_symtab;
 	bool tokio_strings;   /* "tokio-runtime-worker" in some file */
+	/* the thread-local task id of the main executable (sampling a stock build) */
+	struct tlsctx tls;
 };
 
 static void add_probe(struct target *t, const struct sdt_note *n)
@@ -193,6 +198,14 @@ static void scan(struct target *t)
 			off += got - (sizeof(marker) - 1);
 		}
 	}
+	for (i = 0; i < t->nfiles; i++)
+		if (!t->pid || t->files[i]->is_main) {
+			tlsctx_find(t->files[i]->open_path ? t->files[i]->open_path
+							   : t->files[i]->path, &t->tls);
+			break;
+		}
+	if (i == t->nfiles)
+		snprintf(t->tls.why, sizeof(t->tls.why), "no main executable among the files");
 	{
 		const char *names[MAX_PROBES];
 
@@ -450,6 +463,24 @@ static void site_kinds_str(const struct probe_info *p, char *buf, size_t len)
 	}
 }
 
+static void print_tls_human(const struct tlsctx *c)
+{
+	printf("\nTokio task-id slot (sampling a stock build):\n");
+	if (c->method == TLSCTX_NONE) {
+		printf("  located:      no: %s\n", c->why);
+		return;
+	}
+	printf("  method:       %s (tokio::runtime::context::set_current_task_id at %#" PRIx64
+	       "%s)\n", tlsctx_method_name(c->method), c->accessor,
+	       c->accessors > 1 ? ", copies of Tokio agree" : "");
+	printf("  TLS block:    tp%+" PRId64 " (PT_TLS %#" PRIx64 " bytes, align %" PRIu64 ")\n",
+	       c->block_off, c->tls_memsz, c->tls_align);
+	printf("  CONTEXT:      tp%+" PRId64 " (%" PRIu64 " bytes)\n", c->ctx_off, c->sym_size);
+	printf("  task id:      CONTEXT+%#x, tp%+" PRId64 ", %s\n", c->field_off, c->id_off,
+	       c->layout == TLSCTX_TAGGED ? "Option<Id(u64)>: tag u64 (0 = None) then the id"
+					  : "Option<Id(NonZeroU64)>: u64, 0 = None");
+}
+
 static void print_human(const struct target *t, const struct kernel *k, const struct verdict *v)
 {
 	const struct tet_dprobe *e;
@@ -514,6 +545,7 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 	if (!t->any_symtab)
 		printf("  Tokio strings: %s\n", t->tokio_strings ? "yes (a stripped Tokio binary)"
 							       : "no");
+	print_tls_human(&t->tls);
 
 	printf("\nKernel %s (%s):\n", k->uts.release, k->uts.machine);
 	printf("  uprobe PMU:        %s", k->uprobe_pmu ? "yes" : "NO");
@@ -533,6 +565,30 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 		printf("  - %s\n", v->why[p]);
 	for (p = 0; p < v->nwarn; p++)
 		printf("  ! %s\n", v->warn[p]);
+}
+
+static void print_tls_json(struct jw *w, const struct tlsctx *c)
+{
+	jw_key(w, "task_id_slot");
+	jw_obj_begin(w);
+	jw_kstr(w, "method", tlsctx_method_name(c->method));
+	jw_kstr(w, "reason", c->method == TLSCTX_NONE ? c->why : NULL);
+	if (c->method != TLSCTX_NONE) {
+		jw_ku64(w, "accessor", c->accessor);
+		jw_ki64(w, "accessors", c->accessors);
+		jw_ku64(w, "tls_memsz", c->tls_memsz);
+		jw_ku64(w, "tls_align", c->tls_align);
+		jw_ki64(w, "tls_block_offset", c->block_off);
+		jw_ku64(w, "context_symbol_value", c->sym_value);
+		jw_ku64(w, "context_size", c->sym_size);
+		jw_ki64(w, "context_offset", c->ctx_off);
+		jw_ki64(w, "field_offset", c->field_off);
+		jw_kstr(w, "layout", tlsctx_layout_name(c->layout));
+		jw_ki64(w, "id_offset", c->id_off);
+		if (c->layout == TLSCTX_TAGGED)
+			jw_ki64(w, "tag_offset", c->tag_off);
+	}
+	jw_obj_end(w);
 }
 
 static void print_json(const struct target *t, const struct kernel *k, const struct verdict *v,
@@ -626,6 +682,7 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 			jw_ki64(w, fb_syms[i].key, t->fb_count[i]);
 	jw_kbool(w, "tokio_strings", t->tokio_strings);
 	jw_obj_end(w);
+	print_tls_json(w, &t->tls);
 
 	jw_key(w, "kernel");
 	jw_obj_begin(w);
@@ -683,6 +740,8 @@ static void check_usage(FILE *out)
 "  - the kernel: uprobe PMU, ref_ctr_offset (semaphores), optimized uprobes (x86_64,\n"
 "    Linux 6.18+, probed through the uprobe syscall), BTF, permissions (root, or\n"
 "    CAP_BPF + CAP_PERFMON)\n"
+"  - where the executable keeps Tokio's thread-local task id (CONTEXT.current_task_id,\n"
+"    offsets from the thread pointer), for sampling a stock build; no effect on the verdict\n"
 "With -p, every ELF file the process maps is examined (probes in shared libraries too).\n"
 "\n"
 "Options:\n"

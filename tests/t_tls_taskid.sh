@@ -1,0 +1,158 @@
+#!/bin/bash
+# Intent: `check` locates Tokio's thread-local task id (CONTEXT.current_task_id; the
+# foundation of issue 27's sampling mode, tracer/discover/tlsctx.c) right, and two tools no one
+# here wrote agree with it.
+# (1) readelf: check's TLS block offset and CONTEXT offset are the ELF file's (PT_TLS size and
+#     alignment, the STT_TLS symbol's value), on the stock and usdt builds of the three Debian
+#     lines; the layout is `tagged` (Option<Id(u64)>) on 1.24, `niche` (Option<Id(NonZeroU64)>)
+#     on 1.43 and 1.53.
+# (2) gdb, attached to the running stock service of each line: for every thread, the address
+#     libthread_db gives for CONTEXT's symbol is fs_base + check's context_offset; stopped at
+#     three entries of TaskIdGuard::enter(id) (a function the locator does not read), after it
+#     returns the slot at fs_base + id_offset holds that id (and the tag reads 1 on 1.24).
+# (3) bpftrace on the usdt builds of 1.24 and 1.53 (both layouts): a cpu-clock sampler reads
+#     the slot at curtask->thread.fsbase + id_offset while the USDT probes task_poll_begin/end
+#     say which task the thread polls. Inside polls the slot is the polled task on >= 80 % of
+#     the samples (the rest read the thread's value outside polls: poll_begin fires before
+#     Tokio's TaskIdGuard is entered), and never anything else (<= 2 %); outside polls a thread
+#     reads one value (>= 90 %): None (0) on the main thread, and on a worker the id of the
+#     blocking task that runs its worker loop (multi-thread workers are launched by
+#     spawn_blocking: a worker's slot is never None), distinct per worker.
+# (4) A stripped copy gets method none with the reason, never an offset.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_file "$TRACER" "tracer binary"
+command -v gdb > /dev/null || die_test "gdb missing (scripts/packages.txt; make deps)"
+command -v bpftrace > /dev/null || die_test "bpftrace missing (make deps)"
+command -v readelf > /dev/null || die_test "readelf missing (binutils)"
+
+slot() { jq -r ".task_id_slot.$2 // empty" "$TMPD/check.$1.json"; }
+
+# ---- (1) readelf -------------------------------------------------------------------------------
+for line in 1.24 1.43 1.53; do
+    for kind in stock usdt; do
+        need_sample "$line" "$kind"
+        l="$line-$kind"
+        "$TRACER" check --json "$SAMPLE" > "$TMPD/check.$l.json"
+        check_eq "$l: located from code" code "$(slot "$l" method)"
+        want=niche; [ "$line" = 1.24 ] && want=tagged
+        check_eq "$l: layout" "$want" "$(slot "$l" layout)"
+        read -r memsz align < <(readelf -lW "$SAMPLE" | awk '$1 == "TLS" { print $6, $NF }')
+        read -r symv syms < <(readelf -sW "$SAMPLE" | awk '$4 == "TLS" && $8 ~ /7context7CONTEXT/ { print "0x" $2, $3 }')
+        [ -n "${memsz:-}" ] && [ -n "${symv:-}" ] && [ "$((align))" -gt 0 ] || { not_ok "$l: readelf gives PT_TLS and CONTEXT"; continue; }
+        memsz=$((memsz)) align=$((align)) symv=$((symv))
+        block=$(( -((memsz + align - 1) / align * align) ))
+        check_eq "$l: TLS block = -round_up(PT_TLS memsz $memsz, align $align) (readelf)" "$block" "$(slot "$l" tls_block_offset)"
+        check_eq "$l: CONTEXT = block + its STT_TLS symbol's value $symv (readelf)" "$(( block + symv ))" "$(slot "$l" context_offset)"
+        check "$l: the id lies inside CONTEXT's $syms bytes" \
+            test "$(( $(slot "$l" id_offset) + 8 ))" -le "$(( block + symv + syms ))" -a "$(slot "$l" id_offset)" -ge "$(( block + symv ))"
+    done
+done
+
+# ---- (2) gdb on the stock service --------------------------------------------------------------
+for line in 1.24 1.43 1.53; do
+    l="$line-stock"
+    need_sample "$line" stock
+    ctx=$(slot "$l" context_offset) id=$(slot "$l" id_offset) tag=$(slot "$l" tag_offset)
+    sym=$(readelf -sW "$SAMPLE" | awk '$4 == "TLS" && $8 ~ /7context7CONTEXT/ { print $8; exit }')
+    enter=$(readelf -sW "$SAMPLE" | awk '$4 == "FUNC" && $8 ~ /11TaskIdGuard5enter/ { print $8; exit }')
+    [ -n "$sym" ] && [ -n "$enter" ] && [ -n "$id" ] || { not_ok "$l: CONTEXT ($sym), TaskIdGuard::enter ($enter), slot ($id)"; continue; }
+    tagexpr=1; [ -n "$tag" ] && tagexpr="*(unsigned long *)(\$fs_base + $tag)"
+    {
+        printf 'set pagination off\nset confirm off\nset language c\n'
+        printf 'thread apply all printf "TLS %%ld %%ld\\n", $fs_base, (long)&'"'%s'"'\n' "$sym"
+        for i in 1 2 3; do
+            printf 'break *&'"'%s'"'\ncontinue\nset scheduler-locking on\nprintf "ARG %%lu\\n", $rdi\ndelete\nfinish\n' "$enter"
+            printf 'printf "SLOT %%lu %%lu\\n", *(unsigned long *)($fs_base + %d), %s\n' "$id" "$tagexpr"
+            printf 'set scheduler-locking off\n'
+        done
+    } > "$TMPD/gdb.$l.cmd"
+    start_bg "svc.$l" "$SAMPLE" serve --workers 2 --load 200 --duration 60s
+    SP=$BG_PID
+    wait_for_line "$TMPD/svc.$l.out" '^listening on ' 30 || not_ok "$l: service listening"
+    timeout 60 gdb -p "$SP" -batch -x "$TMPD/gdb.$l.cmd" > "$TMPD/gdb.$l.out" 2>&1
+    stop_pid "$SP"
+    tls=$(awk -v c="$ctx" '/^TLS / { n++; if ($3 - $2 == c) ok++ } END { printf "%d/%d", ok, n }' "$TMPD/gdb.$l.out")
+    check "$l: gdb: every thread's CONTEXT (libthread_db) = fs_base$ctx ($tls threads)" \
+        awk -v t="$tls" 'BEGIN { split(t, a, "/"); exit !(a[2] >= 3 && a[1] == a[2]) }'
+    pairs=$(awk '/^ARG / { a = $2 } /^SLOT / { printf "%s=%s/%s ", a, $2, $3 }' "$TMPD/gdb.$l.out")
+    check "$l: gdb: after TaskIdGuard::enter(id) the slot holds id, tag 1 (id=slot/tag: $pairs)" \
+        awk -v p="$pairs" 'BEGIN { n = split(p, a, " "); ok = 0
+            for (i = 1; i <= n; i++) { split(a[i], b, "[=/]"); if (b[1] > 0 && b[1] == b[2] && b[3] == 1) ok++ }
+            exit !(n == 3 && ok == 3) }'
+    [ "${pairs// /}" = "" ] && sed 's/^/#   gdb: /' "$TMPD/gdb.$l.out" | tail -15
+done
+
+# ---- (3) bpftrace sampler on the usdt builds ---------------------------------------------------
+bt_prog() {  # bt_prog BIN PID ID_OFF [TAG_OFF]
+    echo "usdt:$1:tokio:task_poll_begin /pid == $2/ { @cur[tid] = arg0; }"
+    echo "usdt:$1:tokio:task_poll_end /pid == $2/ { delete(@cur[tid]); }"
+    echo "profile:hz:997 /pid == $2/ { \$fs = (int64)curtask->thread.fsbase;"
+    echo "  \$v = *uptr((uint64 *)(\$fs + $3));"
+    [ -n "${4:-}" ] && echo "  if (*uptr((uint64 *)(\$fs + $4)) == 0) { \$v = 0; }"
+    echo "  \$c = @cur[tid];"
+    echo "  if (\$c) { @in[tid, \$c == \$v ? 1 : 0, \$v] = count(); } else { @out[tid, \$v] = count(); } }"
+    echo "BEGIN { printf(\"ready\\n\"); }"
+    echo "interval:s:3 { exit(); }"
+}
+for line in 1.24 1.53; do
+    l="$line-usdt"
+    need_sample "$line" usdt
+    start_bg "svc.$l" "$SAMPLE" serve --workers 2 --load 300 --pathology cpu_hog --duration 60s
+    SP=$BG_PID
+    wait_for_line "$TMPD/svc.$l.out" '^listening on ' 30 || not_ok "$l: service listening"
+    bt_prog "$SAMPLE" "$SP" "$(slot "$l" id_offset)" "$(slot "$l" tag_offset)" > "$TMPD/bt.$l.bt"
+    timeout 60 bpftrace -q -p "$SP" "$TMPD/bt.$l.bt" > "$TMPD/bt.$l.out" 2> "$TMPD/bt.$l.err"
+    check_eq "$l: bpftrace exit 0" 0 "$?"
+    stop_pid "$SP"
+    python3 - "$TMPD/bt.$l.out" "$SP" > "$TMPD/bt.$l.res" << 'EOF'
+import re, sys
+pid = int(sys.argv[2])
+ins, outs = [], {}
+for ln in open(sys.argv[1]):
+    m = re.match(r'@in\[(\d+), (\d), (-?\d+)\]: (\d+)', ln)
+    if m:
+        ins.append(tuple(map(int, m.groups())))
+    m = re.match(r'@out\[(\d+), (-?\d+)\]: (\d+)', ln)
+    if m:
+        t, v, n = map(int, m.groups())
+        outs.setdefault(t, {})[v] = n
+base = {t: max(vs, key=vs.get) for t, vs in outs.items()}
+n_in = sum(i[3] for i in ins)
+agree = sum(i[3] for i in ins if i[1])
+parent = sum(i[3] for i in ins if not i[1] and base.get(i[0]) == i[2])
+other = n_in - agree - parent
+n_out = sum(sum(vs.values()) for vs in outs.values())
+at_base = sum(vs[base[t]] for t, vs in outs.items())
+workers = [base[t] for t in base if t != pid]
+print(f"in={n_in} agree={agree} parent={parent} other={other} out={n_out} out_base={at_base} "
+      f"main={base.get(pid, 'none')} workers={','.join(map(str, sorted(workers)))}")
+EOF
+    res=$(cat "$TMPD/bt.$l.res")
+    echo "# $l: $res"
+    get() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<< "$res"; }
+    n_in=$(get in) agree=$(get agree) other=$(get other) n_out=$(get out) at_base=$(get out_base)
+    check "$l: >= 50 samples inside polls (${n_in:-none})" test "${n_in:-0}" -ge 50
+    check "$l: inside polls the slot is the polled task on >= 80 % ($agree of $n_in)" \
+        test "$(( ${agree:-0} * 100 ))" -ge "$(( ${n_in:-1} * 80 ))"
+    check "$l: inside polls the slot is never a third value (<= 2 %: $other of $n_in)" \
+        test "$(( ${other:-1000000} * 100 ))" -le "$(( ${n_in:-0} * 2 ))"
+    check "$l: outside polls each thread reads one value on >= 90 % ($at_base of $n_out)" \
+        test "$(( ${at_base:-0} * 100 ))" -ge "$(( ${n_out:-1} * 90 ))" -a "${n_out:-0}" -gt 0
+    check_eq "$l: outside polls the main thread reads None" 0 "$(get main)"
+    w=$(get workers)
+    check "$l: each worker reads its own nonzero id outside polls (its worker-loop task: $w)" \
+        python3 -c 'import sys; w = sys.argv[1].split(","); sys.exit(not (w[0] and "0" not in w and len(set(w)) == len(w)))' "$w"
+done
+
+# ---- (4) refusals ------------------------------------------------------------------------------
+need_sample 1.53 stock
+strip -o "$TMPD/stripped" "$SAMPLE"
+"$TRACER" check --json "$TMPD/stripped" > "$TMPD/check.stripped.json"
+check_eq "stripped: method none" none "$(slot stripped method)"
+check "stripped: the reason says stripped, and no offset is given" \
+    bash -c '[[ "$(jq -r .task_id_slot.reason "$1")" == *stripped* ]] && [ "$(jq -r .task_id_slot.id_offset "$1")" = null ]' _ "$TMPD/check.stripped.json"
+"$TRACER" check --json "$FIX/fake_tokio" > "$TMPD/check.fake.json" 2>/dev/null
+check_eq "fake_tokio (C, no Tokio CONTEXT): method none" none "$(slot fake method)"
+finish
