@@ -6,6 +6,7 @@
 #   make demo    build, run the sample service with its pathologies, trace it, write a report
 #   make bench-probes / make bench   benchmarks (not tests)
 #   make kit-matrix   the kit on all 70 Tokio releases (make test: the hooks.py cover)
+#   make tls-matrix   check's thread-local task-id slot against gdb + DWARF on 4 Tokio releases
 #   make vocab   refresh scripts/tet-vocab.sh (bpf/probes.def and Tokio's functions for the shell)
 # V=1 shows full commands.
 

@@ -18,7 +18,10 @@
 #     reads one value (>= 90 %): None (0) on the main thread, and on a worker the id of the
 #     blocking task that runs its worker loop (multi-thread workers are launched by
 #     spawn_blocking: a worker's slot is never None), distinct per worker.
-# (4) A stripped copy gets method none with the reason, never an offset.
+# (4) A stripped copy gets method none with the reason, never an offset; so do copies whose
+#     accessor was patched to store outside CONTEXT, to address another CONTEXT, or to begin
+#     with a byte that is no x86-64 instruction; check's verdict stays the same, and the
+#     ASan + UBSan build reads them without a report.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -153,6 +156,43 @@ strip -o "$TMPD/stripped" "$SAMPLE"
 check_eq "stripped: method none" none "$(slot stripped method)"
 check "stripped: the reason says stripped, and no offset is given" \
     bash -c '[[ "$(jq -r .task_id_slot.reason "$1")" == *stripped* ]] && [ "$(jq -r .task_id_slot.id_offset "$1")" = null ]' _ "$TMPD/check.stripped.json"
+# accessor code that says something else: each a one-line refusal, the verdict unchanged (1)
+python3 - "$SAMPLE" "$TMPD" "$(jq -r .task_id_slot.accessor "$TMPD/check.1.53-stock.json")" << 'EOF'
+import struct, sys
+src, out, acc = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = bytearray(open(src, "rb").read())
+phoff = struct.unpack_from("<Q", b, 0x20)[0]
+phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+fo = None
+for i in range(phnum):
+    typ, flags, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", b, phoff + i * phentsize)
+    if typ == 1 and vaddr <= acc < vaddr + filesz:
+        fo = off + acc - vaddr
+code = bytes(b[fo:fo + 128])
+lea, st = code.find(bytes.fromhex("488d80")), code.find(bytes.fromhex("48895830"))
+assert lea > 0 and st > lea, "1.53 accessor: lea -X(%rax),%rax and mov %rbx,0x30(%rax) expected"
+def write(name, at, new):
+    c = bytearray(b)
+    c[fo + at:fo + at + len(new)] = new
+    open(f"{out}/{name}", "wb").write(c)
+write("store-out", st + 3, b"\x60")                                   # mov %rbx,0x60(%rax)
+write("lea-off", lea + 3, struct.pack("<i", struct.unpack_from("<i", code, lea + 3)[0] + 8))
+write("bad-insn", 0, b"\x06")                                         # no x86-64 instruction
+EOF
+for m in "store-out:outside every CONTEXT symbol" "lea-off:addresses CONTEXT at" "bad-insn:instruction not understood"; do
+    f=${m%%:*} why=${m#*:}
+    "$TRACER" check --json "$TMPD/$f" > "$TMPD/check.$f.json"
+    rc=$?
+    check "$f: method none, the reason says '$why', no offset, verdict unchanged (exit $rc)" \
+        bash -c '[ "$(jq -r .task_id_slot.method "$1")" = none ] && [[ "$(jq -r .task_id_slot.reason "$1")" == *"$2"* ]] &&
+                 [ "$(jq -r .task_id_slot.id_offset "$1")" = null ] && [ "$3" = 1 ]' _ "$TMPD/check.$f.json" "$why" "$rc"
+    # the same with ASan + UBSan (build/asan): the decoder reads no byte it should not
+    ASAN_OPTIONS="exitcode=66:detect_leaks=1:halt_on_error=1" UBSAN_OPTIONS="halt_on_error=1:exitcode=66" \
+        "$BUILD/asan/tokio-ebpf-trace" check --json "$TMPD/$f" > /dev/null 2> "$TMPD/asan.$f.err"
+    rc=$?
+    check "$f: the sanitized build exits the same ($rc), no sanitizer report" \
+        bash -c '[ "$1" = 1 ] && ! grep -qE "AddressSanitizer|runtime error|LeakSanitizer" "$2"' _ "$rc" "$TMPD/asan.$f.err"
+done
 "$TRACER" check --json "$FIX/fake_tokio" > "$TMPD/check.fake.json" 2>/dev/null
 check_eq "fake_tokio (C, no Tokio CONTEXT): method none" none "$(slot fake method)"
 finish

@@ -28,7 +28,9 @@
  *      (`mov %arg,D(%b)`). Option<Id> is one u64 when Id wraps a NonZeroU64 (Tokio 1.40+;
  *      0 = None) and a pair (tag, id) when it wraps a u64 (1.24–1.39; tag 0 = None,
  *      1 = Some): the accessor then gets two registers (%rdi tag, %rsi id) and stores both,
- *      8 bytes apart, which is how the two layouts are told apart.
+ *      8 bytes apart, which is how the two layouts are told apart. An accessor that reads
+ *      %rsi (a two-word argument) without that second store is refused, never taken as the
+ *      one-word layout.
  *
  * The code is decoded linearly (x86-64 instruction lengths, the few moves that copy the
  * argument and the base between registers); anything not understood, two Tokio copies that
@@ -91,6 +93,7 @@ struct insn {
 	bool fs;          /* %fs segment prefix */
 	bool has_modrm;
 	int mod, reg, rm; /* rm: the base register when mod != 3 (SIB base too), -1 RIP/none */
+	int index;        /* the SIB index register, -1 when none */
 	int64_t disp;
 };
 
@@ -168,6 +171,7 @@ static bool decode(const unsigned char *p, size_t n, struct insn *in)
 
 	memset(in, 0, sizeof(*in));
 	in->rm = -1;
+	in->index = -1;
 	for (; i < n && i < 4; i++) {
 		if (p[i] == 0x66)
 			opsz16 = true;
@@ -230,8 +234,10 @@ static bool decode(const unsigned char *p, size_t n, struct insn *in)
 					return false;
 				sib = p[i++];
 				rm = sib & 7;
-				if (((sib >> 3) & 7) != 4 || (rex & 2))
+				if (((sib >> 3) & 7) != 4 || (rex & 2)) {
+					in->index = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
 					rm = -2;       /* an index register: not a plain base */
+				}
 				if ((sib & 7) == 5 && in->mod == 0) {
 					dsz = 4;
 					rm = -1;       /* disp32, no base (%fs:disp32) */
@@ -261,11 +267,34 @@ static bool decode(const unsigned char *p, size_t n, struct insn *in)
 	return true;
 }
 
+/* Whether the instruction reads register REG (its ModRM operands, push; what is needed to see
+ * whether the argument's second word, %rsi, is used at all). */
+static bool reads(const struct insn *in, int reg)
+{
+	int o = in->opc;
+	bool reg_read = o == 0x88 || o == 0x89 || o == 0x84 || o == 0x85 || o == 0x86 || o == 0x87 ||
+			(o < 0x40 && (o & 7) < 4) || o == 0x0faf || (o >= 0x0f40 && o <= 0x0f4f) ||
+			o == 0x0fa3 || o == 0x0fab || o == 0x0fb3 || o == 0x0fb0 || o == 0x0fb1 ||
+			o == 0x0fc0 || o == 0x0fc1;
+
+	if (!in->has_modrm)
+		return o >= 0x50 && o <= 0x57 && ((o & 7) | (in->rex & 1 ? 8 : 0)) == reg;
+	if (in->mod == 3 && in->reg == in->rm && (o == 0x31 || o == 0x33 || o == 0x29 || o == 0x2b))
+		return false;                                   /* xor %r,%r: a zeroing idiom */
+	if (reg_read && in->reg == reg)
+		return true;
+	if (in->mod != 3)
+		return in->rm == reg || in->index == reg;       /* the address */
+	return in->rm == reg && o != 0x89 && o != 0x88 && o != 0xc7 && o != 0xc6 && o != 0x8f &&
+	       !(o >= 0x0f90 && o <= 0x0f9f);
+}
+
 /* What the accessor's code tells. */
 struct acc {
 	int64_t base_off;    /* the lea's displacement from the thread pointer (INT64_MIN: none) */
 	int64_t store[2];    /* thread-pointer-relative stores of argument words 0 and 1 */
 	int nstore[2];
+	bool arg1_used;      /* %rsi's value at entry is read: the argument has two words */
 	bool ambiguous;
 	char why[160];
 };
@@ -324,6 +353,9 @@ static void read_accessor(const unsigned char *code, size_t n, struct acc *a)
 		i += in.len;
 		if (in.opc == 0xcc)
 			break;                              /* padding after the function */
+		for (k = 0; k < 16; k++)
+			if (r[k] == R_ARG1 && reads(&in, k))
+				a->arg1_used = true;
 		/* mov %fs:0,%r: the thread pointer (its first word points to itself) */
 		if (in.fs && in.opc == 0x8b && in.rex_w && in.mod == 0 && in.rm == -1 && in.disp == 0) {
 			r[in.reg] = R_TP;
@@ -537,6 +569,10 @@ static int locate(Elf *e, int fd, struct tlsctx *c)
 			return refuse(c, "set_current_task_id at %#" PRIx64 " stores its two words "
 				      "%" PRId64 " bytes apart, not 8", s.acc[k].value,
 				      a.store[1] - f);
+		if (c->layout == TLSCTX_NICHE && a.arg1_used)
+			return refuse(c, "set_current_task_id at %#" PRIx64 " uses a second argument "
+				      "word (Option<Id> of two words) but stores none next to the first",
+				      s.acc[k].value);
 		width = c->layout == TLSCTX_TAGGED ? 16 : 8;
 		for (j = 0; j < s.nctx; j++) {
 			int64_t at = c->block_off + (int64_t)s.ctx[j].value;
