@@ -22,6 +22,12 @@
 #     accessor was patched to store outside CONTEXT, to address another CONTEXT, or to begin
 #     with a byte that is no x86-64 instruction; check's verdict stays the same, and the
 #     ASan + UBSan build reads them without a report.
+# (5) The DWARF method (the variable's TLS location, the member path of its type) on C++
+#     stand-ins (tests/fixtures/tls/fake_context.cc: the same namespaces and mangled names) that
+#     print the field's real offset from the thread pointer: with DWARF method dwarf and the
+#     code agreeing, tagged too; without DWARF method code; without the accessor symbol the
+#     DWARF alone; an accessor storing elsewhere than the DWARF's field is refused; the ASan +
+#     UBSan build gives the same answers without a report.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
@@ -195,4 +201,29 @@ for m in "store-out:outside every CONTEXT symbol" "lea-off:addresses CONTEXT at"
 done
 "$TRACER" check --json "$FIX/fake_tokio" > "$TMPD/check.fake.json" 2>/dev/null
 check_eq "fake_tokio (C, no Tokio CONTEXT): method none" none "$(slot fake method)"
+
+# ---- (5) the DWARF method, on C++ stand-ins that print the field's real offset ------------------
+for m in fake_context:dwarf:niche fake_context_tagged:dwarf:tagged fake_context_nodwarf:code:niche \
+         fake_context_tagged_nodwarf:code:tagged fake_context_nosym:dwarf:niche fake_context_elsewhere:none:; do
+    IFS=: read -r f method layout <<< "$m"
+    need_file "$FIX/$f" "fixture $f (mk/tlsctx.mk)"
+    real=$("$FIX/$f" | sed -n 's/^id_offset=//p')
+    "$TRACER" check --json "$FIX/$f" > "$TMPD/check.$f.json"
+    check_eq "$f: method $method" "$method" "$(slot "$f" method)"
+    case $f in
+    *elsewhere) check "$f: DWARF and code disagree: refused, no offset ($(slot "$f" reason))" \
+                    bash -c '[[ "$1" == *disagree* ]] && [ -z "$2" ]' _ "$(slot "$f" reason)" "$(slot "$f" id_offset)" ;;
+    *) check_eq "$f: id_offset = the program's own (&field - thread pointer), layout $layout" \
+           "$real $layout" "$(slot "$f" id_offset) $(slot "$f" layout)" ;;
+    esac
+    ASAN_OPTIONS="exitcode=66:detect_leaks=1:halt_on_error=1" UBSAN_OPTIONS="halt_on_error=1:exitcode=66" \
+        "$BUILD/asan/tokio-ebpf-trace" check --json "$FIX/$f" > "$TMPD/asan.$f.json" 2> "$TMPD/asan.$f.err"
+    rc=$?
+    check "$f: the ASan + UBSan build gives the same slot (exit $rc), no sanitizer report" \
+        bash -c '[ "$1" != 66 ] && ! grep -qE "Sanitizer|runtime error" "$2" &&
+                 [ "$(jq -c .task_id_slot "$3")" = "$(jq -c .task_id_slot "$4")" ]' _ "$rc" "$TMPD/asan.$f.err" "$TMPD/asan.$f.json" "$TMPD/check.$f.json"
+done
+check_eq "fake_context: the accessor's code agrees with the DWARF" "code agrees" "$(slot fake_context cross_check)"
+check "fake_context_nosym: the DWARF alone, saying why the code gave nothing" \
+    bash -c '[[ "$1" == "code: "*"not in the symbol table"* ]]' _ "$(slot fake_context_nosym cross_check)"
 finish

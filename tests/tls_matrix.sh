@@ -8,7 +8,8 @@
 # The Debian lines (t_tls_taskid) cover 1.24 and 1.43/1.53; this adds both ends of each change
 # (default TLS_MATRIX="1.28.2 1.29.0 1.39.3 1.40.0"). Per release, a small multi-thread program
 # built with full DWARF (debug = 2) against it:
-#   - check: method code, the layout of the range (tagged before 1.40, niche from it);
+#   - check: method dwarf with the accessor's code agreeing, the layout of the range (tagged
+#     before 1.40, niche from it);
 #   - gdb with the DWARF (Python API): CONTEXT's storage variable, located by libthread_db, is at
 #     fs_base + context_offset on every thread, and the DWARF path down its type (std's storage
 #     wrapper, the Context, current_task_id) gives field_offset, with the field's size 16
@@ -116,7 +117,7 @@ for v in ${TLS_MATRIX:-1.28.2 1.29.0 1.39.3 1.40.0}; do
     echo "# $v: built in $(( SECONDS - t0 )) s"
     "$TRACER" check --json "$APP" > "$TMPD/check.$v.json"
     sl() { jq -r ".task_id_slot.$1 // empty" "$TMPD/check.$v.json"; }
-    check_eq "$v: located from code" code "$(sl method)"
+    check_eq "$v: located from the DWARF, the accessor's code agreeing" "dwarf/code agrees" "$(sl method)/$(sl cross_check)"
     want=niche; [ "$(printf '%s\n' "$v" 1.40.0 | sort -V | head -1)" != 1.40.0 ] && want=tagged
     check_eq "$v: layout" "$want" "$(sl layout)"
     ctx=$(sl context_offset) fo=$(sl field_offset) id=$(sl id_offset) tag=$(sl tag_offset)

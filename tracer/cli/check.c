@@ -470,9 +470,12 @@ static void print_tls_human(const struct tlsctx *c)
 		printf("  located:      no: %s\n", c->why);
 		return;
 	}
-	printf("  method:       %s (tokio::runtime::context::set_current_task_id at %#" PRIx64
-	       "%s)\n", tlsctx_method_name(c->method), c->accessor,
-	       c->accessors > 1 ? ", copies of Tokio agree" : "");
+	if (c->method == TLSCTX_DWARF)
+		printf("  method:       dwarf (the variable's location and type; %s)\n", c->cross);
+	else
+		printf("  method:       %s (tokio::runtime::context::set_current_task_id at %#"
+		       PRIx64 "%s)\n", tlsctx_method_name(c->method), c->accessor,
+		       c->accessors > 1 ? ", copies of Tokio agree" : "");
 	printf("  TLS block:    tp%+" PRId64 " (PT_TLS %#" PRIx64 " bytes, align %" PRIu64 ")\n",
 	       c->block_off, c->tls_memsz, c->tls_align);
 	printf("  CONTEXT:      tp%+" PRId64 " (%" PRIu64 " bytes)\n", c->ctx_off, c->sym_size);
@@ -574,6 +577,7 @@ static void print_tls_json(struct jw *w, const struct tlsctx *c)
 	jw_kstr(w, "method", tlsctx_method_name(c->method));
 	jw_kstr(w, "reason", c->method == TLSCTX_NONE ? c->why : NULL);
 	if (c->method != TLSCTX_NONE) {
+		jw_kstr(w, "cross_check", c->method == TLSCTX_DWARF ? c->cross : NULL);
 		jw_ku64(w, "accessor", c->accessor);
 		jw_ki64(w, "accessors", c->accessors);
 		jw_ku64(w, "tls_memsz", c->tls_memsz);

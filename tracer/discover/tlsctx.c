@@ -20,8 +20,12 @@
  *   3. current_task_id in that storage. Rust orders fields as it likes and std's wrapper
  *      differs between lazy and const init and between Rust releases (Tokio 1.24's lazy
  *      storage: the Context at 0, its state byte at 0x60; 1.29+'s eager storage: the Context
- *      at 0, the state byte after it), so the offset is never guessed: it is read from
- *      Tokio's own accessor `tokio::runtime::context::set_current_task_id`, which the
+ *      at 0, the state byte after it), so the offset is never guessed. (a) With full DWARF
+ *      (debug = 2; "limited" has no variables) it is the variable's: DW_OP_const8u X,
+ *      DW_OP_GNU_push_tls_address gives 2., the member path of its type down to
+ *      current_task_id (through std's wrapper and Rust enums' variant parts) gives the field,
+ *      whose size (8 or 16) gives the layout; the code below must then agree or nothing is
+ *      answered. (b) Otherwise it is read from Tokio's own accessor `tokio::runtime::context::set_current_task_id`, which the
  *      compiler keeps out of line (a `t` symbol). Its code loads the thread pointer
  *      (`mov %fs:0,%r`), adds CONTEXT's offset (`lea -X(%r),%b`; X is the linker's, which
  *      must equal 1.+2.: checked) and stores its argument into the field
@@ -50,6 +54,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
 #include "tlsctx.h"
 
 #define MAX_CAND    8      /* CONTEXT symbols / accessors considered (copies of Tokio) */
@@ -62,7 +69,7 @@ static const char TOKIO_KEY[] = "5tokio";
 
 const char *tlsctx_method_name(enum tlsctx_method m)
 {
-	return m == TLSCTX_CODE ? "code" : "none";
+	return m == TLSCTX_CODE ? "code" : m == TLSCTX_DWARF ? "dwarf" : "none";
 }
 
 const char *tlsctx_layout_name(enum tlsctx_layout l)
@@ -487,16 +494,14 @@ static void scan_symbols(Elf *e, struct scan *s)
 	}
 }
 
-static int locate(Elf *e, int fd, struct tlsctx *c)
+/* The executable's TLS block from the thread pointer; TLSCTX_NONE when there is none. */
+static int tls_frame(Elf *e, struct tlsctx *c)
 {
-	struct scan s = { 0 };
 	GElf_Ehdr eh;
 	GElf_Phdr ph;
 	size_t np, i;
 	bool tls = false, interp = false;
 	uint64_t align, first;
-	int64_t field = 0;
-	int k, agree = 0;
 
 	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &np))
 		return refuse(c, "malformed ELF header"), -EBADMSG;
@@ -529,6 +534,16 @@ static int locate(Elf *e, int fd, struct tlsctx *c)
 			      c->tls_memsz, align);
 	first = -c->tls_vaddr & (align - 1);
 	c->block_off = -(int64_t)(((c->tls_memsz - first + align - 1) & ~(align - 1)) + first);
+	c->method = TLSCTX_CODE;    /* so far so good: the caller goes on */
+	return 0;
+}
+
+/* (b) the STT_TLS symbol and the accessor's stores */
+static int by_code(Elf *e, int fd, struct tlsctx *c)
+{
+	struct scan s = { 0 };
+	int64_t field = 0;
+	int k, agree = 0;
 
 	scan_symbols(e, &s);
 	if (!s.symtab && !s.nctx)
@@ -605,6 +620,215 @@ static int locate(Elf *e, int fd, struct tlsctx *c)
 	c->tag_off = c->layout == TLSCTX_TAGGED ? field : 0;
 	c->id_off = c->layout == TLSCTX_TAGGED ? field + 8 : field;
 	c->method = TLSCTX_CODE;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * (a) DWARF: the variable, its TLS location, the member path down to current_task_id
+ */
+#define DW_DEPTH 12
+
+/* data_member_location as a constant (Rust emits constants) */
+static bool member_off(Dwarf_Die *d, uint64_t *off)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word w;
+
+	if (!dwarf_attr(d, DW_AT_data_member_location, &at)) {
+		*off = 0;                   /* a variant part's members may omit it: offset 0 */
+		return true;
+	}
+	if (dwarf_formudata(&at, &w))
+		return false;
+	*off = w;
+	return true;
+}
+
+static bool type_of(Dwarf_Die *d, Dwarf_Die *t)
+{
+	Dwarf_Attribute at;
+	int i;
+
+	if (!dwarf_attr_integrate(d, DW_AT_type, &at) || !dwarf_formref_die(&at, t))
+		return false;
+	for (i = 0; i < 8 && (dwarf_tag(t) == DW_TAG_typedef || dwarf_tag(t) == DW_TAG_const_type ||
+			      dwarf_tag(t) == DW_TAG_volatile_type); i++)
+		if (!dwarf_attr_integrate(t, DW_AT_type, &at) || !dwarf_formref_die(&at, t))
+			return false;
+	return true;
+}
+
+/* offset and byte size of the member current_task_id below type T (structs, unions, Rust
+ * enums' variant parts); false when absent. *budget bounds the members visited (a type that
+ * contains itself in hostile DWARF). */
+static bool find_field(Dwarf_Die *t, int depth, int *budget, uint64_t *off, uint64_t *size)
+{
+	Dwarf_Die m, mt;
+	int tag = dwarf_tag(t);
+
+	if (depth > DW_DEPTH || --*budget < 0 ||
+	    (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+				 tag != DW_TAG_variant_part && tag != DW_TAG_variant) ||
+	    dwarf_child(t, &m) != 0)
+		return false;
+	do {
+		const char *name = dwarf_diename(&m);
+		uint64_t o, so, ss;
+		int mtag = dwarf_tag(&m);
+
+		if (mtag == DW_TAG_variant_part || mtag == DW_TAG_variant) {
+			if (find_field(&m, depth + 1, budget, &so, &ss)) {
+				*off = so;
+				*size = ss;
+				return true;
+			}
+			continue;
+		}
+		if (mtag != DW_TAG_member || !member_off(&m, &o) || !type_of(&m, &mt))
+			continue;
+		if (name && strcmp(name, "current_task_id") == 0) {
+			int bs = dwarf_bytesize(&mt);
+
+			if (bs <= 0)
+				return false;
+			*off = o;
+			*size = (uint64_t)bs;
+			return true;
+		}
+		if (find_field(&mt, depth + 1, budget, &so, &ss)) {
+			*off = o + so;
+			*size = ss;
+			return true;
+		}
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return false;
+}
+
+/* the variable's offset in the TLS block: DW_OP_const8u/4u/addr X, then a TLS op */
+static bool tls_location(Dwarf_Die *v, uint64_t *x)
+{
+	Dwarf_Attribute at;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr(v, DW_AT_location, &at) || dwarf_getlocation(&at, &ops, &n) || n != 2)
+		return false;
+	if (ops[1].atom != DW_OP_GNU_push_tls_address && ops[1].atom != DW_OP_form_tls_address)
+		return false;
+	if (ops[0].atom != DW_OP_const8u && ops[0].atom != DW_OP_const4u &&
+	    ops[0].atom != DW_OP_constu && ops[0].atom != DW_OP_addr)
+		return false;
+	*x = ops[0].number;
+	return true;
+}
+
+struct dw_hit {
+	int n;                  /* variables found with a TLS location and the field */
+	uint64_t value, field, size, var_size;
+};
+
+static void dw_var(Dwarf_Die *d, struct dw_hit *h)
+{
+	Dwarf_Die t;
+	uint64_t x, off, size;
+	int vs, budget = 4096;
+
+	if (h->n < MAX_CAND && tls_location(d, &x) && type_of(d, &t) &&
+	    find_field(&t, 0, &budget, &off, &size) && (vs = dwarf_bytesize(&t)) > 0) {
+		if (h->n && (h->value != x || h->field != off || h->size != size))
+			h->n = MAX_CAND;    /* two that differ: not trusted */
+		else
+			*h = (struct dw_hit){ h->n + 1, x, off, size, (uint64_t)vs };
+	}
+}
+
+/* namespaces tokio::runtime::context::CONTEXT, then any below it, down to the variable (or,
+ * as C++ compilers emit it, a definition at the top that names the declaration there) */
+static void dw_walk(Dwarf_Die *d, int level, struct dw_hit *h)
+{
+	static const char *const path[] = { "tokio", "runtime", "context", "CONTEXT" };
+	Dwarf_Die child;
+
+	do {
+		const char *name = dwarf_diename(d);
+		int tag = dwarf_tag(d);
+
+		if (tag == DW_TAG_namespace && level < DW_DEPTH &&
+		    (level >= 4 || (name && strcmp(name, path[level]) == 0)) &&
+		    dwarf_child(d, &child) == 0)
+			dw_walk(&child, level + 1, h);
+		else if (tag == DW_TAG_variable && level > 4)
+			dw_var(d, h);
+		else if (tag == DW_TAG_variable && level == 0 && dwarf_hasattr(d, DW_AT_specification)) {
+			Dwarf_Attribute at;
+			const char *ln = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_linkage_name, &at));
+
+			if (ln && strstr(ln, TOKIO_KEY) && strstr(ln, CTX_KEY))
+				dw_var(d, h);
+		}
+	} while (dwarf_siblingof(d, d) == 0);
+}
+
+static void by_dwarf(int fd, struct dw_hit *h)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+
+	memset(h, 0, sizeof(*h));
+	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, child;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0)
+			dw_walk(&child, 0, h);
+		off = next;
+	}
+	if (dw)
+		dwarf_end(dw);
+}
+
+static int locate(Elf *e, int fd, struct tlsctx *c)
+{
+	struct tlsctx code;
+	struct dw_hit h;
+	int ret = tls_frame(e, c);
+
+	if (ret || c->method == TLSCTX_NONE)
+		return ret;
+	code = *c;
+	ret = by_code(e, fd, &code);
+	by_dwarf(fd, &h);
+	if (!h.n) {
+		*c = code;
+		return ret;
+	}
+	if (h.n == MAX_CAND)
+		return refuse(c, "the DWARF has CONTEXT variables that disagree");
+	if (h.size != 8 && h.size != 16)
+		return refuse(c, "current_task_id is %" PRIu64 " bytes in the DWARF: neither "
+			      "Option<Id(NonZeroU64)> (8) nor Option<Id(u64)> (16)", h.size);
+	if (h.field + h.size > h.var_size)
+		return refuse(c, "the DWARF puts current_task_id outside CONTEXT");
+	c->method = TLSCTX_DWARF;
+	c->layout = h.size == 16 ? TLSCTX_TAGGED : TLSCTX_NICHE;
+	c->sym_value = h.value;
+	c->sym_size = h.var_size;
+	c->ctx_off = c->block_off + (int64_t)h.value;
+	c->field_off = (uint32_t)h.field;
+	c->tag_off = c->layout == TLSCTX_TAGGED ? c->ctx_off + (int64_t)h.field : 0;
+	c->id_off = c->ctx_off + (int64_t)h.field + (c->layout == TLSCTX_TAGGED ? 8 : 0);
+	if (code.method == TLSCTX_NONE) {
+		snprintf(c->cross, sizeof(c->cross), "code: %s", code.why);
+		return 0;
+	}
+	if (code.ctx_off != c->ctx_off || code.id_off != c->id_off || code.layout != c->layout)
+		return refuse(c, "the DWARF (CONTEXT tp%+" PRId64 ", id tp%+" PRId64 ", %s) and "
+			      "set_current_task_id's code (tp%+" PRId64 ", tp%+" PRId64 ", %s) "
+			      "disagree", c->ctx_off, c->id_off, tlsctx_layout_name(c->layout),
+			      code.ctx_off, code.id_off, tlsctx_layout_name(code.layout));
+	c->accessor = code.accessor;
+	c->accessors = code.accessors;
+	snprintf(c->cross, sizeof(c->cross), "code agrees");
 	return 0;
 }
 

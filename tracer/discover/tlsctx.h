@@ -13,6 +13,8 @@
 /* How the slot was found. */
 enum tlsctx_method {
 	TLSCTX_NONE,     /* not found: `why` says why (nothing is to be read then) */
+	TLSCTX_DWARF,    /* the variable's DWARF: its TLS location, the member path of its type
+			  * (checked against TLSCTX_CODE's answer when that one has one) */
 	TLSCTX_CODE,     /* the STT_TLS symbol + the stores of Tokio's own accessor
 			  * (tokio::runtime::context::set_current_task_id) */
 };
@@ -39,6 +41,7 @@ struct tlsctx {
 	int64_t id_off;        /* the id word from the thread pointer (0 in it = None for NICHE) */
 	int64_t tag_off;       /* TAGGED: the tag word from the thread pointer (== id_off - 8) */
 	char why[TLSCTX_WHY_LEN];
+	char cross[TLSCTX_WHY_LEN + 8];  /* DWARF: "code agrees", or "code: " why code gives none */
 };
 
 /* Locate the slot in the ELF file PATH. Returns 0 with out->method set (TLSCTX_NONE and
@@ -47,7 +50,7 @@ struct tlsctx {
  * ELF (message in out->why). */
 int tlsctx_find(const char *path, struct tlsctx *out);
 
-const char *tlsctx_method_name(enum tlsctx_method m);   /* "none", "code" */
+const char *tlsctx_method_name(enum tlsctx_method m);   /* "none", "dwarf", "code" */
 const char *tlsctx_layout_name(enum tlsctx_layout l);   /* "niche", "tagged" */
 
 #endif
