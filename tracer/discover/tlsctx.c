@@ -99,7 +99,9 @@ struct insn {
 	int opc;          /* one-byte opcode, or 0x0f00 | second byte */
 	bool fs;          /* %fs segment prefix */
 	bool has_modrm;
-	int mod, reg, rm; /* rm: the base register when mod != 3 (SIB base too), -1 RIP/none */
+	int mod, reg, rm; /* rm: the base register when mod != 3 (SIB base too), -1 no base and
+			   * no index (disp32 alone), -2 an index, -3 RIP-relative */
+	int base;         /* mod != 3: the base register, -1 none (also with an index) */
 	int index;        /* the SIB index register, -1 when none */
 	int64_t disp;
 };
@@ -178,6 +180,7 @@ static bool decode(const unsigned char *p, size_t n, struct insn *in)
 
 	memset(in, 0, sizeof(*in));
 	in->rm = -1;
+	in->base = -1;
 	in->index = -1;
 	for (; i < n && i < 4; i++) {
 		if (p[i] == 0x66)
@@ -240,21 +243,20 @@ static bool decode(const unsigned char *p, size_t n, struct insn *in)
 				if (i >= n)
 					return false;
 				sib = p[i++];
-				rm = sib & 7;
-				if (((sib >> 3) & 7) != 4 || (rex & 2)) {
-					in->index = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
-					rm = -2;       /* an index register: not a plain base */
-				}
+				in->base = (sib & 7) | (rex & 1 ? 8 : 0);
 				if ((sib & 7) == 5 && in->mod == 0) {
 					dsz = 4;
-					rm = -1;       /* disp32, no base (%fs:disp32) */
+					in->base = -1;  /* disp32, no base (%fs:disp32) */
 				}
-				in->rm = rm >= 0 ? rm | (rex & 1 ? 8 : 0) : rm;
+				if (((sib >> 3) & 7) != 4 || (rex & 2))
+					in->index = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
+				/* an index register: not a plain base (never %fs:disp32 either) */
+				in->rm = in->index >= 0 ? -2 : in->base;
 			} else if (rm == 5 && in->mod == 0) {
 				dsz = 4;
 				in->rm = -3;           /* RIP-relative */
 			} else {
-				in->rm = rm | (rex & 1 ? 8 : 0);
+				in->rm = in->base = rm | (rex & 1 ? 8 : 0);
 			}
 			if (i + (size_t)dsz > n)
 				return false;
@@ -291,7 +293,7 @@ static bool reads(const struct insn *in, int reg)
 	if (reg_read && in->reg == reg)
 		return true;
 	if (in->mod != 3)
-		return in->rm == reg || in->index == reg;       /* the address */
+		return in->base == reg || in->index == reg;     /* the address */
 	return in->rm == reg && o != 0x89 && o != 0x88 && o != 0xc7 && o != 0xc6 && o != 0x8f &&
 	       !(o >= 0x0f90 && o <= 0x0f9f);
 }
@@ -312,29 +314,84 @@ struct acc {
 #define R_ARG0 3    /* the argument's first word (%rdi at entry) */
 #define R_ARG1 4    /* its second word (%rsi) */
 
-static bool written_by(const struct insn *in, int *dst)
+/* The registers the instruction writes (up to 3 in dst[], -1 past them) that read_accessor does
+ * not track itself: any of them loses the role it had. Over-marking only loses a role (a
+ * refusal at worst); a missed write would keep a stale one. */
+static void written_by(const struct insn *in, int dst[3])
 {
-	int o = in->opc;
+	int o = in->opc, r = in->reg & 7, n = 0;
+	bool m3 = in->has_modrm && in->mod == 3;
 
-	*dst = -1;
-	if ((o >= 0x58 && o <= 0x5f) || (o >= 0xb8 && o <= 0xbf)) {   /* pop %r, mov $imm,%r */
-		*dst = (o & 7) | (in->rex & 1 ? 8 : 0);
-		return true;
+	dst[0] = dst[1] = dst[2] = -1;
+	if ((o >= 0x58 && o <= 0x5f) || (o >= 0xb0 && o <= 0xbf)) {  /* pop, mov $imm (8/32/64) */
+		dst[n++] = (o & 7) | (in->rex & 1 ? 8 : 0);
+		return;
 	}
-	if (in->has_modrm && in->mod == 3 && (o == 0x01 || o == 0x09 || o == 0x21 || o == 0x29 ||
-	     o == 0x31 || o == 0x11 || o == 0x19 || o == 0x89 || o == 0xc7 || o == 0x83 ||
-	     o == 0x81 || o == 0xc1 || o == 0xd1 || o == 0xf7 || o == 0xff || o == 0xc0)) {
-		*dst = in->rm;
-		return true;
+	if (o >= 0x91 && o <= 0x97) {                   /* xchg %r,%rax */
+		dst[n++] = (o & 7) | (in->rex & 1 ? 8 : 0);
+		dst[n++] = 0;
+		return;
 	}
-	if (in->has_modrm && (o == 0x03 || o == 0x0b || o == 0x23 || o == 0x2b || o == 0x33 ||
-	     o == 0x8b || o == 0x8d || o == 0x63 || o == 0x13 || o == 0x1b || o == 0x69 ||
-	     o == 0x6b || (o >= 0x0f40 && o <= 0x0f4f) || o == 0x0fb6 || o == 0x0fb7 ||
-	     o == 0x0fbe || o == 0x0fbf || o == 0x0faf)) {
-		*dst = in->reg;
-		return true;
+	if (o == 0x98 || o == 0x99) {                   /* cltq, cqto */
+		dst[n++] = o == 0x98 ? 0 : 2;
+		return;
 	}
-	return false;
+	if (!in->has_modrm)
+		return;
+	if (o < 0x40 && (o & 7) < 4) {                  /* add…cmp r/m,r and r,r/m */
+		if ((o & 0x38) == 0x38)
+			return;                         /* cmp */
+		if (o & 2)
+			dst[n++] = in->reg;
+		else if (m3)
+			dst[n++] = in->rm;
+		return;
+	}
+	switch (o) {
+	case 0x86: case 0x87: case 0x0fc0: case 0x0fc1:  /* xchg, xadd: both operands */
+		dst[n++] = in->reg;
+		if (m3)
+			dst[n++] = in->rm;
+		return;
+	case 0x0fb0: case 0x0fb1:                        /* cmpxchg: r/m and %rax */
+		dst[n++] = 0;
+		if (m3)
+			dst[n++] = in->rm;
+		return;
+	case 0x8a: case 0x8b: case 0x8d: case 0x63: case 0x69: case 0x6b: case 0x0faf:
+	case 0x0fb6: case 0x0fb7: case 0x0fbe: case 0x0fbf: case 0x0fbc: case 0x0fbd: case 0x0fb8:
+		dst[n++] = in->reg;
+		return;
+	case 0x80: case 0x81: case 0x83:                 /* group 1 but cmp (/7) */
+		if (m3 && r != 7)
+			dst[n++] = in->rm;
+		return;
+	case 0x88: case 0x89: case 0xc6: case 0xc7: case 0x8f:
+	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
+		if (m3)
+			dst[n++] = in->rm;
+		return;
+	case 0xf6: case 0xf7:                            /* not, neg; mul, div: %rax, %rdx */
+		if (r == 2 || r == 3) {
+			if (m3)
+				dst[n++] = in->rm;
+		} else if (r >= 4) {
+			dst[n++] = 0;
+			dst[n++] = 2;
+		}
+		return;
+	case 0xfe: case 0xff:                            /* inc, dec */
+		if (m3 && r < 2)
+			dst[n++] = in->rm;
+		return;
+	}
+	if (o >= 0x0f40 && o <= 0x0f4f)                  /* cmov */
+		dst[n++] = in->reg;
+	else if (o >= 0x0f90 && o <= 0x0f9f && m3)       /* setcc */
+		dst[n++] = in->rm;
+	else if (o == 0x0f7e && m3)                      /* movd/movq %xmm,%r */
+		dst[n++] = in->rm;
+	/* other SSE forms write xmm registers (not tracked) or memory */
 }
 
 static void read_accessor(const unsigned char *code, size_t n, struct acc *a)
@@ -349,7 +406,7 @@ static void read_accessor(const unsigned char *code, size_t n, struct acc *a)
 	r[6] = R_ARG1;   /* %rsi */
 	while (i < n) {
 		struct insn in;
-		int dst;
+		int dst[3];
 
 		if (!decode(code + i, n - i, &in)) {
 			if (!a->nstore[0])
@@ -364,7 +421,8 @@ static void read_accessor(const unsigned char *code, size_t n, struct acc *a)
 			if (r[k] == R_ARG1 && reads(&in, k))
 				a->arg1_used = true;
 		/* mov %fs:0,%r: the thread pointer (its first word points to itself) */
-		if (in.fs && in.opc == 0x8b && in.rex_w && in.mod == 0 && in.rm == -1 && in.disp == 0) {
+		if (in.fs && in.opc == 0x8b && in.rex_w && in.mod == 0 && in.rm == -1 &&
+		    in.index == -1 && in.disp == 0) {
 			r[in.reg] = R_TP;
 			continue;
 		}
@@ -381,7 +439,7 @@ static void read_accessor(const unsigned char *code, size_t n, struct acc *a)
 		    (r[in.reg] == R_ARG0 || r[in.reg] == R_ARG1)) {
 			int64_t at;
 
-			if (in.fs && in.rm == -1)
+			if (in.fs && in.rm == -1 && in.index == -1)
 				at = in.disp;
 			else if (!in.fs && in.rm >= 0 && r[in.rm] == R_BASE)
 				at = a->base_off + in.disp;
@@ -405,13 +463,16 @@ static void read_accessor(const unsigned char *code, size_t n, struct acc *a)
 			static const int clobber[] = { 0, 1, 2, 6, 7, 8, 9, 10, 11 };
 
 			if (in.opc == 0xff && (in.reg & 7) != 2)
-				continue;                   /* jmp/push/inc… through r/m */
+				goto written;               /* inc/dec (written), jmp/push */
 			for (k = 0; k < (int)(sizeof(clobber) / sizeof(clobber[0])); k++)
 				r[clobber[k]] = R_NONE;
 			continue;
 		}
-		if (written_by(&in, &dst) && dst >= 0)
-			r[dst] = R_NONE;
+written:
+		written_by(&in, dst);
+		for (k = 0; k < 3; k++)
+			if (dst[k] >= 0)
+				r[dst[k]] = R_NONE;
 	}
 }
 
@@ -494,13 +555,39 @@ static void scan_symbols(Elf *e, struct scan *s)
 	}
 }
 
+/* DT_FLAGS_1 has DF_1_PIE: a position-independent executable (a shared object has not) */
+static bool is_pie(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = d->d_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* The executable's TLS block from the thread pointer; TLSCTX_NONE when there is none. */
 static int tls_frame(Elf *e, struct tlsctx *c)
 {
 	GElf_Ehdr eh;
 	GElf_Phdr ph;
 	size_t np, i;
-	bool tls = false, interp = false;
+	int tls = 0;
 	uint64_t align, first;
 
 	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &np))
@@ -511,108 +598,126 @@ static int tls_frame(Elf *e, struct tlsctx *c)
 	for (i = 0; i < np; i++) {
 		if (!gelf_getphdr(e, (int)i, &ph))
 			return refuse(c, "malformed program header %zu", i), -EBADMSG;
-		if (ph.p_type == PT_INTERP)
-			interp = true;
-		if (ph.p_type == PT_TLS && !tls) {
-			tls = true;
+		if (ph.p_type == PT_TLS && !tls++) {
 			c->tls_vaddr = ph.p_vaddr;
 			c->tls_memsz = ph.p_memsz;
 			c->tls_align = ph.p_align ? ph.p_align : 1;
 		}
 	}
-	if (eh.e_type == ET_DYN && !interp)
-		return refuse(c, "a shared object: its TLS block is placed at load time, only an "
-			      "executable's is at a fixed offset from the thread pointer");
+	if (eh.e_type == ET_DYN && !is_pie(e))
+		return refuse(c, "a shared object (no DF_1_PIE): its TLS block is placed at load time, "
+			      "only an executable's is at a fixed offset from the thread pointer");
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
 		return refuse(c, "not an executable (ELF type %u)", eh.e_type);
 	if (!tls)
 		return refuse(c, "no PT_TLS segment: the executable has no thread-locals (no Tokio "
 			      "CONTEXT)");
+	if (tls > 1)
+		return refuse(c, "%d PT_TLS segments: an executable has one", tls);
 	align = c->tls_align;
-	if ((align & (align - 1)) || align > 4096 || c->tls_memsz > (1u << 30))
+	if ((align & (align - 1)) || align > 4096 || !c->tls_memsz || c->tls_memsz > (1u << 30))
 		return refuse(c, "PT_TLS not understood (size %#" PRIx64 ", alignment %#" PRIx64 ")",
 			      c->tls_memsz, align);
+	/* glibc's static and dynamic loaders place a block whose start is not aligned
+	 * differently (firstbyte): no single offset then */
 	first = -c->tls_vaddr & (align - 1);
-	c->block_off = -(int64_t)(((c->tls_memsz - first + align - 1) & ~(align - 1)) + first);
+	if (first)
+		return refuse(c, "PT_TLS at %#" PRIx64 " is not aligned to its %#" PRIx64 " bytes: "
+			      "the block's place depends on the loader", c->tls_vaddr, align);
+	c->block_off = -(int64_t)((c->tls_memsz + align - 1) & ~(align - 1));
 	c->method = TLSCTX_CODE;    /* so far so good: the caller goes on */
 	return 0;
 }
 
-/* (b) the STT_TLS symbol and the accessor's stores */
-static int by_code(Elf *e, int fd, struct tlsctx *c)
+/* a [value, value + size) inside the TLS block (memsz <= 1 GiB: the sums below stay small) */
+static bool in_tls(const struct tlsctx *c, uint64_t value, uint64_t size)
 {
-	struct scan s = { 0 };
+	return value <= c->tls_memsz && size <= c->tls_memsz - value;
+}
+
+/* (b) the STT_TLS symbol and the accessor's stores */
+static int by_code(Elf *e, int fd, const struct scan *s, struct tlsctx *c)
+{
 	int64_t field = 0;
+	enum tlsctx_layout layout0 = TLSCTX_NICHE;
 	int k, agree = 0;
 
-	scan_symbols(e, &s);
-	if (!s.symtab && !s.nctx)
+	if (!s->symtab && !s->nctx)
 		return refuse(c, "no symbol table (stripped): neither Tokio's CONTEXT thread-local "
 			      "nor its accessor can be found");
-	if (!s.nctx)
+	if (!s->nctx)
 		return refuse(c, "no STT_TLS symbol of tokio::runtime::context::CONTEXT (not Tokio, "
 			      "or a Tokio without its runtime context)");
-	if (!s.nacc)
+	for (k = 0; k < s->nctx; k++)
+		if (!in_tls(c, s->ctx[k].value, s->ctx[k].size))
+			return refuse(c, "CONTEXT's STT_TLS symbol (value %#" PRIx64 ", size %#"
+				      PRIx64 ") is outside PT_TLS (%#" PRIx64 " bytes)",
+				      s->ctx[k].value, s->ctx[k].size, c->tls_memsz);
+	if (!s->nacc)
 		return refuse(c, "tokio::runtime::context::set_current_task_id not in the symbol "
 			      "table (inlined everywhere?): the field's offset cannot be read from "
 			      "code");
 
-	for (k = 0; k < s.nacc; k++) {
+	for (k = 0; k < s->nacc; k++) {
 		unsigned char code[CODE_MAX];
-		size_t n = s.acc[k].size && s.acc[k].size < CODE_MAX ? s.acc[k].size : CODE_MAX;
+		size_t n = s->acc[k].size;
 		uint64_t off;
 		struct acc a;
 		int64_t f, width;
 		int j, hit = -1;
 
-		while (n > 16 && !vaddr_off(e, s.acc[k].value, n, &off))
-			n /= 2;
-		if (!vaddr_off(e, s.acc[k].value, n, &off) || !read_at(fd, off, code, n))
+		if (!n || n > CODE_MAX)
+			return refuse(c, "set_current_task_id at %#" PRIx64 " is %zu bytes long in the "
+				      "symbol table (1..%d expected)", s->acc[k].value, n, CODE_MAX);
+		if (!vaddr_off(e, s->acc[k].value, n, &off) || !read_at(fd, off, code, n))
 			return refuse(c, "set_current_task_id at %#" PRIx64 " is not in the file",
-				      s.acc[k].value);
+				      s->acc[k].value);
 		read_accessor(code, n, &a);
 		if (a.ambiguous)
 			return refuse(c, "set_current_task_id at %#" PRIx64 " stores its argument at "
-				      "more than one place", s.acc[k].value);
+				      "more than one place", s->acc[k].value);
 		if (!a.nstore[0])
 			return refuse(c, "set_current_task_id at %#" PRIx64 ": no store of its "
-				      "argument into a thread-local found%s%s", s.acc[k].value,
+				      "argument into a thread-local found%s%s", s->acc[k].value,
 				      a.why[0] ? ": " : "", a.why);
 		f = a.store[0];
 		c->layout = a.nstore[1] && a.store[1] == f + 8 ? TLSCTX_TAGGED : TLSCTX_NICHE;
 		if (a.nstore[1] && c->layout != TLSCTX_TAGGED)
 			return refuse(c, "set_current_task_id at %#" PRIx64 " stores its two words "
-				      "%" PRId64 " bytes apart, not 8", s.acc[k].value,
+				      "%" PRId64 " bytes apart, not 8", s->acc[k].value,
 				      a.store[1] - f);
 		if (c->layout == TLSCTX_NICHE && a.arg1_used)
 			return refuse(c, "set_current_task_id at %#" PRIx64 " uses a second argument "
 				      "word (Option<Id> of two words) but stores none next to the first",
-				      s.acc[k].value);
+				      s->acc[k].value);
 		width = c->layout == TLSCTX_TAGGED ? 16 : 8;
-		for (j = 0; j < s.nctx; j++) {
-			int64_t at = c->block_off + (int64_t)s.ctx[j].value;
+		for (j = 0; j < s->nctx; j++) {
+			/* in_tls above: |block_off|, value and size are all <= 1 GiB + 4 KiB */
+			int64_t at = c->block_off + (int64_t)s->ctx[j].value;
 
-			if (f >= at && f + width <= at + (int64_t)s.ctx[j].size)
+			if (f >= at && f + width <= at + (int64_t)s->ctx[j].size)
 				hit = j;
 		}
 		if (hit < 0)
 			return refuse(c, "set_current_task_id at %#" PRIx64 " stores at tp%+" PRId64
 				      ", outside every CONTEXT symbol (TLS block at tp%+" PRId64 ")",
-				      s.acc[k].value, f, c->block_off);
+				      s->acc[k].value, f, c->block_off);
 		if (a.base_off != INT64_MIN &&
-		    a.base_off != c->block_off + (int64_t)s.ctx[hit].value)
+		    a.base_off != c->block_off + (int64_t)s->ctx[hit].value)
 			return refuse(c, "set_current_task_id at %#" PRIx64 " addresses CONTEXT at "
 				      "tp%+" PRId64 ", the ELF file puts it at tp%+" PRId64,
-				      s.acc[k].value, a.base_off,
-				      c->block_off + (int64_t)s.ctx[hit].value);
-		if (agree && f != field)
+				      s->acc[k].value, a.base_off,
+				      c->block_off + (int64_t)s->ctx[hit].value);
+		if (agree && (f != field || c->layout != layout0))
 			return refuse(c, "two copies of Tokio disagree on the task-id slot "
-				      "(tp%+" PRId64 " and tp%+" PRId64 ")", field, f);
+				      "(tp%+" PRId64 " %s and tp%+" PRId64 " %s)", field,
+				      tlsctx_layout_name(layout0), f, tlsctx_layout_name(c->layout));
 		field = f;
+		layout0 = c->layout;
 		if (!agree++)
-			c->accessor = s.acc[k].value;
-		c->sym_value = s.ctx[hit].value;
-		c->sym_size = s.ctx[hit].size;
+			c->accessor = s->acc[k].value;
+		c->sym_value = s->ctx[hit].value;
+		c->sym_size = s->ctx[hit].size;
 	}
 	c->accessors = agree;
 	c->ctx_off = c->block_off + (int64_t)c->sym_value;
@@ -626,7 +731,22 @@ static int by_code(Elf *e, int fd, struct tlsctx *c)
 /* ---------------------------------------------------------------------------------------
  * (a) DWARF: the variable, its TLS location, the member path down to current_task_id
  */
-#define DW_DEPTH 12
+#define DW_DEPTH    12
+#define DW_BUDGET   (1L << 20)   /* DIEs visited in the whole pass (hostile DWARF: cycles, …) */
+#define DW_MAX_OFF  (1u << 30)   /* a member offset beyond this is not a TLS variable's */
+
+struct dw_hit {
+	long budget;            /* DIEs still to be visited; < 0: the pass gave up */
+	int n;                  /* variables found with a TLS location and the field */
+	bool disagree;          /* two of them differ */
+	uint64_t value, field, size, var_size;
+};
+
+/* one more DIE visited; false once the pass is over budget */
+static bool dw_visit(struct dw_hit *h)
+{
+	return --h->budget >= 0;
+}
 
 /* data_member_location as a constant (Rust emits constants) */
 static bool member_off(Dwarf_Die *d, uint64_t *off)
@@ -638,7 +758,7 @@ static bool member_off(Dwarf_Die *d, uint64_t *off)
 		*off = 0;                   /* a variant part's members may omit it: offset 0 */
 		return true;
 	}
-	if (dwarf_formudata(&at, &w))
+	if (dwarf_formudata(&at, &w) || w > DW_MAX_OFF)
 		return false;
 	*off = w;
 	return true;
@@ -659,25 +779,29 @@ static bool type_of(Dwarf_Die *d, Dwarf_Die *t)
 }
 
 /* offset and byte size of the member current_task_id below type T (structs, unions, Rust
- * enums' variant parts); false when absent. *budget bounds the members visited (a type that
- * contains itself in hostile DWARF). */
-static bool find_field(Dwarf_Die *t, int depth, int *budget, uint64_t *off, uint64_t *size)
+ * enums' variant parts); false when absent. Every child visited costs h->budget one (a type
+ * that contains itself, or a sibling chain that loops, in hostile DWARF). */
+static bool find_field(Dwarf_Die *t, int depth, struct dw_hit *h, uint64_t *off, uint64_t *size)
 {
 	Dwarf_Die m, mt;
 	int tag = dwarf_tag(t);
 
-	if (depth > DW_DEPTH || --*budget < 0 ||
+	if (depth > DW_DEPTH ||
 	    (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
 				 tag != DW_TAG_variant_part && tag != DW_TAG_variant) ||
 	    dwarf_child(t, &m) != 0)
 		return false;
 	do {
-		const char *name = dwarf_diename(&m);
+		const char *name;
 		uint64_t o, so, ss;
-		int mtag = dwarf_tag(&m);
+		int mtag;
 
+		if (!dw_visit(h))
+			return false;
+		name = dwarf_diename(&m);
+		mtag = dwarf_tag(&m);
 		if (mtag == DW_TAG_variant_part || mtag == DW_TAG_variant) {
-			if (find_field(&m, depth + 1, budget, &so, &ss)) {
+			if (find_field(&m, depth + 1, h, &so, &ss)) {
 				*off = so;
 				*size = ss;
 				return true;
@@ -695,16 +819,18 @@ static bool find_field(Dwarf_Die *t, int depth, int *budget, uint64_t *off, uint
 			*size = (uint64_t)bs;
 			return true;
 		}
-		if (find_field(&mt, depth + 1, budget, &so, &ss)) {
+		/* o and so are <= DW_MAX_OFF each step: the sum never wraps, and is checked again */
+		if (find_field(&mt, depth + 1, h, &so, &ss) && so <= DW_MAX_OFF - o) {
 			*off = o + so;
 			*size = ss;
 			return true;
 		}
-	} while (dwarf_siblingof(&m, &m) == 0);
+	} while (h->budget >= 0 && dwarf_siblingof(&m, &m) == 0);
 	return false;
 }
 
-/* the variable's offset in the TLS block: DW_OP_const8u/4u/addr X, then a TLS op */
+/* the variable's offset in the TLS block: DW_OP_const8u/4u/constu X, then a TLS op
+ * (not DW_OP_addr: a relocated address, not an offset in the block) */
 static bool tls_location(Dwarf_Die *v, uint64_t *x)
 {
 	Dwarf_Attribute at;
@@ -716,29 +842,28 @@ static bool tls_location(Dwarf_Die *v, uint64_t *x)
 	if (ops[1].atom != DW_OP_GNU_push_tls_address && ops[1].atom != DW_OP_form_tls_address)
 		return false;
 	if (ops[0].atom != DW_OP_const8u && ops[0].atom != DW_OP_const4u &&
-	    ops[0].atom != DW_OP_constu && ops[0].atom != DW_OP_addr)
+	    ops[0].atom != DW_OP_constu)
 		return false;
 	*x = ops[0].number;
 	return true;
 }
 
-struct dw_hit {
-	int n;                  /* variables found with a TLS location and the field */
-	uint64_t value, field, size, var_size;
-};
-
 static void dw_var(Dwarf_Die *d, struct dw_hit *h)
 {
 	Dwarf_Die t;
 	uint64_t x, off, size;
-	int vs, budget = 4096;
+	int vs;
 
-	if (h->n < MAX_CAND && tls_location(d, &x) && type_of(d, &t) &&
-	    find_field(&t, 0, &budget, &off, &size) && (vs = dwarf_bytesize(&t)) > 0) {
-		if (h->n && (h->value != x || h->field != off || h->size != size))
-			h->n = MAX_CAND;    /* two that differ: not trusted */
-		else
-			*h = (struct dw_hit){ h->n + 1, x, off, size, (uint64_t)vs };
+	if (tls_location(d, &x) && type_of(d, &t) && find_field(&t, 0, h, &off, &size) &&
+	    (vs = dwarf_bytesize(&t)) > 0) {
+		if (h->n && (h->value != x || h->field != off || h->size != size ||
+			     h->var_size != (uint64_t)vs))
+			h->disagree = true;    /* two that differ: not trusted */
+		h->n++;
+		h->value = x;
+		h->field = off;
+		h->size = size;
+		h->var_size = (uint64_t)vs;
 	}
 }
 
@@ -750,9 +875,13 @@ static void dw_walk(Dwarf_Die *d, int level, struct dw_hit *h)
 	Dwarf_Die child;
 
 	do {
-		const char *name = dwarf_diename(d);
-		int tag = dwarf_tag(d);
+		const char *name;
+		int tag;
 
+		if (!dw_visit(h))
+			return;
+		name = dwarf_diename(d);
+		tag = dwarf_tag(d);
 		if (tag == DW_TAG_namespace && level < DW_DEPTH &&
 		    (level >= 4 || (name && strcmp(name, path[level]) == 0)) &&
 		    dwarf_child(d, &child) == 0)
@@ -766,7 +895,7 @@ static void dw_walk(Dwarf_Die *d, int level, struct dw_hit *h)
 			if (ln && strstr(ln, TOKIO_KEY) && strstr(ln, CTX_KEY))
 				dw_var(d, h);
 		}
-	} while (dwarf_siblingof(d, d) == 0);
+	} while (h->budget >= 0 && dwarf_siblingof(d, d) == 0);
 }
 
 static void by_dwarf(int fd, struct dw_hit *h)
@@ -776,10 +905,12 @@ static void by_dwarf(int fd, struct dw_hit *h)
 	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
 
 	memset(h, 0, sizeof(*h));
-	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	h->budget = DW_BUDGET;
+	while (dw && h->budget >= 0 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0 &&
+	       next > off) {
 		Dwarf_Die cu, child;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0)
+		if (dw_visit(h) && dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0)
 			dw_walk(&child, 0, h);
 		off = next;
 	}
@@ -790,25 +921,39 @@ static void by_dwarf(int fd, struct dw_hit *h)
 static int locate(Elf *e, int fd, struct tlsctx *c)
 {
 	struct tlsctx code;
+	struct scan s = { 0 };
 	struct dw_hit h;
-	int ret = tls_frame(e, c);
+	int k, ret = tls_frame(e, c);
 
 	if (ret || c->method == TLSCTX_NONE)
 		return ret;
 	code = *c;
-	ret = by_code(e, fd, &code);
+	scan_symbols(e, &s);
+	ret = by_code(e, fd, &s, &code);
 	by_dwarf(fd, &h);
+	if (h.budget < 0)
+		return refuse(c, "DWARF unusable: more than %ld DIEs visited looking for CONTEXT "
+			      "(a loop or a hostile .debug_info)", DW_BUDGET);
 	if (!h.n) {
 		*c = code;
 		return ret;
 	}
-	if (h.n == MAX_CAND)
+	if (h.disagree)
 		return refuse(c, "the DWARF has CONTEXT variables that disagree");
 	if (h.size != 8 && h.size != 16)
 		return refuse(c, "current_task_id is %" PRIu64 " bytes in the DWARF: neither "
 			      "Option<Id(NonZeroU64)> (8) nor Option<Id(u64)> (16)", h.size);
-	if (h.field + h.size > h.var_size)
+	if (!in_tls(c, h.value, h.var_size))
+		return refuse(c, "the DWARF puts CONTEXT (%#" PRIx64 ", %#" PRIx64 " bytes) outside "
+			      "PT_TLS (%#" PRIx64 " bytes)", h.value, h.var_size, c->tls_memsz);
+	if (h.field > h.var_size || h.size > h.var_size - h.field)
 		return refuse(c, "the DWARF puts current_task_id outside CONTEXT");
+	for (k = 0; k < s.nctx && s.ctx[k].value != h.value; k++)
+		;
+	if (s.nctx && k == s.nctx)
+		return refuse(c, "the DWARF puts CONTEXT at %#" PRIx64 " in the TLS block, no "
+			      "CONTEXT STT_TLS symbol is there", h.value);
+	/* in_tls: every term below is <= 1 GiB + 4 KiB */
 	c->method = TLSCTX_DWARF;
 	c->layout = h.size == 16 ? TLSCTX_TAGGED : TLSCTX_NICHE;
 	c->sym_value = h.value;
@@ -846,7 +991,7 @@ int tlsctx_find(const char *path, struct tlsctx *out)
 		refuse(out, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elf_begin(fd, ELF_C_READ, NULL);   /* not mmap: a truncated file is no SIGBUS */
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		refuse(out, "%s: not an ELF file", path);
 		ret = -ENOEXEC;
