@@ -12,7 +12,9 @@
  *      the executable's block, module 1, comes right below it: block = tp - off with
  *      off = round_up(p_memsz - firstbyte, p_align) + firstbyte, firstbyte =
  *      -p_vaddr & (p_align - 1) (glibc's _dl_determine_tlsoffset, TLS_TCB_AT_TP; the System V
- *      x86_64 ABI, "Thread-Local Storage" §3.4.6; musl the same). Only the executable: a
+ *      x86_64 ABI, "Thread-Local Storage" §3.4.6; musl the same). A nonzero firstbyte is
+ *      refused (glibc's static and dynamic loaders place such a block differently), so the
+ *      offset is round_up(p_memsz, p_align). Only the executable (DF_1_PIE or ET_EXEC): a
  *      shared object's block is placed at load time.
  *   2. CONTEXT's storage in the block: its STT_TLS symbol's st_value (the symbol is std's
  *      wrapper around the value, `CONTEXT::{{constant}}::{{closure}}::__RUST_STD_INTERNAL_VAL`
