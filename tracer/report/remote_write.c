@@ -25,9 +25,12 @@
  * goes through or the run ends; any other status (4xx: the receiver refuses the data as it is)
  * is not retried: counted, its samples dropped, said once. Each request has a connect timeout
  * (RW_CONNECT_MS) and a total one (RW_REQUEST_MS). At the end the final figures are queued and
- * the main thread waits for the queue to empty, at most RW_FINAL_WAIT_NS: then a transfer in
- * progress is aborted (libcurl's progress callback) and what is left is counted as dropped at
- * exit.
+ * the main thread waits for the queue to empty, at most RW_FINAL_WAIT_NS: a push in backoff is
+ * tried again at once; if an attempt fails then, the older pushes give way to the final one
+ * (dropped, counted at exit), which is retried with waits capped by the time left. When the
+ * wait runs out a transfer in progress is aborted (libcurl's progress callback) and what is
+ * left is counted as dropped at exit. The sender never prints holding the mutex (the drain
+ * takes it each tick).
  *
  * Header values (--remote-write-header, for auth) and the URL's credentials and query are never
  * printed: messages show scheme://host:port/path.
@@ -79,6 +82,7 @@ struct rw {
 	struct rw_item q[RW_QUEUE_MAX];
 	size_t qhead, qn;
 	bool busy, finishing, stop;
+	bool superseded;            /* finishing: a push gave way to the final one */
 	int abort;                  /* read by libcurl's progress callback (atomic) */
 	uint64_t deadline;          /* finishing: CLOCK_MONOTONIC */
 	struct rw_stats st;
@@ -519,27 +523,35 @@ static const char *answer_text(struct rw *w, char *buf, size_t len)
 	return text_sanitize(w->resp, n, 100, buf, len);
 }
 
-/* What one attempt came to, counted (under the mutex). Returns true: done with the push. */
-static bool account(struct rw *w, const struct rw_item *it, int res, long status)
+/* What one attempt came to, counted (under the mutex). A message to say goes to msg (level in
+ * *lvl; "" for none), said by the caller once it has let go of the mutex: the drain takes the
+ * mutex each tick (rw_push, rw_get_stats), and a stalled stderr must not stall it. Returns
+ * true: done with the push. */
+static bool account(struct rw *w, const struct rw_item *it, int res, long status, char *msg,
+		    size_t mlen, enum tet_msg_level *lvl)
 {
 	char ans[512];
 
+	msg[0] = 0;
+	*lvl = TET_MSG_WARN;
 	w->st.last_status = (int)status;
 	switch (res) {
 	case SENT_OK:
 		w->st.pushes++;
 		w->st.samples += it->samples;
-		if (w->failing)
-			tet_say(w->msgs, TET_MSG_INFO, "remote write to %s: delivered again, after %llu failed attempt%s",
-				w->shown, (unsigned long long)w->failing, w->failing == 1 ? "" : "s");
+		if (w->failing) {
+			*lvl = TET_MSG_INFO;
+			snprintf(msg, mlen, "remote write to %s: delivered again, after %llu failed attempt%s",
+				 w->shown, (unsigned long long)w->failing, w->failing == 1 ? "" : "s");
+		}
 		w->failing = 0;
 		return true;
 	case SENT_REFUSED:
 		w->st.fail_client++;
 		w->st.dropped_rejected += it->samples;
 		if (!w->warned_client)
-			tet_say(w->msgs, TET_MSG_WARN, "remote write to %s: HTTP %ld (%s): not retried, its samples are dropped; later refusals are only counted",
-				w->shown, status, answer_text(w, ans, sizeof(ans)));
+			snprintf(msg, mlen, "remote write to %s: HTTP %ld (%s): not retried, its samples are dropped; later refusals are only counted",
+				 w->shown, status, answer_text(w, ans, sizeof(ans)));
 		w->warned_client = true;
 		return true;
 	case SENT_ABORTED:
@@ -549,26 +561,41 @@ static bool account(struct rw *w, const struct rw_item *it, int res, long status
 		w->st.fail_connection++;
 		w->failing++;
 		if (!w->warned_conn)
-			tet_say(w->msgs, TET_MSG_WARN, "remote write to %s: %s; retrying with backoff (failures are counted)",
-				w->shown, w->curl_err);
+			snprintf(msg, mlen, "remote write to %s: %s; retrying with backoff (failures are counted)",
+				 w->shown, w->curl_err);
 		w->warned_conn = true;
 		return false;
 	default:
 		w->st.fail_server++;
 		w->failing++;
 		if (!w->warned_server)
-			tet_say(w->msgs, TET_MSG_WARN, "remote write to %s: HTTP %ld (%s); retrying with backoff (failures are counted)",
-				w->shown, status, answer_text(w, ans, sizeof(ans)));
+			snprintf(msg, mlen, "remote write to %s: HTTP %ld (%s); retrying with backoff (failures are counted)",
+				 w->shown, status, answer_text(w, ans, sizeof(ans)));
 		w->warned_server = true;
 		return false;
 	}
 }
 
-/* Sends one push until it is delivered, refused, or the run's end gives up on it. */
+/* The wait before the next attempt, while finishing: at most half the time left (at least
+ * RW_BACKOFF_MIN_MS), so that attempts go on until the final wait runs out. */
+static uint64_t finishing_cap(const struct rw *w, uint64_t now, uint64_t until)
+{
+	uint64_t left = w->deadline > now ? w->deadline - now : 0, cap = left / 2;
+
+	if (cap < RW_BACKOFF_MIN_MS * NSEC_PER_MSEC)
+		cap = RW_BACKOFF_MIN_MS * NSEC_PER_MSEC;
+	return until - now > cap ? now + cap : until;
+}
+
+/* Sends one push until it is delivered, refused, or the run's end gives up on it. At the end
+ * (finishing) the backoff is cut: one attempt at once, then waits capped by the time left; and
+ * a push that fails then while a newer one is queued (the final figures) gives way to it,
+ * dropped and counted at exit (a receiver takes no sample older than one it holds). */
 static void deliver(struct rw *w, struct rw_item *it)
 {
 	uint64_t backoff = RW_BACKOFF_MIN_MS * NSEC_PER_MSEC;
-	char *body = NULL;
+	char *body = NULL, msg[TET_MSG_MAX];
+	enum tet_msg_level lvl;
 	size_t len = 0;
 	uint64_t series;
 	bool done = false;
@@ -584,11 +611,18 @@ static void deliver(struct rw *w, struct rw_item *it)
 		int res = post(w, body, len, &status);
 
 		pthread_mutex_lock(&w->mu);
-		done = account(w, it, res, status);
-		if (!done) { /* wait out the backoff; the end's abort cuts it short */
-			uint64_t until = mono_ns() + backoff;
+		done = account(w, it, res, status, msg, sizeof(msg), &lvl);
+		if (!done && w->finishing && w->qn) { /* superseded by the final push */
+			w->st.dropped_exit += it->samples;
+			w->superseded = true;
+			done = true;
+		} else if (!done) { /* wait out the backoff; the end cuts it short */
+			bool fin = w->finishing;
+			uint64_t now = mono_ns(), until = now + backoff;
 
-			while (!w->abort && mono_ns() < until) {
+			if (fin)
+				until = finishing_cap(w, now, until);
+			while (!w->abort && !(w->finishing && !fin) && mono_ns() < until) {
 				struct timespec ts = abs_mono(until);
 
 				pthread_cond_timedwait(&w->cv, &w->mu, &ts);
@@ -603,6 +637,8 @@ static void deliver(struct rw *w, struct rw_item *it)
 				  RW_BACKOFF_MAX_MS * NSEC_PER_MSEC : backoff * 2;
 		}
 		pthread_mutex_unlock(&w->mu);
+		if (msg[0])
+			tet_say(w->msgs, lvl, "%s", msg);
 	}
 	free(body);
 }
@@ -622,6 +658,11 @@ static void *sender(void *p)
 				w->st.dropped_exit += w->q[w->qhead].samples;
 				free(w->q[w->qhead].text);
 			}
+		}
+		/* the end, after a push gave way to the final one: the older ones queued do too */
+		for (; w->superseded && w->qn > 1; w->qn--, w->qhead = (w->qhead + 1) % RW_QUEUE_MAX) {
+			w->st.dropped_exit += w->q[w->qhead].samples;
+			free(w->q[w->qhead].text);
 		}
 		if (!w->qn)
 			break;
@@ -797,6 +838,7 @@ int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m)
 {
 	struct rw_item it = { 0 };
 	struct timespec now;
+	bool warn = false;
 	FILE *f;
 	int ret;
 
@@ -833,15 +875,16 @@ int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m)
 		free(old->text);
 		w->qhead = (w->qhead + 1) % RW_QUEUE_MAX;
 		w->qn--;
-		if (!w->warned_queue)
-			tet_say(w->msgs, TET_MSG_WARN, "remote write to %s: %d pushes queued: the oldest are dropped (counted)",
-				w->shown, RW_QUEUE_MAX);
+		warn = !w->warned_queue;
 		w->warned_queue = true;
 	}
 	w->q[(w->qhead + w->qn) % RW_QUEUE_MAX] = it;
 	w->qn++;
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
+	if (warn)
+		tet_say(w->msgs, TET_MSG_WARN, "remote write to %s: %d pushes queued: the oldest are dropped (counted)",
+			w->shown, RW_QUEUE_MAX);
 	return 0;
 }
 

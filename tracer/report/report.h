@@ -117,7 +117,8 @@ struct rw_stats {
 	uint64_t fail_client;     /* … answered 4xx or another non-2xx (not retried) */
 	uint64_t dropped_queue;   /* samples dropped unsent: the queue was full (the oldest go) */
 	uint64_t dropped_rejected; /* … the receiver refused them (4xx) */
-	uint64_t dropped_exit;    /* … still unsent when the final push's wait ran out */
+	uint64_t dropped_exit;    /* … still unsent when the final push's wait ran out, or given up
+				   * at the end (a failed attempt) for the final push */
 	uint64_t queue_max;       /* the queue's bound, in pushes (intervals) */
 	int last_status;          /* the last HTTP status (0: none, or a connection error) */
 };

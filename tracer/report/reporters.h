@@ -114,8 +114,10 @@ int rw_start(struct rw **out, const struct rw_opts *o, const struct tet_msgs *ms
 /* Main thread: renders the figures now and queues them (never waits for the network; a full
  * queue drops its oldest push, counted). */
 int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m);
-/* The final push: queued like the others, then waits for the queue to empty, at most wait_ns;
- * what is left then is dropped and counted (dropped_exit). The sender stops. */
+/* The final push: queued like the others, then waits for the queue to empty, at most wait_ns
+ * (a push in backoff is tried at once; after a failed attempt older pushes give way to the
+ * final one); what is given up or left then is dropped and counted (dropped_exit). The sender
+ * stops. */
 void rw_finish(struct rw *w, const struct analyzer *a, const struct report_meta *m,
 	       uint64_t wait_ns);
 void rw_get_stats(struct rw *w, struct rw_stats *st);
