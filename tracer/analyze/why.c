@@ -553,7 +553,7 @@ int why_build(struct why_report *w, const struct analyzer *a, int stack_fd, stru
 	ret = sites_build(&b, a);
 	if (!ret)
 		ret = findings_build(&b, a);
-	if (!ret)
+	if (!ret && an_get_opts(a)->stack_labels) /* --pprof's per-task stacks: only for it */
 		ret = labeled_build(&b, a);
 	w->priv_stacks = b.cache.stacks;
 	w->priv_nstacks = b.cache.n;

@@ -102,7 +102,7 @@ struct why_report {
 	size_t nsites;
 	struct why_finding *findings;
 	size_t nfindings;
-	struct why_labeled *labeled; /* opts.stack_labels or not: the stacks of sites, by labels */
+	struct why_labeled *labeled; /* opts.stack_labels (--pprof) only: the stacks of sites, by labels */
 	size_t nlabeled;
 	struct why_stack *priv_stacks; /* why.c: the stacks the above point into */
 	size_t priv_nstacks;
