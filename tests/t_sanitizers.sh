@@ -8,7 +8,8 @@
 #    dumped), every poll counted; that dump through the decode stage and the analyzer
 #    (batch_replay);
 #  - a per-event capture of the lock pathologies and a CPU-bound workload, with CPU profiling,
-#    folded stacks, the pprof profile and the metrics endpoint scraped (two deadlocks found, as
+#    folded stacks, the pprof profile, the metrics endpoint scraped and --remote-write to a
+#    loopback receiver (the sender thread: libcurl, snappy, the encoder) (two deadlocks found, as
 #    t_deadlock checks on the plain build; the workload's stacks folded), --live-tasks 4 (the live tasks listed: those
 #    with a finding, then the oldest up to 4; the others counted).
 # No sanitizer report in any output, exit 0 everywhere.
@@ -70,8 +71,20 @@ check "batch_replay: decoded the capture's events" \
 
 # ---- per-event capture of the lock pathologies and a CPU-bound workload, profiled, metrics ----
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# a loopback remote-write receiver: every POST read whole and answered 204 (the sender thread,
+# libcurl, snappy and the encoder run under the sanitizers)
+start_bg rwr python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(204); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H); print(s.server_port, flush=True); s.serve_forever()'
+wait_for_line "$TMPD/rwr.out" '^[0-9]+$' 10 || not_ok "per-event: the remote-write receiver listening"
 start_bg tr.l "$SAN/tokio-ebpf-trace" --binary "$bin" --capture per-event --ringbuf-size 64M --profile-hz 199 \
     --stacks "$TMPD/l.folded" --pprof "$TMPD/l.pb.gz" --duration 8s --metrics-addr "127.0.0.1:$port" --live-tasks 4 \
+    --remote-write "http://127.0.0.1:$(cat "$TMPD/rwr.out")/api/v1/write" --remote-write-interval 1s \
     -o "$TMPD/l.json" -o "$TMPD/l.html" --trace "$TMPD/l.trace.json"
 trp=$BG_PID
 wait_for_line "$TMPD/tr.l.err" attached 60 || not_ok "per-event: the sanitized tracer attached"
@@ -91,6 +104,9 @@ clean "per-event capture" "$RC" "$TMPD/tr.l.err" "$TMPD/tr.l.out"
 stop_pid "$lp"
 check "per-event: the metrics endpoint answered ($scraped of 40 scrapes)" test "$scraped" -ge 20
 check "per-event: the pprof profile written (gzip)" gzip -t "$TMPD/l.pb.gz"
+check "per-event: remote write pushes delivered ($(jqr "$TMPD/l.json" .remote_write.pushes))" \
+    test "$(jqr "$TMPD/l.json" .remote_write.pushes)" -ge 2
+check_eq "per-event: remote write: no failure" "0 0 0" "$(jqr "$TMPD/l.json" '[.remote_write.failures[]] | map(tostring) | join(" ")')"
 check_eq "per-event: capture is per-event" per-event "$(jqr "$TMPD/l.json" .capture.capture)"
 check_eq "per-event: nothing lost (a lost wait or lock event turns deadlock detection off)" 0 "$(jqr "$TMPD/l.json" .totals.drops)"
 check_eq "per-event: both deadlocks found" 2 "$(jqr "$TMPD/l.json" '[.findings[] | select(.kind == "deadlock")] | length')"
