@@ -703,12 +703,14 @@ static bool dump_present(const char *dir, const char *base, bool all)
 
 /*
  * Intent: the dump budget removes the oldest dumps' files first until the total is within it,
- * never the dump being kept, never files that are not dumps (notes.txt), never symlinks or
- * directories named like dumps; returns the bytes and files removed.
+ * never the dumps being kept (the new one; the one whose --on-dump command still reads it), never
+ * files that are not dumps (notes.txt), never symlinks or directories named like dumps; returns
+ * the bytes and files removed.
  */
 static void test_dir_enforce(void)
 {
 	const char *bases[3] = { DUMP(1), DUMP(2), DUMP(3) };
+	const char *k3[1] = { DUMP(3) }, *k13[3] = { DUMP(1), NULL, DUMP(3) };
 	char name[256], dir[128];
 	size_t nrm = 99;
 	uint64_t rm;
@@ -730,15 +732,26 @@ static void test_dir_enforce(void)
 	if (!CHECK(made, "enforce: 3 dumps × 3 files of 1000 bytes, notes.txt, a symlink, a directory"))
 		return;
 
-	rm = fr_dir_enforce(dir, 100000, DUMP(3), &nrm);
+	rm = fr_dir_enforce(dir, 0, k13, 3, &nrm);
+	CHECK(rm == 3000 && nrm == 3 && dump_present(dir, DUMP(1), true) &&
+	      dump_present(dir, DUMP(2), false) && dump_present(dir, DUMP(3), true),
+	      "enforce: max 0, keep the oldest (its --on-dump runs) and the newest: only the middle dump goes (%llu bytes, %zu files)",
+	      (unsigned long long)rm, nrm);
+	for (int i = 0; i < 3; i++) { /* dump 2 again */
+		snprintf(name, sizeof(name), "%s%s", bases[1], dump_ext[i]);
+		made &= make_file(dir, name, 1000, 1000000 + 1000 + i);
+	}
+	if (!CHECK(made, "enforce: dump 2 made again"))
+		return;
+	rm = fr_dir_enforce(dir, 100000, k3, 1, &nrm);
 	CHECK(rm == 0 && nrm == 0, "enforce: 9000 bytes within 100000: nothing removed");
-	rm = fr_dir_enforce(dir, 6500, DUMP(3), &nrm);
+	rm = fr_dir_enforce(dir, 6500, k3, 1, &nrm);
 	CHECK(rm == 3000 && nrm == 3, "enforce: max 6500: %llu bytes, %zu files removed",
 	      (unsigned long long)rm, nrm);
 	CHECK(dump_present(dir, DUMP(1), false) && dump_present(dir, DUMP(2), true) &&
 	      dump_present(dir, DUMP(3), true), "enforce: … the oldest dump's files");
 	CHECK(file_size(dir, "notes.txt") == 100000, "enforce: … notes.txt untouched");
-	rm = fr_dir_enforce(dir, 0, DUMP(3), &nrm);
+	rm = fr_dir_enforce(dir, 0, k3, 1, &nrm);
 	CHECK(rm == 3000 && nrm == 3, "enforce: max 0, keep the newest: %llu bytes, %zu files removed",
 	      (unsigned long long)rm, nrm);
 	CHECK(dump_present(dir, DUMP(2), false) && dump_present(dir, DUMP(3), true),
@@ -747,12 +760,12 @@ static void test_dir_enforce(void)
 	      file_size(dir, "svc-1-20261130T000000.000Z-link.json") >= 0 &&
 	      file_size(dir, "svc-1-20261130T000000.000Z-dir.json") >= 0,
 	      "enforce: … notes.txt, the symlink and the directory still there");
-	rm = fr_dir_enforce(dir, 0, NULL, &nrm);
+	rm = fr_dir_enforce(dir, 0, NULL, 0, &nrm);
 	CHECK(rm == 3000 && nrm == 3 && dump_present(dir, DUMP(3), false) &&
 	      file_size(dir, "notes.txt") == 100000, "enforce: max 0, keep none: the last dump goes");
 	snprintf(name, sizeof(name), "%s/missing", tmpdir);
 	nrm = 99;
-	rm = fr_dir_enforce(name, 0, NULL, &nrm);
+	rm = fr_dir_enforce(name, 0, NULL, 0, &nrm);
 	CHECK(rm == 0 && nrm == 0, "enforce: a missing directory: nothing, no crash");
 }
 

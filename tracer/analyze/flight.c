@@ -1548,10 +1548,23 @@ static int by_mtime(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-uint64_t fr_dir_enforce(const char *dir, uint64_t max_bytes, const char *keep, size_t *nremoved)
+/* name is one of keep's dumps' files (keep[i] then a dot) */
+static bool kept(const char *name, const char *const *keep, size_t nkeep)
+{
+	for (size_t i = 0; i < nkeep; i++) {
+		size_t klen = keep[i] ? strlen(keep[i]) : 0;
+
+		if (klen && !strncmp(name, keep[i], klen) && name[klen] == '.')
+			return true;
+	}
+	return false;
+}
+
+uint64_t fr_dir_enforce(const char *dir, uint64_t max_bytes, const char *const *keep, size_t nkeep,
+			size_t *nremoved)
 {
 	struct dump_file *v = NULL, *nv;
-	size_t n = 0, cap = 0, klen = keep ? strlen(keep) : 0;
+	size_t n = 0, cap = 0;
 	uint64_t total = 0, removed = 0;
 	struct dirent *de;
 	regex_t re;
@@ -1574,7 +1587,7 @@ uint64_t fr_dir_enforce(const char *dir, uint64_t max_bytes, const char *keep, s
 		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		total += (uint64_t)st.st_size;
-		if (klen && !strncmp(de->d_name, keep, klen) && de->d_name[klen] == '.')
+		if (kept(de->d_name, keep, nkeep))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;

@@ -190,9 +190,11 @@ int fr_trigger_parse(const char *s, struct fr_trigger *t, char *err, size_t len)
  * checks a read-only file system still refuses). Returns 0 or -errno; err says what. */
 int fr_dir_check(const char *dir, char *err, size_t len);
 /* Dump files in DIR (names this recorder writes: *-<pid>-<YYYYMMDDTHHMMSS.mmmZ>-<trigger>.*),
- * oldest first, removed until their total size is at most max_bytes; `keep` (a dump's base
- * name) is never removed. Returns the bytes removed; *nremoved the files. */
-uint64_t fr_dir_enforce(const char *dir, uint64_t max_bytes, const char *keep, size_t *nremoved);
+ * oldest first, removed until their total size is at most max_bytes; the dumps named in
+ * keep[0..nkeep) (base names; NULL entries are none) are never removed, and still count in the
+ * total. Returns the bytes removed; *nremoved the files. */
+uint64_t fr_dir_enforce(const char *dir, uint64_t max_bytes, const char *const *keep, size_t nkeep,
+			size_t *nremoved);
 /* "<executable>-<pid>-<UTC time>-<trigger>": exe's last path component and the trigger's
  * spec, each reduced to [A-Za-z0-9._+-] (others: '_'); the time with milliseconds. */
 void fr_dump_name(char *buf, size_t len, const char *exe, uint32_t pid,

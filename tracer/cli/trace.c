@@ -951,6 +951,9 @@ static void catch_signals(bool usr1)
 	if (usr1)
 		sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* ignored over exec, the kernel would reap the dumps and --on-dump's commands: waitpid
+	 * could not tell how they ended */
+	signal(SIGCHLD, SIG_DFL);
 }
 
 /* Steps the run until --duration, a signal or the traced process's end. */

@@ -11,8 +11,12 @@
  * one's command still runs is not handed over (counted as skipped, said in one line). Reaped
  * without waiting at every step; a non-zero exit, a signal or a failed start is a one-line
  * warning, counted (fr_rt.hooks_*, the next dumps' flight_recorder.on_dump, the recorder's last
- * line). At the end the recorder waits up to HOOK_END_WAIT_NS for the last one, then stops
- * its group (SIGTERM, then SIGKILL) and counts it failed.
+ * line). While it runs, --dump-max-bytes does not remove its dump (the next dump's child keeps
+ * that name too). At the end the last dump is handed over after the running command ended (or
+ * was stopped); the recorder waits up to HOOK_END_WAIT_NS for each, then stops its group
+ * (SIGTERM, then SIGKILL) and counts it failed. A child whose status waitpid cannot give
+ * (ECHILD: SIGCHLD ignored, the tracer resets it at start) counts as ended and failed, and its
+ * process group is never signalled after that: the pid may be another process's by then.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -165,6 +169,7 @@ static int dump_outputs(struct run *r, struct analyzer *an, const struct report_
 	const struct flight_opts *fo = &r->o->fl;
 	struct outputs outs = { 0 };
 	char *paths[3] = { 0 }, errbuf[1024];
+	const char *keep[2] = { name, NULL };
 	int status = 1;
 	size_t nrm;
 	uint64_t rm;
@@ -183,7 +188,9 @@ static int dump_outputs(struct run *r, struct analyzer *an, const struct report_
 		goto out;
 	}
 	status = outputs_write(&outs, an, meta, r->msgs) ? 1 : 0;
-	rm = fr_dir_enforce(fo->dir, fo->dump_max_bytes, name, &nrm);
+	/* the forked copy's r->hook: the command that ran when this dump began still reads its own */
+	keep[1] = r->hook > 0 ? r->hook_name : NULL;
+	rm = fr_dir_enforce(fo->dir, fo->dump_max_bytes, keep, 2, &nrm);
 	if (nrm)
 		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: removed %zu old dump file%s (%llu bytes): --dump-max-bytes %llu",
 			nrm, nrm == 1 ? "" : "s", (unsigned long long)rm,
@@ -296,6 +303,20 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 
 #define HOOK_END_WAIT_NS (10 * NSEC_PER_SEC)
 
+/* waitpid, again after a signal: 1 the child ended (*st), 0 it still runs, or -errno: its
+ * status is lost (ECHILD: reaped by the kernel when SIGCHLD is ignored). */
+static int reap(pid_t pid, int *st, bool block)
+{
+	pid_t got;
+
+	do
+		got = waitpid(pid, st, block ? 0 : WNOHANG);
+	while (got < 0 && errno == EINTR);
+	if (got == pid)
+		return 1;
+	return got < 0 ? -errno : 0;
+}
+
 /* --on-dump's command that ended: counted, and said when it failed. */
 static void hook_ended(struct run *r, int st)
 {
@@ -314,27 +335,34 @@ static void hook_ended(struct run *r, int st)
 			(unsigned long long)r->fl.hooks_failed);
 }
 
+/* Reaps the command if it ended (true: r->hook is clear; a lost status counts as failed). */
+static bool hook_done(struct run *r, bool block)
+{
+	int st, ret = reap(r->hook, &st, block);
+
+	if (ret > 0) {
+		hook_ended(r, st);
+	} else if (ret < 0) {
+		r->hook = 0; /* never signalled again: the pid may be another process's now */
+		r->fl.hooks_failed++;
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu: its exit status is lost (waitpid: %s), counted failed (%llu failed so far): the recorder keeps running",
+			(unsigned long long)r->hook_dump, strerror(-ret),
+			(unsigned long long)r->fl.hooks_failed);
+	}
+	return ret != 0;
+}
+
 /* Reaps the command if it ended; at the end (`end`), waits for it, bounded. */
 static void hook_reap(struct run *r, bool end)
 {
-	int st;
-
-	if (r->hook <= 0)
-		return;
-	if (waitpid(r->hook, &st, WNOHANG) == r->hook) {
-		hook_ended(r, st);
-		return;
-	}
-	if (!end)
+	if (r->hook <= 0 || hook_done(r, false) || !end)
 		return;
 	while (run_mono_ns() - r->hook_since < HOOK_END_WAIT_NS) {
 		struct timespec ts = { 0, 20 * NSEC_PER_MSEC };
 
 		nanosleep(&ts, NULL);
-		if (waitpid(r->hook, &st, WNOHANG) == r->hook) {
-			hook_ended(r, st);
+		if (hook_done(r, false))
 			return;
-		}
 	}
 	tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu still runs %llu s after it began: stopping it (SIGTERM to its process group)",
 		(unsigned long long)r->hook_dump,
@@ -343,16 +371,13 @@ static void hook_reap(struct run *r, bool end)
 	for (int i = 0; i < 100; i++) { /* 2 s, then SIGKILL */
 		struct timespec ts = { 0, 20 * NSEC_PER_MSEC };
 
-		if (waitpid(r->hook, &st, WNOHANG) == r->hook) {
-			hook_ended(r, st);
+		if (hook_done(r, false))
 			return;
-		}
 		nanosleep(&ts, NULL);
 	}
 	kill(-r->hook, SIGKILL);
-	if (waitpid(r->hook, &st, 0) == r->hook)
-		hook_ended(r, st);
-	r->hook = 0;
+	if (!hook_done(r, true))
+		r->hook = 0;
 }
 
 /* Hands the dump just written (r->dump_name) to --on-dump's command. */
@@ -427,6 +452,7 @@ static void hook_start(struct run *r)
 	if (!ret) {
 		r->hook = pid;
 		r->hook_dump = r->fl.dump_index;
+		snprintf(r->hook_name, sizeof(r->hook_name), "%s", r->dump_name);
 		r->hook_since = run_mono_ns();
 		r->fl.hooks_run++;
 	} else {
@@ -442,15 +468,23 @@ static void hook_start(struct run *r)
 	free(envp);
 }
 
-/* The dump that ended: counted, and said when it failed; a complete one goes to --on-dump. */
-static void dump_reap(struct run *r, bool wait)
+/* The dump that ended: counted, and said when it failed; a complete one goes to --on-dump.
+ * At the end (`end`: waited for) the last dump waits for the command still running, bounded. */
+static void dump_reap(struct run *r, bool end)
 {
-	int st;
+	int st, ret;
 
-	if (r->child <= 0 || waitpid(r->child, &st, wait ? 0 : WNOHANG) != r->child)
+	if (r->child <= 0)
+		return;
+	ret = reap(r->child, &st, end);
+	if (!ret)
 		return;
 	r->child = 0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (ret < 0) {
+		r->fl.failed++;
+		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: dump %llu: its exit status is lost (waitpid: %s), counted failed and not handed to --on-dump: the recorder keeps running",
+			(unsigned long long)r->fl.dump_index, strerror(-ret));
+	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		r->fl.failed++;
 		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: dump %llu failed (%s): the recorder keeps running",
 			(unsigned long long)r->fl.dump_index,
@@ -458,6 +492,13 @@ static void dump_reap(struct run *r, bool wait)
 	} else {
 		r->fl.dumps++;
 		hook_reap(r, false); /* the previous one may just have ended */
+		if (end && !r->fl.nq && r->hook > 0 && r->o->fl.on_dump) {
+			tet_say(r->msgs, TET_MSG_INFO, "flight recorder: ending: the last dump (%llu) goes to --on-dump once the one for dump %llu ended (waited for at most %llu s after it began)",
+				(unsigned long long)r->fl.dump_index,
+				(unsigned long long)r->hook_dump,
+				(unsigned long long)(HOOK_END_WAIT_NS / NSEC_PER_SEC));
+			hook_reap(r, true);
+		}
 		hook_start(r);
 	}
 }
