@@ -217,6 +217,40 @@ struct tet_sample_rec {
 	__s32 ustack, kstack;
 };
 
+/* --mode sampling (no uprobe; bpf/sched.bpf.h with tls_slot set): a CPU sample of a target
+ * thread, like TET_REC_SAMPLE, with the value of Tokio's thread-local current task id read
+ * at that instant (`task`: 0 = None; TET_TS_NOREAD: the slot could not be read). A new type:
+ * TET_REC_SAMPLE's layout is held by recorded fixtures. */
+#define TET_REC_TSAMPLE 74
+#define TET_TS_NOREAD 1u
+/* A build without frame pointers gives a user stack of its leaf only: the BPF side also scans
+ * the thread's user stack from its stack pointer up (TET_SCAN_BYTES) for words inside the
+ * address range of the raw::poll instances, and sends the first TET_SCAN_CANDS, innermost first
+ * (0: none); user space keeps those that are return addresses (a call before them) inside an
+ * instance, and the innermost of them names the poll's future type. */
+#define TET_SCAN_CANDS 4
+#define TET_SCAN_WORDS 64      /* per read */
+#define TET_SCAN_READS 16      /* 8 KiB */
+struct tet_tsample_rec {
+	struct tet_hdr h;
+	__u64 task;
+	__s32 ustack, kstack;
+	__u32 flags;        /* TET_TS_* */
+	__u32 pad;
+	__u64 polls[TET_SCAN_CANDS];
+};
+/* --mode sampling: a target thread that went to sleep (not preempted) while its task id slot
+ * held a task: the TET_REC_OFFCPU fields (never TET_OFFCPU_PREEMPTED), then that task id
+ * (user space tells a poll from a parked worker by the user stack). */
+#define TET_REC_TOFFCPU 75
+struct tet_toffcpu_rec {
+	struct tet_offcpu_rec o;   /* o.h.type TET_REC_TOFFCPU */
+	__u64 task;
+	__u32 flags;               /* TET_TS_* */
+	__u32 pad;
+	__u64 polls[TET_SCAN_CANDS];  /* as TET_REC_TSAMPLE's, at the switch out */
+};
+
 /* The traced process ended (sched_process_exit of its last thread): how. `code` is a wait
  * status: the fatal signal in bits 0-6 (0: it exited), bit 7 a core dump, the exit status in
  * bits 8-15. */
@@ -350,6 +384,8 @@ struct tet_counters {
 	_Static_assert(__builtin_offsetof(struct s, f) == (off), "offset of " #s "." #f)
 
 TET_LAYOUT_SIZE(tet_hdr, 24);
+TET_LAYOUT_SIZE(tet_tsample_rec, 80);
+TET_LAYOUT_SIZE(tet_toffcpu_rec, 112);
 TET_LAYOUT_AT(tet_hdr, ts, 0); TET_LAYOUT_AT(tet_hdr, type, 8); TET_LAYOUT_AT(tet_hdr, pid, 12);
 TET_LAYOUT_AT(tet_hdr, tid, 16); TET_LAYOUT_AT(tet_hdr, cpu, 20);
 

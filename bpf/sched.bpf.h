@@ -47,7 +47,9 @@ struct offcpu_state {
 	__s64 syscall;
 	__s32 ustack, kstack;
 	__u32 flags;        /* TET_OFFCPU_* */
-	__u32 pad;
+	__u32 tflags;       /* tls_slot: TET_TS_* of the slot read at the switch out */
+	__u64 task;         /* tls_slot: the task id slot at the switch out */
+	__u64 polls[TET_SCAN_CANDS];  /* tls_slot: the stack scan at the switch out */
 };
 
 struct {
@@ -198,6 +200,171 @@ static __always_inline void steal_window(struct task_struct *t, bool send, __u32
 	m->ts = now;
 }
 
+/* --mode sampling (no uprobe at all): Tokio's thread-local current task id, at a fixed offset
+ * from the thread pointer (tracer/discover/tlsctx.c finds it in the ELF file): tls_id_off for
+ * the id word; tls_tagged (Tokio 1.24-1.39): a u64 tag at tls_id_off - 8, 0 = None; else one
+ * u64, 0 = None. The thread pointer is the task's fs base (x86-64). One bounded, non-faulting
+ * read of the thread's own memory (`t` is the current task); a failure sets TET_TS_NOREAD. */
+const volatile bool tls_slot = false;
+const volatile bool tls_tagged = false;
+const volatile __s64 tls_id_off = 0;
+
+static __always_inline __u64 slot_read(struct task_struct *t, __u32 *flags)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 fs = BPF_CORE_READ(t, thread.fsbase), v[2] = { 0, 0 };
+
+	if (!fs)
+		goto noread;
+	if (tls_tagged) {
+		if (bpf_probe_read_user(v, sizeof(v), (void *)(fs + tls_id_off - 8)) < 0)
+			goto noread;
+		return v[0] ? v[1] : 0;
+	}
+	if (bpf_probe_read_user(v, sizeof(v[0]), (void *)(fs + tls_id_off)) < 0)
+		goto noread;
+	return v[0];
+noread:
+#endif
+	*flags |= TET_TS_NOREAD;
+	return 0;
+}
+
+/* --mode sampling: the words of the user stack (from the thread's user stack pointer up,
+ * TET_SCAN_READS reads of TET_SCAN_WORDS) in (poll_lo, poll_hi], the runtime range of the
+ * raw::poll instances; the first TET_SCAN_CANDS go to cand. A read that fails ends the scan. */
+const volatile __u64 poll_lo = 0;
+const volatile __u64 poll_hi = 0;
+
+struct scan_buf {
+	__u64 w[TET_SCAN_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scan_buf);
+} scan_bufs SEC(".maps");
+
+struct scan_ctx {
+	__u64 sp;
+	__u64 cand[TET_SCAN_CANDS];
+	__u32 n;
+	__u32 pad;
+};
+
+/* bpf_loop's body (Linux 5.17): word i of the scan (bounded loops of this size are too many
+ * states for the verifier). */
+static long scan_word(__u64 i, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct scan_buf *b;
+	__u32 zero = 0, w = i % TET_SCAN_WORDS;
+	__u64 v;
+
+	b = bpf_map_lookup_elem(&scan_bufs, &zero);
+	if (!b)
+		return 1;
+	if (!w && bpf_probe_read_user(b->w, sizeof(b->w), (void *)(c->sp + i * sizeof(__u64))) < 0)
+		return 1;
+	if (w >= TET_SCAN_WORDS)
+		return 1;
+	v = b->w[w];
+	if (v > poll_lo && v <= poll_hi) {
+		c->cand[c->n & (TET_SCAN_CANDS - 1)] = v;
+		if (++c->n >= TET_SCAN_CANDS)
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline void scan_polls(struct task_struct *t, __u64 *cand)
+{
+	struct scan_ctx c = {};
+	struct pt_regs *regs;
+
+	if (!poll_hi)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return;
+	c.sp = BPF_CORE_READ(regs, sp);
+	bpf_loop(TET_SCAN_WORDS * TET_SCAN_READS, scan_word, &c, 0);
+	__builtin_memcpy(cand, c.cand, sizeof(c.cand));
+}
+
+/* --mode sampling: a thread going to sleep with a task in its slot (a poll, or a worker parked
+ * inside the blocking task that runs its loop: user space tells them apart by the stack). */
+static __always_inline void tls_switch_out(void *ctx, struct task_struct *prev, bool preempt)
+{
+	struct offcpu_state *st;
+	struct tet_counters *c;
+	__u32 flags = 0;
+	__u64 task;
+
+	if (preempt || runnable(prev))
+		return;
+	task = slot_read(prev, &flags);
+	if (!task && !flags)
+		return;
+	st = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	c = counters_get();
+	if (!st) {
+		if (c)
+			__sync_fetch_and_add(&c->offcpu_drops, 1);
+		return;
+	}
+	st->since = bpf_ktime_get_ns();
+	st->woken = 0;
+	st->flags = 0;
+	st->task = task;
+	st->tflags = flags;
+	__builtin_memset(st->polls, 0, sizeof(st->polls));
+	scan_polls(prev, st->polls);
+	st->syscall = syscall_of(prev);
+	st->kstack = stack_id(ctx, 0, c);
+	st->ustack = stack_id(ctx, BPF_F_USER_STACK, c);
+}
+
+static __always_inline void tls_switch_in(struct task_struct *next, __u32 tgid)
+{
+	struct offcpu_state *st = bpf_task_storage_get(&offcpu, next, 0, 0);
+	struct tet_toffcpu_rec *r;
+	struct tet_counters *c;
+
+	if (!st || !st->since)
+		return;
+	c = counters_get();
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		if (c)
+			__sync_fetch_and_add(&c->offcpu_drops, 1);
+		st->since = 0;
+		return;
+	}
+	r->o.h.ts = bpf_ktime_get_ns();
+	r->o.h.type = TET_REC_TOFFCPU;
+	r->o.h.pid = tgid;
+	r->o.h.tid = (__u32)BPF_CORE_READ(next, pid);
+	r->o.h.cpu = bpf_get_smp_processor_id();
+	r->o.since = st->since;
+	r->o.woken = st->woken;
+	r->o.syscall = st->syscall;
+	r->o.ustack = st->ustack;
+	r->o.kstack = st->kstack;
+	r->o.flags = 0;
+	r->o.pad = 0;
+	r->task = st->task;
+	r->flags = st->tflags;
+	r->pad = 0;
+	__builtin_memcpy(r->polls, st->polls, sizeof(r->polls));
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	if (c)
+		__sync_fetch_and_add(&c->offcpu, 1);
+	st->since = 0;
+}
+
 /* Task storage is only touched here, in the scheduler's tracepoints (not preemptible): the
  * state is made at a thread's first switch out inside a poll. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 tgid, bool preempt)
@@ -270,6 +437,13 @@ int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_str
 
 	if (stopped())
 		return 0;
+	if (tls_slot) {
+		if (ptgid && of_target(ptgid))
+			tls_switch_out(ctx, prev, preempt);
+		if (ntgid && of_target(ntgid))
+			tls_switch_in(next, ntgid);
+		return 0;
+	}
 	if (ptgid && of_target(ptgid))
 		switch_out(ctx, prev, ptgid, preempt);
 	if (ntgid && of_target(ntgid)) {
@@ -293,6 +467,38 @@ int BPF_PROG(tet_wakeup, struct task_struct *p)
 	return 0;
 }
 
+/* --mode sampling: the sample carries the thread's task id slot. */
+static __always_inline int tls_sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+{
+	struct tet_tsample_rec *r;
+	struct tet_counters *c = counters_get();
+	__u64 ip;
+
+	if (!c)
+		return 0;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&c->sample_drops, 1);
+		return 0;
+	}
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.type = TET_REC_TSAMPLE;
+	r->h.pid = tgid;
+	r->h.tid = tid;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->flags = 0;
+	r->pad = 0;
+	r->task = slot_read(bpf_get_current_task_btf(), &r->flags);
+	__builtin_memset(r->polls, 0, sizeof(r->polls));
+	scan_polls(bpf_get_current_task_btf(), r->polls);
+	ip = PT_REGS_IP(&ctx->regs);
+	r->kstack = (__s64)ip >= 0 ? -1 : stack_id(ctx, 0, c);
+	r->ustack = stack_id(ctx, BPF_F_USER_STACK, c);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	__sync_fetch_and_add(&c->samples, 1);
+	return 0;
+}
+
 SEC("perf_event")
 int tet_sample(struct bpf_perf_event_data *ctx)
 {
@@ -304,6 +510,8 @@ int tet_sample(struct bpf_perf_event_data *ctx)
 
 	if (!tgid || !of_target(tgid) || stopped())
 		return 0;
+	if (tls_slot)
+		return tls_sample(ctx, tgid, (__u32)id);
 	if (steal_clock) { /* in_poll reads the thread's memory: not for nothing */
 		cur = bpf_get_current_task_btf();
 		steal_window(cur, in_poll(cur), tgid, (__u32)id);

@@ -12,3 +12,4 @@ $(FALLBACK_SYMS): tests/unit/fallback_symbols.c $(call tsrc,symbols.c symbols.h 
 	    tests/unit/fallback_symbols.c $(call tsrc,symbols.c) -lelf -ldw -liberty
 
 $(OBJ)/fallback.o: $(OBJ)/tokio_uprobe.skel.h bpf/events.h
+$(OBJ)/sampler.o: $(OBJ)/tokio_uprobe.skel.h bpf/events.h

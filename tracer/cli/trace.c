@@ -28,12 +28,15 @@
 #include "commands.h"
 #include "run.h"
 #include "seterr.h"
+#include "run_sampling.h"
 #include "thresholds.h"
 #include "units.h"
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
 
 static volatile sig_atomic_t stop_signal, usr1_signal;
+/* --mode sampling (run_sampling.h): its own run, no uprobe */
+static bool mode_sampling;
 
 static void on_signal(int sig)
 {
@@ -144,7 +147,9 @@ static void trace_usage(FILE *out)
 "      --remote-write-header 'NAME: VALUE'  an HTTP header on each push (auth), repeatable\n"
 "      --mode MODE          auto (default): the tokio USDT probes when the binary has them, else\n"
 "                           uprobes on Tokio's task functions (stock Tokio, no rebuild); usdt;\n"
-"                           uprobe (the fallback even when probes exist)\n"
+"                           uprobe (the fallback even when probes exist); sampling: no uprobe\n"
+"                           at all, the CPU sampler (--profile-hz) reads Tokio's thread-local\n"
+"                           task id and the stacks (one process, --pid; JSON and the summary)\n"
 "      --capture HOW        batched (default when the target has tokio:event_batch): the\n"
 "                           process records events in per-thread buffers and hands them over\n"
 "                           in batches, one probe hit per batch; per-event: one probe hit per\n"
@@ -516,14 +521,17 @@ static int parse_capture_opt(int c, struct run_opts *o)
 		o->probes_given = true;
 		break;
 	case OPT_MODE:
+		mode_sampling = false;
 		if (!strcmp(optarg, "auto"))
 			o->mode = TET_MODE_AUTO;
 		else if (!strcmp(optarg, "usdt"))
 			o->mode = TET_MODE_USDT;
 		else if (!strcmp(optarg, "uprobe") || !strcmp(optarg, "uprobe-fallback"))
 			o->mode = TET_MODE_UPROBE;
+		else if (!strcmp(optarg, "sampling"))
+			mode_sampling = true;
 		else {
-			p_err("--mode '%s': expected auto, usdt or uprobe", optarg);
+			p_err("--mode '%s': expected auto, usdt, uprobe or sampling", optarg);
 			return -EINVAL;
 		}
 		break;
@@ -977,6 +985,57 @@ static int run_until_end(struct run *r)
 	return ret;
 }
 
+/* --mode sampling: one process, JSON and the terminal summary; what it does not make yet is
+ * refused in one line. */
+static int trace_sampling(struct run_opts *o)
+{
+	struct rs_opts ro = { .pid = o->pid, .profile_hz = o->sched.profile_hz,
+			      .duration_ns = o->duration_ns, .long_poll_ns = o->an.long_poll_ns,
+			      .ringbuf_bytes = o->ringbuf ? o->ringbuf : 8u << 20,
+			      .quiet = o->quiet, .stop = &stop_signal };
+	FILE *summary = stdout;
+	char err[TET_ERR_LEN];
+	int ret;
+
+	if (!o->pid) {
+		p_err("--mode sampling traces one process: give --pid PID");
+		return TET_EXIT_USAGE;
+	}
+	if (o->sched.off || !o->sched.profile_hz) {
+		p_err("--mode sampling is the CPU sampler: it does not go with --no-sched or --profile-hz 0");
+		return TET_EXIT_USAGE;
+	}
+	if (o->fl.on || o->metrics_addr || o->capture == CAPTURE_BATCHED || o->sample_rate > 1 ||
+	    o->max_overhead_given || o->interval_ns) {
+		p_err("--mode sampling does not make %s yet", o->fl.on ? "the flight recorder" :
+		      o->metrics_addr ? "the Prometheus metrics (--metrics-addr)" :
+		      o->interval_ns ? "interval reports (--interval)" :
+		      "batched capture or its sampling (--capture batched, --sample-rate, --max-overhead)");
+		return TET_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < o->outs.n; i++) {
+		if (o->outs.v[i].fmt != OUT_JSON) {
+			p_err("--mode sampling does not make the %s output yet (%s): JSON and the terminal summary only",
+			      out_format_name(o->outs.v[i].fmt), o->outs.v[i].path);
+			return TET_EXIT_USAGE;
+		}
+		ro.json_path = o->outs.v[i].path;
+	}
+	if (ro.json_path && !strcmp(ro.json_path, "-"))
+		summary = stderr;
+	if (rs_preflight(o->pid, err, sizeof(err))) {
+		p_err("%s", err);
+		return TET_EXIT_CANNOT;
+	}
+	catch_signals(false);
+	ret = rs_run(&ro, summary, err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		return TET_EXIT_CANNOT;
+	}
+	return TET_EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct tet_targets targets = { 0 };
@@ -994,6 +1053,8 @@ int cmd_trace(int argc, char **argv)
 	ret = check_inputs(&o);
 	if (ret)
 		return ret;
+	if (mode_sampling)
+		return trace_sampling(&o);
 	ret = tet_discover(o.pid, o.binary, o.mode, root, &targets, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);

@@ -28,6 +28,8 @@ static inline size_t tet_decode_min_size(uint32_t type)
 	case TET_EV_META: return sizeof(struct tet_meta_rec);
 	case TET_REC_OFFCPU: return sizeof(struct tet_offcpu_rec);
 	case TET_REC_SAMPLE: return sizeof(struct tet_sample_rec);
+	case TET_REC_TSAMPLE: return sizeof(struct tet_tsample_rec);
+	case TET_REC_TOFFCPU: return sizeof(struct tet_toffcpu_rec);
 	case TET_REC_EXIT: return sizeof(struct tet_exit_rec);
 	case TET_REC_URING_RING: case TET_REC_URING_SUBMIT: case TET_REC_URING_DONE:
 		return sizeof(struct tet_uring_rec);

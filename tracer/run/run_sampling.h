@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run_sampling.h — one run of `trace --mode sampling` (issue 27): a stock Tokio process traced
+ * with no uprobe (capture/sampler.h), its CPU samples and sleeps charged to tasks by Tokio's
+ * thread-local task id and the future type of the innermost raw::poll frame of the stack; the
+ * JSON report and the terminal summary. See run_sampling.c for the attribution rule.
+ */
+#ifndef TET_RUN_SAMPLING_H
+#define TET_RUN_SAMPLING_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct rs_opts {
+	pid_t pid;
+	unsigned profile_hz;
+	uint64_t duration_ns;       /* 0: until stopped or the process ends */
+	uint64_t long_poll_ns;      /* --long-poll-threshold */
+	size_t ringbuf_bytes;
+	const char *json_path;      /* NULL: none; "-": stdout */
+	bool quiet;
+	volatile sig_atomic_t *stop;
+};
+
+/* Checks that the process can be traced this way: 0, or a negative errno with one line in err
+ * (no task id slot: tlsctx's reason; stripped; not x86-64; no Tokio). */
+int rs_preflight(pid_t pid, char *err, size_t len);
+/* Runs the capture, then writes the reports. 0 or -errno (err set). */
+int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len);
+
+#endif
