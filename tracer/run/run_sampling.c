@@ -509,6 +509,8 @@ struct rs_out {
 	size_t nf;
 	uint64_t in_poll, read_before_set, no_poll_frame, conflicts, parked_sleeps, poll_sleeps;
 	uint64_t period_ns, min_run;
+	uint64_t *blk;             /* ids the worker loops' blocking tasks hold */
+	size_t nblk;
 };
 
 static struct rs_task *task_get(struct rs_out *o, uint64_t id)
@@ -539,11 +541,9 @@ static void add_finding(struct rs_out *o, const struct rs_finding *f)
 	o->f[o->nf++] = *f;
 }
 
-static void analyze(struct rs *r, struct rs_out *o, int fd)
+/* Each sample's poll frame and future type; the ids the worker loops' blocking tasks hold. */
+static void classify(struct rs *r, struct rs_out *o, int fd)
 {
-	uint64_t *blk_ids = NULL;
-	size_t nblk = 0;
-
 	o->types = calloc(r->syms.ntypes + 1, sizeof(*o->types));
 	if (!o->types)
 		abort();
@@ -574,14 +574,20 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 			if (s->task) {
 				bool seen = false;
 
-				for (size_t k = 0; k < nblk; k++)
-					seen |= blk_ids[k] == s->task;
-				if (!seen && (blk_ids = realloc(blk_ids, (nblk + 1) * sizeof(*blk_ids))))
-					blk_ids[nblk++] = s->task;
+				for (size_t k = 0; k < o->nblk; k++)
+					seen |= o->blk[k] == s->task;
+				if (!seen && (o->blk = realloc(o->blk, (o->nblk + 1) * sizeof(*o->blk))))
+					o->blk[o->nblk++] = s->task;
 			}
 		} else
 			s->type = r->polls[p].type;
 	}
+}
+
+/* The task each sample in an async poll is charged to (see the top of the file). */
+static void charge(struct rs *r, struct rs_out *o, int fd)
+{
+	(void)fd;
 	/* the task charged */
 	for (size_t i = 0; i < r->ns; i++) {
 		struct rs_sample *s = &r->s[i];
@@ -593,8 +599,8 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 			continue;
 		}
 		o->in_poll++;
-		for (size_t k = 0; k < nblk; k++)
-			between |= blk_ids[k] == s->task;
+		for (size_t k = 0; k < o->nblk; k++)
+			between |= o->blk[k] == s->task;
 		if (s->task && !between) {
 			s->rtask = s->task;
 			continue;
@@ -604,8 +610,8 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 		for (size_t k = i + 1; k < r->ns && r->s[k].tid == s->tid && r->s[k].poll == s->poll; k++) {
 			bool b2 = false;
 
-			for (size_t q = 0; q < nblk; q++)
-				b2 |= blk_ids[q] == r->s[k].task;
+			for (size_t q = 0; q < o->nblk; q++)
+				b2 |= o->blk[q] == r->s[k].task;
 			if (r->s[k].task && !b2) {
 				s->rtask = r->s[k].task;
 				break;
@@ -614,6 +620,12 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 		if (!s->rtask && i && r->s[i - 1].tid == s->tid && r->s[i - 1].poll == s->poll)
 			s->rtask = r->s[i - 1].rtask;
 	}
+}
+
+/* Per future type, task and thread. */
+static void aggregate(struct rs *r, struct rs_out *o, int fd)
+{
+	(void)fd;
 	/* aggregates */
 	for (size_t i = 0; i < r->ns; i++) {
 		struct rs_sample *s = &r->s[i];
@@ -655,6 +667,12 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 			tk->samples++;
 		}
 	}
+}
+
+/* long_poll on CPU: runs of samples on a thread. */
+static void cpu_runs(struct rs *r, struct rs_out *o, int fd)
+{
+	(void)fd;
 	/* on-CPU long polls: runs on a thread */
 	for (size_t i = 0, zi = 0; i < r->ns;) {
 		size_t j = i + 1;
@@ -702,6 +720,11 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 		}
 		i = j;
 	}
+}
+
+/* long_poll blocked: sleeps inside async polls. */
+static void sleeps(struct rs *r, struct rs_out *o, int fd)
+{
 	/* sleeps inside async polls */
 	for (size_t i = 0; i < r->nz; i++) {
 		struct rs_sleep *z = &r->z[i];
@@ -727,8 +750,8 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 						.blocked_ns = (z->woken ? z->woken : z->ts) - z->since };
 			bool between = false;
 
-			for (size_t k = 0; k < nblk; k++)
-				between |= blk_ids[k] == z->task;
+			for (size_t k = 0; k < o->nblk; k++)
+				between |= o->blk[k] == z->task;
 			if (between)
 				f.task = 0;
 			if (z->kstack >= 0) {
@@ -748,7 +771,15 @@ static void analyze(struct rs *r, struct rs_out *o, int fd)
 			add_finding(o, &f);
 		}
 	}
-	free(blk_ids);
+}
+
+static void analyze(struct rs *r, struct rs_out *o, int fd)
+{
+	classify(r, o, fd);
+	charge(r, o, fd);
+	aggregate(r, o, fd);
+	cpu_runs(r, o, fd);
+	sleeps(r, o, fd);
 }
 
 /* ---- reports ---- */
@@ -1028,6 +1059,10 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 			  err, len);
 	if (ret)
 		goto out;
+	if (!o->quiet)
+		fprintf(stderr, "tokio-ebpf-trace: sampling pid %d at %u Hz: attached (%zu perf events, sched tracepoints %s; no uprobe)\n",
+			(int)o->pid, o->profile_hz, tet_sp_ops.sched(sp)->perf_events,
+			tet_sp_ops.sched(sp)->on ? "on" : "off");
 	r.t0 = mono_ns();
 	for (;;) {
 		struct timespec ts = { 0, 100000000 };
@@ -1075,6 +1110,7 @@ out:
 		free(out.types[t].tasks);
 	}
 	free(out.types);
+	free(out.blk);
 	free(out.tasks);
 	free(out.threads);
 	free(out.f);

@@ -1,0 +1,101 @@
+#!/bin/bash
+# Intent: `trace --mode sampling` (issue 27) finds the stock sample service's pathologies with no
+# uprobe at all, by their future types, on the three Debian Tokio lines (1.24: the tagged slot
+# layout; 1.43, 1.53: niche). The stock builds have no frame pointers: the poll frame comes from
+# the BPF side's scan of the user stack (sched.bpf.h scan_polls), so this tests that path.
+#  - serve --pathology blocking_call,cpu_hog under load, traced 3 s at 499 Hz: at least one
+#    on-CPU long_poll of cpu_hog_compute's future, each with hottest frame cpu_hog_compute, and at
+#    least one blocked long_poll of blocking_call_in_async's future, slept in clock_nanosleep /
+#    nanosleep with legacy_sync_lookup as its frame; no finding of any other future type (the
+#    load's healthy tasks); the types' table has cpu_hog_compute's hottest frame its own; the
+#    report says what the mode cannot see (not_seen) and that it attached no uprobe;
+#  - while it runs (1.53), bpftool (an observer we did not write) lists the tracer's sched_switch
+#    tracepoint and perf_event links of its tet_sample program, no uprobe / uretprobe of it, and
+#    no uprobe_multi link on the binary;
+#  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, an HTML output.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/trace_lib.sh"
+need_root
+need_tracer
+command -v bpftool > /dev/null || die_test "bpftool is missing (scripts/packages.txt)"
+
+# links_of PID FILTER [NAME]: how many distinct programs of process PID (the prog_id of its
+# fds, /proc/PID/fdinfo) the links bpftool lists ($TMPD/link.json) that pass FILTER run (named
+# NAME when given; bpftool prints a link type it has no name for as its number: uprobe_multi is 12)
+links_of() {
+    local n=0 id mine
+    mine=" $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2> /dev/null | awk '{print $2}' | sort -u | tr '\n' ' ') "
+    for id in $(jq "[.[] | select($2) | .prog_id] | unique | .[]" "$TMPD/link.json"); do
+        [[ $mine == *" $id "* ]] || continue
+        [ -z "${3:-}" ] || bpftool -j prog show id "$id" 2> /dev/null | jq -e --arg n "$3" '.name == $n' > /dev/null ||
+            continue
+        n=$((n + 1))
+    done
+    echo "$n"
+}
+
+run_line() {  # run_line LINE
+    local v=$1 bin j tp sp
+    bin=$(sample_bin "$v" stock)
+    need_file "$bin" "the stock sample service $v"
+    start_bg "svc.$v" "$bin" serve --workers 2 --pathology blocking_call,cpu_hog --load 20 --duration 30s
+    sp=$BG_PID
+    wait_exec "$sp" "$bin"
+    sleep 0.5
+    j="$TMPD/s$v.json"
+    start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration 3s -o "$j"
+    tp=$BG_PID
+    wait_for_line "$TMPD/tr.$v.err" attached 20 || { not_ok "$v: attached"; cat "$TMPD/tr.$v.err"; }
+    if [ "$v" = 1.53 ]; then
+        bpftool -j perf show > "$TMPD/perf.json" 2> /dev/null
+        bpftool -j link show > "$TMPD/link.json" 2> /dev/null
+        check_eq "$v: bpftool perf show: the tracer's sched_switch tracepoint" 1 \
+            "$(jq --argjson p "$tp" '[.[] | select(.pid == $p and .tracepoint == "sched_switch")] | length' "$TMPD/perf.json")"
+        check_eq "$v: bpftool link show: perf_event links of the tracer's tet_sample (the sampler)" 1 \
+            "$(links_of "$tp" '.type == "perf_event"' tet_sample)"
+        check_eq "$v: bpftool perf show: no uprobe or uretprobe of the tracer" 0 \
+            "$(jq --argjson p "$tp" '[.[] | select(.pid == $p and (.fd_type | test("uprobe|uretprobe")))] | length' "$TMPD/perf.json")"
+        check_eq "$v: bpftool link show: no uprobe_multi link of the tracer" 0 \
+            "$(links_of "$tp" '.type == "uprobe_multi" or .type == 12')"
+    fi
+    wait_exit "$tp" 30
+    check_eq "$v: tracer exit 0" 0 "$RC"
+    stop_pid "$sp"
+    [ -s "$j" ] || { not_ok "$v: no report"; cat "$TMPD/tr.$v.err"; return; }
+    check_eq "$v: mode sampling, 0 uprobes" "sampling 0" "$(jqr "$j" '"\(.mode) \(.capture.uprobes)"')"
+    check_eq "$v: the hog's long polls, all with cpu_hog_compute hottest" true \
+        "$(jqr "$j" '[.findings[] | select(.seen_as == "on_cpu" and (.future_type | test("cpu_hog_compute")))] | length > 0 and all(.hottest_frame | test("cpu_hog_compute"))')"
+    check_eq "$v: on-CPU long polls state their bounds from the period" true \
+        "$(jq --argjson p "$(jqr "$j" .capture.period_ns)" '[.findings[] | select(.seen_as == "on_cpu")] | all(.min_ns == (.samples - 1) * $p and .max_ns == (.samples + 1) * $p and (.duration_note | test("sample period")))' "$j")"
+    check_eq "$v: the blocking call's long polls: blocked in its sleep, in legacy_sync_lookup" true \
+        "$(jqr "$j" '[.findings[] | select(.seen_as == "blocked" and (.future_type | test("blocking_call_in_async")))] | length > 0 and all((.syscall | test("nanosleep")) and (.hottest_frame | test("legacy_sync_lookup")) and .off_cpu_ns >= 45000000)')"
+    check_eq "$v: no finding of another future type (healthy tasks)" "" \
+        "$(jqr "$j" '.findings[] | select(.future_type | test("cpu_hog_compute|blocking_call_in_async") | not) | .future_type' | sort -u)"
+    check_eq "$v: cpu_hog_compute's hottest frame is its own" true \
+        "$(jqr "$j" '[.future_types[] | select(.type | test("cpu_hog_compute"))][0].hottest_frames[0].frame | test("cpu_hog_compute")')"
+    check_eq "$v: not_seen names wakes, waker counts, spawn sites, scheduling delay, pending times" true \
+        "$(jqr "$j" '.not_seen | has("wakes") and has("waker_counts") and has("spawn_sites") and has("scheduling_delay") and has("pending_times")')"
+    echo "# $v: $(jqr "$j" '.attribution | del(.rule) | tostring')"
+}
+
+run_line 1.53
+run_line 1.24
+run_line 1.43
+
+# refusals
+BIN=$(sample_bin 1.53 stock)
+cp "$BIN" "$TMPD/stripped" && strip "$TMPD/stripped"
+start_bg svc.strip "$TMPD/stripped" serve --workers 2 --duration 20s
+SP=$BG_PID
+printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' > "$TMPD/notokio.c"
+cc -o "$TMPD/notokio" "$TMPD/notokio.c" || die_test "cc failed"
+start_bg nontokio "$TMPD/notokio"
+NP=$BG_PID
+sleep 0.5
+expect_fail "a stripped copy" 2 "stripped" "$TRACER" trace --pid "$SP" --mode sampling --duration 1s
+expect_fail "a process with no Tokio" 2 "no Tokio" "$TRACER" trace --pid "$NP" --mode sampling --duration 1s
+expect_fail "no --pid" 3 "give --pid" "$TRACER" trace --binary "$BIN" --mode sampling --duration 1s
+expect_fail "an HTML output" 3 "does not make the HTML report output" "$TRACER" trace --pid "$SP" --mode sampling -o "$TMPD/r.html"
+stop_pid "$SP"
+stop_pid "$NP"
+finish
