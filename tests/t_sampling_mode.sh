@@ -69,6 +69,8 @@ run_line() {  # run_line LINE
         "$(jq --argjson p "$(jqr "$j" .capture.period_ns)" '[.findings[] | select(.seen_as == "on_cpu")] | all(.min_ns == (.samples - 1) * $p and .max_ns == (.samples + 1) * $p and (.duration_note | test("sample period")))' "$j")"
     check_eq "$v: the blocking call's long polls: blocked in its sleep, in legacy_sync_lookup" true \
         "$(jqr "$j" '[.findings[] | select(.seen_as == "blocked" and (.future_type | test("blocking_call_in_async")))] | length > 0 and all((.syscall | test("nanosleep")) and (.hottest_frame | test("legacy_sync_lookup")) and .off_cpu_ns >= 45000000)')"
+    check_eq "$v: every long poll names its task (Tokio's thread-local id), one task per hog" true \
+        "$(jqr "$j" '(.findings | all(.task > 0)) and ([.findings[] | select(.seen_as == "on_cpu") | .task] | length == (unique | length))')"
     check_eq "$v: no finding of another future type (healthy tasks)" "" \
         "$(jqr "$j" '.findings[] | select(.future_type | test("cpu_hog_compute|blocking_call_in_async") | not) | .future_type' | sort -u)"
     check_eq "$v: cpu_hog_compute's hottest frame is its own" true \
