@@ -9,6 +9,8 @@
 #    nanosleep with legacy_sync_lookup as its frame; no finding of any other future type (the
 #    load's healthy tasks); the types' table has cpu_hog_compute's hottest frame its own; the
 #    report says what the mode cannot see (not_seen) and that it attached no uprobe;
+#  - on request, the kit's build (1.53 usdt: frame pointers; its raw::poll opens an empty frame
+#    before the jmp) gets the same findings, every poll frame from the frame walk;
 #  - while it runs (1.53), bpftool (an observer we did not write) lists the tracer's sched_switch
 #    tracepoint and perf_event links of its tet_sample program, no uprobe / uretprobe of it, and
 #    no uprobe_multi link on the binary;
@@ -34,9 +36,10 @@ links_of() {
     echo "$n"
 }
 
-run_line() {  # run_line LINE
+run_line() {  # run_line LINE [FLAVOUR]
     local v=$1 bin j tp sp
-    bin=$(sample_bin "$v" stock)
+    bin=$(sample_bin "$v" "${2:-stock}")
+    [ -z "${2:-}" ] || v="$v-$2"
     need_file "$bin" "the stock sample service $v"
     start_bg "svc.$v" "$bin" serve --workers 2 --pathology blocking_call,cpu_hog --load 20 --duration 30s
     sp=$BG_PID
@@ -78,11 +81,15 @@ run_line() {  # run_line LINE
     check_eq "$v: not_seen names wakes, waker counts, spawn sites, scheduling delay, pending times" true \
         "$(jqr "$j" '.not_seen | has("wakes") and has("waker_counts") and has("spawn_sites") and has("scheduling_delay") and has("pending_times")')"
     echo "# $v: $(jqr "$j" '.attribution | del(.rule) | tostring')"
+    # the kit's build has frame pointers: every poll frame from the frame walk
+    [ -z "${2:-}" ] || check_eq "$v: frame pointers: no poll frame from the stack scan" 0 \
+        "$(jqr "$j" .attribution.poll_frame_by_stack_scan)"
 }
 
 run_line 1.53
 run_line 1.24
 run_line 1.43
+run_line 1.53 usdt
 
 # refusals
 BIN=$(sample_bin 1.53 stock)

@@ -52,6 +52,7 @@
 #include "stacksym.h"
 #include "symbols.h"
 #include "syscall_names.h"
+#include "text.h"
 #include "tlsctx.h"
 
 #define RS_MAX_RECS (1u << 21)   /* samples (and sleeps) kept: ~64 MiB at most */
@@ -240,8 +241,9 @@ static int func_syms(int fd, uint64_t **out, size_t *n)
 	return 0;
 }
 
-/* The poll table: every raw::poll instance, and the function its first instruction jumps to
- * when it is a `jmp` (e9 rel32, eb rel8) to the start of a function symbol. */
+/* The poll table: every raw::poll instance, and the function it jumps to when its first
+ * instruction (after an endbr64 and an empty frame) is a `jmp` (e9 rel32, eb rel8) to the start
+ * of a function symbol. */
 static int poll_table(struct rs *r)
 {
 	uint64_t *fs = NULL;
@@ -254,19 +256,27 @@ static int poll_table(struct rs *r)
 		nfs = 0;
 	for (size_t i = 0; i < r->syms.nfns; i++) {
 		const struct tsym_fn *f = &r->syms.fns[i];
-		uint8_t b[5];
-		uint64_t to = 0;
+		uint8_t b[16];
+		uint64_t to = 0, at = f->addr;
+		size_t k = 0;
 
 		if (f->kind != TSYM_POLL)
 			continue;
 		r->polls[r->npolls++] = (struct rs_poll){ f->file_off, f->size, f->type };
 		if (pread(r->exe_fd, b, sizeof(b), (off_t)f->file_off) != sizeof(b))
 			continue;
-		if (b[0] == 0xe9)
-			to = f->addr + 5 + (uint64_t)(int64_t)(int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 |
-							     (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24);
-		else if (b[0] == 0xeb)
-			to = f->addr + 2 + (uint64_t)(int64_t)(int8_t)b[1];
+		/* an endbr64, a frame made and dropped (frame-pointer builds): push %rbp; mov %rsp,%rbp;
+		 * pop %rbp */
+		if (!memcmp(b, "\xf3\x0f\x1e\xfa", 4))
+			k = 4;
+		if (!memcmp(b + k, "\x55\x48\x89\xe5\x5d", 5))
+			k += 5;
+		at += k;
+		if (b[k] == 0xe9)
+			to = at + 5 + (uint64_t)(int64_t)(int32_t)((uint32_t)b[k + 1] | (uint32_t)b[k + 2] << 8 |
+							     (uint32_t)b[k + 3] << 16 | (uint32_t)b[k + 4] << 24);
+		else if (b[k] == 0xeb)
+			to = at + 2 + (uint64_t)(int64_t)(int8_t)b[k + 1];
 		if (!to)
 			continue;
 		{
@@ -925,9 +935,15 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 	jw_finish(w);
 }
 
+/* Names from the traced binary, made printable (text.h); two buffers a line at most. */
+static const char *san(const char *p, char *buf, size_t len)
+{
+	return p ? text_sanitize(p, strlen(p), 300, buf, len) : "-";
+}
+
 static void terminal(FILE *out, const struct rs *r, const struct rs_out *o)
 {
-	char buf[200];
+	char b1[1400], b2[1400];
 
 	fprintf(out, "tokio-ebpf-trace: sampling mode, pid %d, %u Hz, no uprobe; task id slot: %s, %s, tp%+lld\n",
 		(int)r->o->pid, r->o->profile_hz, tlsctx_method_name(r->tls.method),
@@ -940,9 +956,8 @@ static void terminal(FILE *out, const struct rs *r, const struct rs_out *o)
 
 		if (!ty->samples)
 			continue;
-		snprintf(buf, sizeof(buf), "%s", r->syms.types[t]);
-		fprintf(out, "  %6llu  %s  (hottest: %s)\n", (unsigned long long)ty->samples, buf,
-			ty->nhot ? ty->hot[0].key : "-");
+		fprintf(out, "  %6llu  %s  (hottest: %s)\n", (unsigned long long)ty->samples,
+			san(r->syms.types[t], b1, sizeof(b1)), san(ty->nhot ? ty->hot[0].key : NULL, b2, sizeof(b2)));
 	}
 	fprintf(out, "Findings:\n");
 	if (!o->nf)
@@ -953,12 +968,13 @@ static void terminal(FILE *out, const struct rs *r, const struct rs_out *o)
 		if (f->blocked)
 			fprintf(out, "  long_poll: blocked %.1f ms in %s inside a poll of %s (task %llu, thread %u; %s)\n",
 				(double)(f->last - f->first) / 1e6, f->syscall ? f->syscall : "an unknown system call",
-				type_name(r, f->type), (unsigned long long)f->task, f->tid, f->hot ? f->hot : "-");
+				san(type_name(r, f->type), b1, sizeof(b1)), (unsigned long long)f->task, f->tid,
+				san(f->hot, b2, sizeof(b2)));
 		else
 			fprintf(out, "  long_poll: on CPU %llu consecutive samples (%.1f-%.1f ms, bounded by the sample period) in a poll of %s (task %llu, thread %u; hottest %s)\n",
 				(unsigned long long)f->n, (double)(f->n - 1) * o->period_ns / 1e6,
-				(double)(f->n + 1) * o->period_ns / 1e6, type_name(r, f->type),
-				(unsigned long long)f->task, f->tid, f->hot ? f->hot : "-");
+				(double)(f->n + 1) * o->period_ns / 1e6, san(type_name(r, f->type), b1, sizeof(b1)),
+				(unsigned long long)f->task, f->tid, san(f->hot, b2, sizeof(b2)));
 	}
 	fprintf(out, "Not seen in this mode:");
 	for (size_t i = 0; i < sizeof(not_seen) / sizeof(not_seen[0]); i++)
