@@ -45,6 +45,7 @@
 
 #include "capture_ops.h"
 #include "events.h"
+#include "htab.h"
 #include "json.h"
 #include "run_sampling.h"
 #include "sampler.h"
@@ -493,7 +494,7 @@ static int cmp_count(const void *a, const void *b)
 	return x->n > y->n ? -1 : x->n < y->n;
 }
 
-struct rs_type { uint64_t samples; struct rs_count *hot; size_t nhot; uint64_t *tasks; size_t ntasks; };
+struct rs_type { uint64_t samples; struct rs_count *hot; size_t nhot; size_t ntasks; };
 struct rs_task { uint64_t id; int type; uint64_t samples; };
 struct rs_thread { uint32_t tid; uint64_t samples, in_poll; };
 
@@ -519,17 +520,28 @@ struct rs_out {
 	size_t nf;
 	uint64_t in_poll, read_before_set, no_poll_frame, conflicts, parked_sleeps, poll_sleeps;
 	uint64_t period_ns, min_run;
-	uint64_t *blk;             /* ids the worker loops' blocking tasks hold */
-	size_t nblk;
+	struct htab blk;           /* ids the worker loops' blocking tasks hold (→ (void *)1) */
+	struct htab task_idx;      /* task id → its index in tasks + 1 */
+	struct htab type_task;     /* (type, task id) seen (→ (void *)1) */
+	size_t tasks_cap;
 };
 
 static struct rs_task *task_get(struct rs_out *o, uint64_t id)
 {
-	for (size_t i = 0; i < o->ntasks; i++)
-		if (o->tasks[i].id == id)
-			return &o->tasks[i];
-	o->tasks = realloc(o->tasks, (o->ntasks + 1) * sizeof(*o->tasks));
-	if (!o->tasks)
+	uintptr_t i = (uintptr_t)htab_get(&o->task_idx, id, 0);
+
+	if (i)
+		return &o->tasks[i - 1];
+	if (o->ntasks == o->tasks_cap) {
+		size_t cap = o->tasks_cap ? o->tasks_cap * 2 : 256;
+		struct rs_task *t = realloc(o->tasks, cap * sizeof(*t));
+
+		if (!t)
+			abort();
+		o->tasks = t;
+		o->tasks_cap = cap;
+	}
+	if (htab_put(&o->task_idx, id, 0, (void *)(uintptr_t)(o->ntasks + 1)))
 		abort();
 	o->tasks[o->ntasks] = (struct rs_task){ .id = id, .type = -1 };
 	return &o->tasks[o->ntasks++];
@@ -584,10 +596,9 @@ static void classify(struct rs *r, struct rs_out *o, int fd)
 			if (s->task) {
 				bool seen = false;
 
-				for (size_t k = 0; k < o->nblk; k++)
-					seen |= o->blk[k] == s->task;
-				if (!seen && (o->blk = realloc(o->blk, (o->nblk + 1) * sizeof(*o->blk))))
-					o->blk[o->nblk++] = s->task;
+				seen = htab_get(&o->blk, s->task, 0) != NULL;
+				if (!seen && htab_put(&o->blk, s->task, 0, (void *)1))
+					abort();
 			}
 		} else
 			s->type = r->polls[p].type;
@@ -609,8 +620,7 @@ static void charge(struct rs *r, struct rs_out *o, int fd)
 			continue;
 		}
 		o->in_poll++;
-		for (size_t k = 0; k < o->nblk; k++)
-			between |= o->blk[k] == s->task;
+		between = htab_get(&o->blk, s->task, 0) != NULL;
 		if (s->task && !between) {
 			s->rtask = s->task;
 			continue;
@@ -620,8 +630,7 @@ static void charge(struct rs *r, struct rs_out *o, int fd)
 		for (size_t k = i + 1; k < r->ns && r->s[k].tid == s->tid && r->s[k].poll == s->poll; k++) {
 			bool b2 = false;
 
-			for (size_t q = 0; q < o->nblk; q++)
-				b2 |= o->blk[q] == r->s[k].task;
+			b2 = htab_get(&o->blk, r->s[k].task, 0) != NULL;
 			if (r->s[k].task && !b2) {
 				s->rtask = r->s[k].task;
 				break;
@@ -659,13 +668,11 @@ static void aggregate(struct rs *r, struct rs_out *o, int fd)
 
 			t->samples++;
 			count_add(&t->hot, &t->nhot, st && st->hot ? st->hot : st && st->leaf ? st->leaf : "[unknown]");
-			for (size_t k = 0; k < t->ntasks && s->rtask; k++)
-				seen |= t->tasks[k] == s->rtask;
-			if (s->rtask && !seen && t->ntasks < 100000) {
-				t->tasks = realloc(t->tasks, (t->ntasks + 1) * sizeof(*t->tasks));
-				if (!t->tasks)
+			seen = !s->rtask || htab_get(&o->type_task, (uint64_t)s->type, s->rtask);
+			if (!seen) {
+				if (htab_put(&o->type_task, (uint64_t)s->type, s->rtask, (void *)1))
 					abort();
-				t->tasks[t->ntasks++] = s->rtask;
+				t->ntasks++;
 			}
 		}
 		if (s->rtask) {
@@ -760,8 +767,7 @@ static void sleeps(struct rs *r, struct rs_out *o, int fd)
 						.blocked_ns = (z->woken ? z->woken : z->ts) - z->since };
 			bool between = false;
 
-			for (size_t k = 0; k < o->nblk; k++)
-				between |= o->blk[k] == z->task;
+			between = htab_get(&o->blk, z->task, 0) != NULL;
 			if (between)
 				f.task = 0;
 			if (z->kstack >= 0) {
@@ -1123,10 +1129,11 @@ out:
 	}
 	for (size_t t = 0; out.types && t < r.syms.ntypes; t++) {
 		free(out.types[t].hot);
-		free(out.types[t].tasks);
 	}
 	free(out.types);
-	free(out.blk);
+	free(out.blk.e);
+	free(out.task_idx.e);
+	free(out.type_task.e);
 	free(out.tasks);
 	free(out.threads);
 	free(out.f);
