@@ -10,7 +10,7 @@
 #    load's healthy tasks); the types' table has cpu_hog_compute's hottest frame its own; the
 #    report says what the mode cannot see (not_seen) and that it attached no uprobe;
 #  - on request, the kit's build (1.53 usdt: frame pointers; its raw::poll opens an empty frame
-#    before the jmp) gets the same findings, every poll frame from the frame walk;
+#    before the jmp) gets the same findings, every poll frame from the frame walk, no scan;
 #  - while it runs (1.53), bpftool (an observer we did not write) lists the tracer's sched_switch
 #    tracepoint and perf_event links of its tet_sample program, no uprobe / uretprobe of it, and
 #    no uprobe_multi link on the binary;
@@ -82,8 +82,12 @@ run_line() {  # run_line LINE [FLAVOUR]
         "$(jqr "$j" '.not_seen | has("wakes") and has("waker_counts") and has("spawn_sites") and has("scheduling_delay") and has("pending_times")')"
     echo "# $v: $(jqr "$j" '.attribution | del(.rule) | tostring')"
     # the kit's build has frame pointers: every poll frame from the frame walk
-    [ -z "${2:-}" ] || check_eq "$v: frame pointers: no poll frame from the stack scan" 0 \
-        "$(jqr "$j" .attribution.poll_frame_by_stack_scan)"
+    if [ -n "${2:-}" ]; then
+        check_eq "$v: frame pointers: no stack scan, no poll frame from it" "false 0" \
+            "$(jqr "$j" '"\(.capture.stack_scan) \(.attribution.poll_frame_by_stack_scan)"')"
+    else
+        check_eq "$v: no frame pointers: the stack scan runs" true "$(jqr "$j" .capture.stack_scan)"
+    fi
 }
 
 run_line 1.53

@@ -115,6 +115,7 @@ struct rs {
 	struct rs_stack *stk;
 	uint64_t t0, t1;
 	int exe_fd;
+	bool stack_scan;     /* no frame pointers: the BPF side scans the stacks */
 	uint64_t scanned, scan_hits;
 };
 
@@ -836,6 +837,7 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 	jw_ku64(w, "period_ns", o->period_ns);
 	jw_ku64(w, "duration_ns", dur);
 	jw_ku64(w, "uprobes", 0);
+	jw_kbool(w, "stack_scan", r->stack_scan);
 	jw_ku64(w, "perf_events", si->perf_events);
 	jw_kbool(w, "sched_tracepoints", si->on);
 	jw_ku64(w, "samples", r->ns);
@@ -1061,8 +1063,15 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 	if (ret)
 		goto out;
 	ss_add_pid(r.ss, (uint32_t)o->pid, err, len); /* symbols: best effort */
-	/* the runtime range of the raw::poll instances, for the BPF stack scan */
-	for (size_t i = 0; i < r.npolls; i++)
+	/* the runtime range of the raw::poll instances, for the BPF stack scan: not needed (nor
+	 * paid: ~10 us a sample) when the program has frame pointers */
+	{
+		struct ss_module_info mi;
+
+		r.stack_scan = !(r.nmaps && !ss_module_info(r.ss, (uint32_t)o->pid, r.maps[0].lo, &mi) &&
+				 mi.frame_pointers);
+	}
+	for (size_t i = 0; i < r.npolls && r.stack_scan; i++)
 		for (size_t m = 0; m < r.nmaps; m++) {
 			uint64_t lo = r.maps[m].lo + (r.polls[i].file_off - r.maps[m].pgoff);
 
