@@ -14,6 +14,8 @@
 #  - while it runs (1.53), bpftool (an observer we did not write) lists the tracer's sched_switch
 #    tracepoint and perf_event links of its tet_sample program, no uprobe / uretprobe of it, and
 #    no uprobe_multi link on the binary;
+#  - with the analysis' caps lowered to 1 (TET_TEST_SAMPLING_CAP), 1 s of 1.53: the report is
+#    still written, one thread and at most one task kept, the rest counted in `refused`;
 #  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, an HTML output.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -63,6 +65,18 @@ run_line() {  # run_line LINE [FLAVOUR]
     fi
     wait_exit "$tp" 30
     check_eq "$v: tracer exit 0" 0 "$RC"
+    # the analysis' caps (docs/sampling-mode.md), all lowered to 1: refused and counted, the
+    # report still written
+    if [ "$v" = 1.53 ] && [ -z "${2:-}" ]; then
+        TET_TEST_SAMPLING_CAP=1 "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration 1s \
+            -o "$TMPD/cap.json" > "$TMPD/cap.out" 2> "$TMPD/cap.err"
+        local crc=$?
+        check_eq "caps of 1: tracer exit 0, a report" "0 true" "$crc $([ -s "$TMPD/cap.json" ] && echo true)"
+        check_eq "caps of 1: one thread and one task kept, the others refused and counted" true \
+            "$(jqr "$TMPD/cap.json" '(.threads | length) == 1 and (.tasks | length) <= 1 and .refused.threads > 0 and .refused.tasks > 0')"
+        check "caps of 1: the terminal summary's Not kept line" grep -q "^Not kept (tables full" "$TMPD/cap.out"
+        check_eq "caps of 1: no temporary file left" "" "$(ls "$TMPD" | grep 'cap.json.tmp' || true)"
+    fi
     stop_pid "$sp"
     [ -s "$j" ] || { not_ok "$v: no report"; cat "$TMPD/tr.$v.err"; return; }
     check_eq "$v: mode sampling, 0 uprobes" "sampling 0" "$(jqr "$j" '"\(.mode) \(.capture.uprobes)"')"

@@ -59,6 +59,15 @@
 #define RS_MAX_RECS (1u << 21)   /* samples (and sleeps) kept: ~64 MiB at most */
 #define RS_STACKS   32768        /* the BPF stack map's entries (sched.bpf.h) */
 #define RS_TOP      10
+/* What the analysis keeps, bounded against a huge or hostile target (as analyze/'s AN_*_MAX):
+ * past a cap (or when memory runs out) the entry is not kept and `refused` counts it. */
+#define RS_MAX_TASKS    65536   /* task ids charged samples */
+#define RS_MAX_THREADS  16384
+#define RS_MAX_TYPES    4096    /* future types with samples */
+#define RS_MAX_FRAMES   1024    /* hottest-frame names counted per future type (and per long poll) */
+#define RS_MAX_FINDINGS 4096
+#define RS_MAX_IDS      131072  /* blocking-task ids and (type, task) pairs remembered */
+#define RS_NAME_MAX     256     /* bytes of a name from the traced binary shown (report-schema.md) */
 
 struct rs_sample {
 	uint64_t ts;
@@ -475,17 +484,21 @@ static int cmp_sleep(const void *a, const void *b)
 
 struct rs_count { const char *key; uint64_t n; };
 
-static void count_add(struct rs_count **v, size_t *n, const char *key)
+/* false: not counted (cap entries already, or out of memory) */
+static bool count_add(struct rs_count **v, size_t *n, const char *key, size_t cap)
 {
+	struct rs_count *p;
+
 	for (size_t i = 0; i < *n; i++)
 		if ((*v)[i].key == key || ((*v)[i].key && key && !strcmp((*v)[i].key, key))) {
 			(*v)[i].n++;
-			return;
+			return true;
 		}
-	*v = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!*v)
-		abort();
+	if (*n >= cap || !(p = realloc(*v, (*n + 1) * sizeof(**v))))
+		return false;
+	*v = p;
 	(*v)[(*n)++] = (struct rs_count){ key, 1 };
+	return true;
 }
 
 static int cmp_count(const void *a, const void *b)
@@ -495,7 +508,7 @@ static int cmp_count(const void *a, const void *b)
 	return x->n > y->n ? -1 : x->n < y->n;
 }
 
-struct rs_type { uint64_t samples; struct rs_count *hot; size_t nhot; size_t ntasks; };
+struct rs_type { uint64_t samples; struct rs_count *hot; size_t nhot; size_t ntasks; bool refused; };
 struct rs_task { uint64_t id; int type; uint64_t samples; };
 struct rs_thread { uint32_t tid; uint64_t samples, in_poll; };
 
@@ -511,6 +524,11 @@ struct rs_finding {
 	uint64_t blocked_ns;
 };
 
+/* The caps (RS_MAX_*; TET_TEST_SAMPLING_CAP=N lowers them all to N for the tests) and what each
+ * refused: tasks, frames and task_ids count samples, the others entries. */
+struct rs_caps { size_t tasks, threads, types, frames, findings, ids; };
+struct rs_refused { uint64_t tasks, threads, types, frames, findings, ids; };
+
 struct rs_out {
 	struct rs_type *types;     /* by type index */
 	struct rs_task *tasks;
@@ -524,28 +542,63 @@ struct rs_out {
 	struct htab blk;           /* ids the worker loops' blocking tasks hold (→ (void *)1) */
 	struct htab task_idx;      /* task id → its index in tasks + 1 */
 	struct htab type_task;     /* (type, task id) seen (→ (void *)1) */
-	size_t tasks_cap;
+	size_t tasks_cap, ntypes;
+	struct rs_caps cap;
+	struct rs_refused refused;
 };
 
+static void caps_init(struct rs_caps *c)
+{
+	const char *e = getenv("TET_TEST_SAMPLING_CAP");
+	size_t n = e && *e ? strtoul(e, NULL, 10) : 0;
+
+	*c = (struct rs_caps){ RS_MAX_TASKS, RS_MAX_THREADS, RS_MAX_TYPES, RS_MAX_FRAMES,
+			       RS_MAX_FINDINGS, RS_MAX_IDS };
+	if (n) {
+		c->tasks = n < c->tasks ? n : c->tasks;
+		c->threads = n < c->threads ? n : c->threads;
+		c->types = n < c->types ? n : c->types;
+		c->frames = n < c->frames ? n : c->frames;
+		c->findings = n < c->findings ? n : c->findings;
+		c->ids = n < c->ids ? n : c->ids;
+	}
+}
+
+/* Remembers (k1, k2) in t, up to the ids cap; false: refused (counted) */
+static bool id_put(struct rs_out *o, struct htab *t, uint64_t k1, uint64_t k2)
+{
+	if (o->blk.len + o->type_task.len >= o->cap.ids || htab_put(t, k1, k2, (void *)1)) {
+		o->refused.ids++;
+		return false;
+	}
+	return true;
+}
+
+/* NULL: the task is not kept (the cap, or out of memory): refused.tasks counts the sample */
 static struct rs_task *task_get(struct rs_out *o, uint64_t id)
 {
 	uintptr_t i = (uintptr_t)htab_get(&o->task_idx, id, 0);
 
 	if (i)
 		return &o->tasks[i - 1];
+	if (o->ntasks >= o->cap.tasks)
+		goto refuse;
 	if (o->ntasks == o->tasks_cap) {
 		size_t cap = o->tasks_cap ? o->tasks_cap * 2 : 256;
 		struct rs_task *t = realloc(o->tasks, cap * sizeof(*t));
 
 		if (!t)
-			abort();
+			goto refuse;
 		o->tasks = t;
 		o->tasks_cap = cap;
 	}
 	if (htab_put(&o->task_idx, id, 0, (void *)(uintptr_t)(o->ntasks + 1)))
-		abort();
+		goto refuse;
 	o->tasks[o->ntasks] = (struct rs_task){ .id = id, .type = -1 };
 	return &o->tasks[o->ntasks++];
+refuse:
+	o->refused.tasks++;
+	return NULL;
 }
 
 static const char *sysname(int64_t nr)
@@ -558,18 +611,22 @@ static const char *sysname(int64_t nr)
 
 static void add_finding(struct rs_out *o, const struct rs_finding *f)
 {
-	o->f = realloc(o->f, (o->nf + 1) * sizeof(*o->f));
-	if (!o->f)
-		abort();
+	struct rs_finding *p;
+
+	if (o->nf >= o->cap.findings || !(p = realloc(o->f, (o->nf + 1) * sizeof(*o->f)))) {
+		o->refused.findings++;
+		return;
+	}
+	o->f = p;
 	o->f[o->nf++] = *f;
 }
 
 /* Each sample's poll frame and future type; the ids the worker loops' blocking tasks hold. */
-static void classify(struct rs *r, struct rs_out *o, int fd)
+static int classify(struct rs *r, struct rs_out *o, int fd)
 {
 	o->types = calloc(r->syms.ntypes + 1, sizeof(*o->types));
 	if (!o->types)
-		abort();
+		return -ENOMEM;
 	o->period_ns = 1000000000ull / r->o->profile_hz;
 	o->min_run = (r->o->long_poll_ns + o->period_ns - 1) / o->period_ns;
 	if (o->min_run < 2)
@@ -594,16 +651,12 @@ static void classify(struct rs *r, struct rs_out *o, int fd)
 			s->type = s->task ? -2 : -1;
 		else if (type_blocking(type_name(r, r->polls[p].type))) {
 			s->type = -1;
-			if (s->task) {
-				bool seen = false;
-
-				seen = htab_get(&o->blk, s->task, 0) != NULL;
-				if (!seen && htab_put(&o->blk, s->task, 0, (void *)1))
-					abort();
-			}
+			if (s->task && !htab_get(&o->blk, s->task, 0))
+				id_put(o, &o->blk, s->task, 0);
 		} else
 			s->type = r->polls[p].type;
 	}
+	return 0;
 }
 
 /* The task each sample in an async poll is charged to (see the top of the file). */
@@ -647,38 +700,55 @@ static void aggregate(struct rs *r, struct rs_out *o, int fd)
 {
 	(void)fd;
 	/* aggregates */
+	struct rs_thread *th = NULL;
+
 	for (size_t i = 0; i < r->ns; i++) {
 		struct rs_sample *s = &r->s[i];
-		struct rs_thread *th = o->nthreads ? &o->threads[o->nthreads - 1] : NULL;
 
-		if (!th || th->tid != s->tid) {
-			o->threads = realloc(o->threads, (o->nthreads + 1) * sizeof(*o->threads));
-			if (!o->threads)
-				abort();
-			th = &o->threads[o->nthreads++];
-			*th = (struct rs_thread){ .tid = s->tid };
+		if (i == 0 || s->tid != r->s[i - 1].tid) {   /* sorted by thread */
+			struct rs_thread *p = NULL;
+
+			if (o->nthreads >= o->cap.threads ||
+			    !(p = realloc(o->threads, (o->nthreads + 1) * sizeof(*o->threads)))) {
+				o->refused.threads++;
+				th = NULL;
+			} else {
+				o->threads = p;
+				th = &o->threads[o->nthreads++];
+				*th = (struct rs_thread){ .tid = s->tid };
+			}
 		}
-		th->samples++;
+		if (th)
+			th->samples++;
 		if (s->type < 0)
 			continue;
-		th->in_poll++;
+		if (th)
+			th->in_poll++;
 		{
 			struct rs_type *t = &o->types[s->type];
 			struct rs_stack *st = s->ustack >= 0 && s->ustack < RS_STACKS ? &r->stk[s->ustack] : NULL;
-			bool seen = false;
 
-			t->samples++;
-			count_add(&t->hot, &t->nhot, st && st->hot ? st->hot : st && st->leaf ? st->leaf : "[unknown]");
-			seen = !s->rtask || htab_get(&o->type_task, (uint64_t)s->type, s->rtask);
-			if (!seen) {
-				if (htab_put(&o->type_task, (uint64_t)s->type, s->rtask, (void *)1))
-					abort();
-				t->ntasks++;
+			if (!t->samples && !t->refused && o->ntypes >= o->cap.types) {
+				t->refused = true;
+				o->refused.types++;
 			}
+			if (t->refused)
+				continue;
+			if (!t->samples)
+				o->ntypes++;
+			t->samples++;
+			if (!count_add(&t->hot, &t->nhot, st && st->hot ? st->hot : st && st->leaf ? st->leaf : "[unknown]",
+				       o->cap.frames))
+				o->refused.frames++;
+			if (s->rtask && !htab_get(&o->type_task, (uint64_t)s->type, s->rtask) &&
+			    id_put(o, &o->type_task, (uint64_t)s->type, s->rtask))
+				t->ntasks++;
 		}
 		if (s->rtask) {
 			struct rs_task *tk = task_get(o, s->rtask);
 
+			if (!tk)
+				continue;
 			if (tk->type >= 0 && tk->type != s->type)
 				o->conflicts++;
 			tk->type = s->type;
@@ -728,7 +798,9 @@ static void cpu_runs(struct rs *r, struct rs_out *o, int fd)
 					struct rs_stack *st = r->s[k].ustack >= 0 && r->s[k].ustack < RS_STACKS ?
 							      &r->stk[r->s[k].ustack] : NULL;
 
-					count_add(&c, &nc, st && st->hot ? st->hot : st && st->leaf ? st->leaf : NULL);
+					if (!count_add(&c, &nc, st && st->hot ? st->hot : st && st->leaf ? st->leaf : NULL,
+						       o->cap.frames))
+						o->refused.frames++;
 				}
 				qsort(c, nc, sizeof(*c), cmp_count);
 				f.hot = nc ? c[0].key : NULL;
@@ -790,13 +862,16 @@ static void sleeps(struct rs *r, struct rs_out *o, int fd)
 	}
 }
 
-static void analyze(struct rs *r, struct rs_out *o, int fd)
+static int analyze(struct rs *r, struct rs_out *o, int fd)
 {
-	classify(r, o, fd);
+	caps_init(&o->cap);
+	if (classify(r, o, fd))
+		return -ENOMEM;
 	charge(r, o, fd);
 	aggregate(r, o, fd);
 	cpu_runs(r, o, fd);
 	sleeps(r, o, fd);
+	return 0;
 }
 
 /* ---- reports ---- */
@@ -810,7 +885,18 @@ static const char *const not_seen[][2] = {
 	{ "poll_counts", "polls are not counted: samples see a poll only while it runs on a CPU" },
 };
 
-static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, const struct tet_counters *c,
+/* A name from the traced binary: its first RS_NAME_MAX bytes, escaped by the writer (as the other
+ * modes' type_name: jsonparts.c) */
+static void jw_kname(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	if (s)
+		jw_strn(w, s, strnlen(s, RS_NAME_MAX));
+	else
+		jw_null(w);
+}
+
+static int json_report(FILE *out, const struct rs *r, const struct rs_out *o, const struct tet_counters *c,
 			const struct tet_sched_info *si)
 {
 	struct jw *w = jw_new(out, true);
@@ -821,7 +907,7 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 	jw_key(w, "target");
 	jw_obj_begin(w);
 	jw_ku64(w, "pid", (uint64_t)r->o->pid);
-	jw_kstr(w, "executable", r->exe);
+	jw_kname(w, "executable", r->exe);
 	jw_obj_end(w);
 	jw_key(w, "task_id_slot");
 	jw_obj_begin(w);
@@ -849,6 +935,15 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 	jw_ku64(w, "records_over_memory_bound", r->kept_out);
 	jw_ku64(w, "records_malformed", r->bad);
 	jw_obj_end(w);
+	jw_key(w, "refused");
+	jw_obj_begin(w);
+	jw_ku64(w, "tasks", o->refused.tasks);
+	jw_ku64(w, "threads", o->refused.threads);
+	jw_ku64(w, "future_types", o->refused.types);
+	jw_ku64(w, "frames", o->refused.frames);
+	jw_ku64(w, "findings", o->refused.findings);
+	jw_ku64(w, "task_ids", o->refused.ids);
+	jw_obj_end(w);
 	jw_key(w, "attribution");
 	jw_obj_begin(w);
 	jw_kstr(w, "rule", "the innermost poll frame (a raw::poll<T, S> instance or the Harness<T, S>::poll it jumps to; from the frame-pointer walk, else from the scan of the stack's words for return addresses) gives the future type T (a BlockingTask's: not an async poll); Tokio's thread-local task id gives the task, unless it holds a worker loop's blocking-task id (read before the poll set it): then a neighbouring sample's id in the same poll, else unknown");
@@ -867,7 +962,7 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 			continue;
 		qsort(ty->hot, ty->nhot, sizeof(*ty->hot), cmp_count);
 		jw_obj_begin(w);
-		jw_kstr(w, "type", r->syms.types[t]);
+		jw_kname(w, "type", r->syms.types[t]);
 		jw_ku64(w, "samples", ty->samples);
 		jw_ku64(w, "cpu_ns_estimate", ty->samples * o->period_ns);
 		jw_ku64(w, "tasks_seen", ty->ntasks);
@@ -875,7 +970,7 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 		jw_arr_begin(w);
 		for (size_t k = 0; k < ty->nhot && k < RS_TOP; k++) {
 			jw_obj_begin(w);
-			jw_kstr(w, "frame", ty->hot[k].key);
+			jw_kname(w, "frame", ty->hot[k].key);
 			jw_ku64(w, "samples", ty->hot[k].n);
 			jw_obj_end(w);
 		}
@@ -888,7 +983,7 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 	for (size_t i = 0; i < o->ntasks; i++) {
 		jw_obj_begin(w);
 		jw_ku64(w, "id", o->tasks[i].id);
-		jw_kstr(w, "type", type_name(r, o->tasks[i].type));
+		jw_kname(w, "type", type_name(r, o->tasks[i].type));
 		jw_ku64(w, "samples", o->tasks[i].samples);
 		jw_obj_end(w);
 	}
@@ -911,10 +1006,10 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 		jw_obj_begin(w);
 		jw_kstr(w, "kind", "long_poll");
 		jw_kstr(w, "seen_as", f->blocked ? "blocked" : "on_cpu");
-		jw_kstr(w, "future_type", type_name(r, f->type));
+		jw_kname(w, "future_type", type_name(r, f->type));
 		jw_ku64(w, "task", f->task);
 		jw_ku64(w, "tid", f->tid);
-		jw_kstr(w, "hottest_frame", f->hot);
+		jw_kname(w, "hottest_frame", f->hot);
 		if (f->blocked) {
 			jw_ku64(w, "off_cpu_ns", f->last - f->first);
 			jw_ku64(w, "blocked_ns", f->blocked_ns);
@@ -922,7 +1017,7 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 			jw_key(w, "kernel_stack");
 			jw_arr_begin(w);
 			for (int k = 0; k < 3 && f->kframes[k][0]; k++)
-				jw_str(w, f->kframes[k]);
+				jw_strn(w, f->kframes[k], strnlen(f->kframes[k], sizeof(f->kframes[k])));
 			jw_arr_end(w);
 			jw_kstr(w, "duration_note", "measured at the thread's switch out and back in (sched_switch): exact");
 		} else {
@@ -940,13 +1035,13 @@ static void json_report(FILE *out, const struct rs *r, const struct rs_out *o, c
 		jw_kstr(w, not_seen[i][0], not_seen[i][1]);
 	jw_obj_end(w);
 	jw_obj_end(w);
-	jw_finish(w);
+	return jw_finish(w);
 }
 
 /* Names from the traced binary, made printable (text.h); two buffers a line at most. */
 static const char *san(const char *p, char *buf, size_t len)
 {
-	return p ? text_sanitize(p, strlen(p), 300, buf, len) : "-";
+	return p ? text_sanitize(p, strnlen(p, RS_NAME_MAX), 0, buf, len) : "-";
 }
 
 static void terminal(FILE *out, const struct rs *r, const struct rs_out *o)
@@ -984,10 +1079,54 @@ static void terminal(FILE *out, const struct rs *r, const struct rs_out *o)
 				(double)(f->n + 1) * o->period_ns / 1e6, san(type_name(r, f->type), b1, sizeof(b1)),
 				(unsigned long long)f->task, f->tid, san(f->hot, b2, sizeof(b2)));
 	}
+	if (o->refused.tasks || o->refused.threads || o->refused.types || o->refused.frames ||
+	    o->refused.findings || o->refused.ids)
+		fprintf(out, "Not kept (tables full or out of memory): %llu task samples, %llu threads, %llu future types, %llu frame samples, %llu findings, %llu task ids\n",
+			(unsigned long long)o->refused.tasks, (unsigned long long)o->refused.threads,
+			(unsigned long long)o->refused.types, (unsigned long long)o->refused.frames,
+			(unsigned long long)o->refused.findings, (unsigned long long)o->refused.ids);
 	fprintf(out, "Not seen in this mode:");
 	for (size_t i = 0; i < sizeof(not_seen) / sizeof(not_seen[0]); i++)
 		fprintf(out, " %s", not_seen[i][0]);
 	fprintf(out, " (no uprobe: see the JSON's not_seen)\n");
+}
+
+/* -o FILE: written to FILE.tmp.PID and renamed into place when complete (as report/outputs.c):
+ * a failed run leaves no half-written report. */
+static int write_json(const char *path, const struct rs *r, const struct rs_out *o,
+		      const struct tet_counters *c, const struct tet_sched_info *si, char *err, size_t len)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int ret = 0;
+
+	if (!strcmp(path, "-")) {
+		if (json_report(stdout, r, o, c, si)) {
+			seterr(err, len, "standard output: write failed");
+			return -EIO;
+		}
+		return 0;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		seterr(err, len, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	f = fopen(tmp, "we");
+	if (!f) {
+		ret = -errno;
+		seterr(err, len, "%s: %s", tmp, strerror(errno));
+		return ret;
+	}
+	if (json_report(f, r, o, c, si) | fclose(f)) {
+		ret = -EIO;
+		seterr(err, len, "%s: write failed", path);
+	} else if (rename(tmp, path)) {
+		ret = -errno;
+		seterr(err, len, "%s: %s", path, strerror(errno));
+	}
+	if (ret)
+		unlink(tmp);
+	return ret;
 }
 
 int rs_preflight(pid_t pid, char *err, size_t len)
@@ -1112,23 +1251,15 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 	tet_sp_ops.end(sp, r.t1);
 	tet_sp_ops.drain(sp);
 	tet_sp_ops.counters(sp, &c);
-	analyze(&r, &out, tet_sp_ops.stacks_fd(sp));
+	if (analyze(&r, &out, tet_sp_ops.stacks_fd(sp))) {
+		ret = -ENOMEM;
+		seterr(err, len, "--mode sampling: out of memory analysing the samples: no report written");
+		goto out;
+	}
 	if (!o->quiet)
 		terminal(summary, &r, &out);
-	if (o->json_path) {
-		FILE *f = strcmp(o->json_path, "-") ? fopen(o->json_path, "we") : stdout;
-
-		if (!f) {
-			ret = -errno;
-			seterr(err, len, "%s: %s", o->json_path, strerror(errno));
-		} else {
-			json_report(f, &r, &out, &c, tet_sp_ops.sched(sp));
-			if (f != stdout && fclose(f)) {
-				ret = -EIO;
-				seterr(err, len, "%s: write failed", o->json_path);
-			}
-		}
-	}
+	if (o->json_path)
+		ret = write_json(o->json_path, &r, &out, &c, tet_sp_ops.sched(sp), err, len);
 out:
 	if (sp)
 		tet_sp_ops.close(sp);
