@@ -35,8 +35,6 @@
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
 
 static volatile sig_atomic_t stop_signal, usr1_signal;
-/* --mode sampling (run_sampling.h): its own run, no uprobe */
-static bool mode_sampling;
 
 static void on_signal(int sig)
 {
@@ -521,7 +519,6 @@ static int parse_capture_opt(int c, struct run_opts *o)
 		o->probes_given = true;
 		break;
 	case OPT_MODE:
-		mode_sampling = false;
 		if (!strcmp(optarg, "auto"))
 			o->mode = TET_MODE_AUTO;
 		else if (!strcmp(optarg, "usdt"))
@@ -529,7 +526,7 @@ static int parse_capture_opt(int c, struct run_opts *o)
 		else if (!strcmp(optarg, "uprobe") || !strcmp(optarg, "uprobe-fallback"))
 			o->mode = TET_MODE_UPROBE;
 		else if (!strcmp(optarg, "sampling"))
-			mode_sampling = true;
+			o->mode = TET_MODE_SAMPLING;  /* its own run, no uprobe (run_sampling.h) */
 		else {
 			p_err("--mode '%s': expected auto, usdt, uprobe or sampling", optarg);
 			return -EINVAL;
@@ -1053,7 +1050,7 @@ int cmd_trace(int argc, char **argv)
 	ret = check_inputs(&o);
 	if (ret)
 		return ret;
-	if (mode_sampling)
+	if (o.mode == TET_MODE_SAMPLING)
 		return trace_sampling(&o);
 	ret = tet_discover(o.pid, o.binary, o.mode, root, &targets, err, sizeof(err));
 	if (ret) {

@@ -68,8 +68,10 @@ struct tet_targets {
 };
 
 /* How to trace: the tokio USDT probes when present, else the uprobe fallback (auto); only the
- * probes (usdt); only the fallback, even when probes exist (uprobe). */
-enum tet_mode { TET_MODE_AUTO, TET_MODE_USDT, TET_MODE_UPROBE };
+ * probes (usdt); only the fallback, even when probes exist (uprobe); no probe at all, the CPU
+ * sampler reading Tokio's thread-local task id (sampling: run/run_sampling.h, which finds what it
+ * needs itself; tet_discover() is not called with it). */
+enum tet_mode { TET_MODE_AUTO, TET_MODE_USDT, TET_MODE_UPROBE, TET_MODE_SAMPLING };
 
 /* Finds the files with tokio probes: every ELF file PID maps, or the one binary.
  * Errors: -ESRCH no such process (or it exited), -ENOENT no such file, -EACCES,
