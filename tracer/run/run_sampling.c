@@ -447,10 +447,11 @@ static void resolve_stack(struct rs *r, int fd, int32_t id)
 		}
 		n = ss_user(r->ss, (uint32_t)r->o->pid, ips[i], i > 0, fr, 16);
 		for (size_t k = 0; k < n; k++) {
+			/* kept bounded: only RS_NAME_MAX bytes are ever shown */
 			if (!leaf && fr[k]->func)
-				leaf = strdup(fr[k]->func);
+				leaf = strndup(fr[k]->func, RS_NAME_MAX);
 			if (!hot && fr[k]->user_code && fr[k]->func)
-				hot = strdup(fr[k]->func);
+				hot = strndup(fr[k]->func, RS_NAME_MAX);
 		}
 	}
 	st->poll = poll;
