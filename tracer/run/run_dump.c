@@ -355,16 +355,21 @@ static bool hook_done(struct run *r, bool block)
 /* Reaps the command if it ended; at the end (`end`), waits for it, bounded. */
 static void hook_reap(struct run *r, bool end)
 {
+	uint64_t from;
+
 	if (r->hook <= 0 || hook_done(r, false) || !end)
 		return;
-	while (run_mono_ns() - r->hook_since < HOOK_END_WAIT_NS) {
+	/* counted from the end's wait, not the command's start: one that began just before the
+	 * end gets its 10 s too (and a loaded machine's slow dumps do not eat them) */
+	from = run_mono_ns();
+	while (run_mono_ns() - from < HOOK_END_WAIT_NS) {
 		struct timespec ts = { 0, 20 * NSEC_PER_MSEC };
 
 		nanosleep(&ts, NULL);
 		if (hook_done(r, false))
 			return;
 	}
-	tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu still runs %llu s after it began: stopping it (SIGTERM to its process group)",
+	tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu still runs %llu s after the recorder began to wait for it: stopping it (SIGTERM to its process group)",
 		(unsigned long long)r->hook_dump,
 		(unsigned long long)(HOOK_END_WAIT_NS / NSEC_PER_SEC));
 	kill(-r->hook, SIGTERM);
@@ -453,7 +458,6 @@ static void hook_start(struct run *r)
 		r->hook = pid;
 		r->hook_dump = r->fl.dump_index;
 		snprintf(r->hook_name, sizeof(r->hook_name), "%s", r->dump_name);
-		r->hook_since = run_mono_ns();
 		r->fl.hooks_run++;
 	} else {
 		r->fl.hooks_failed++;

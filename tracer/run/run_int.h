@@ -82,7 +82,6 @@ struct run {
 	char dump_name[300];         /* … its name (made before the fork: --on-dump's paths) */
 	pid_t hook;                  /* --on-dump's command running (its process group) */
 	uint64_t hook_dump;          /* … for that dump */
-	uint64_t hook_since;         /* … started then (run_mono_ns) */
 	char hook_name[300];         /* … that dump's name: the budget does not remove it */
 	char hook_trigger[128];      /* TET_DUMP_TRIGGER of the dump being written */
 	/* the report */
