@@ -327,6 +327,25 @@ static __always_inline void tls_switch_out(void *ctx, struct task_struct *prev, 
 	st->ustack = stack_id(ctx, BPF_F_USER_STACK, c);
 }
 
+/* An off-CPU record as the thread comes back (TET_REC_OFFCPU, or TET_REC_TOFFCPU's head) from
+ * what its switch out kept. */
+static __always_inline void offcpu_fill(struct tet_offcpu_rec *o, const struct offcpu_state *st,
+					__u32 type, __u32 tgid, struct task_struct *next)
+{
+	o->h.ts = bpf_ktime_get_ns();
+	o->h.type = type;
+	o->h.pid = tgid;
+	o->h.tid = (__u32)BPF_CORE_READ(next, pid);
+	o->h.cpu = bpf_get_smp_processor_id();
+	o->since = st->since;
+	o->woken = st->woken;
+	o->syscall = st->syscall;
+	o->ustack = st->ustack;
+	o->kstack = st->kstack;
+	o->flags = st->flags;
+	o->pad = 0;
+}
+
 static __always_inline void tls_switch_in(struct task_struct *next, __u32 tgid)
 {
 	struct offcpu_state *st = bpf_task_storage_get(&offcpu, next, 0, 0);
@@ -343,18 +362,7 @@ static __always_inline void tls_switch_in(struct task_struct *next, __u32 tgid)
 		st->since = 0;
 		return;
 	}
-	r->o.h.ts = bpf_ktime_get_ns();
-	r->o.h.type = TET_REC_TOFFCPU;
-	r->o.h.pid = tgid;
-	r->o.h.tid = (__u32)BPF_CORE_READ(next, pid);
-	r->o.h.cpu = bpf_get_smp_processor_id();
-	r->o.since = st->since;
-	r->o.woken = st->woken;
-	r->o.syscall = st->syscall;
-	r->o.ustack = st->ustack;
-	r->o.kstack = st->kstack;
-	r->o.flags = 0;
-	r->o.pad = 0;
+	offcpu_fill(&r->o, st, TET_REC_TOFFCPU, tgid, next); /* st->flags: 0 in this mode */
 	r->task = st->task;
 	r->flags = st->tflags;
 	r->pad = 0;
@@ -412,18 +420,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tgid)
 		st->since = 0;
 		return;
 	}
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.type = TET_REC_OFFCPU;
-	r->h.pid = tgid;
-	r->h.tid = (__u32)BPF_CORE_READ(next, pid);
-	r->h.cpu = bpf_get_smp_processor_id();
-	r->since = st->since;
-	r->woken = st->woken;
-	r->syscall = st->syscall;
-	r->ustack = st->ustack;
-	r->kstack = st->kstack;
-	r->flags = st->flags;
-	r->pad = 0;
+	offcpu_fill(r, st, TET_REC_OFFCPU, tgid, next);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	if (c)
 		__sync_fetch_and_add(&c->offcpu, 1);
