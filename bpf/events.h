@@ -236,7 +236,8 @@ struct tet_tsample_rec {
 	__u64 task;
 	__s32 ustack, kstack;
 	__u32 flags;        /* TET_TS_* */
-	__u32 pad;
+	__u32 nvcsw;        /* the thread's voluntary context switches (task_struct), low 32 bits:
+			     * unchanged between two samples: it did not sleep between */
 	__u64 polls[TET_SCAN_CANDS];
 };
 /* --mode sampling: a target thread that went to sleep (not preempted) while its task id slot

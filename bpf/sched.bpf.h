@@ -484,7 +484,7 @@ static __always_inline int tls_sample(struct bpf_perf_event_data *ctx, __u32 tgi
 	r->h.tid = tid;
 	r->h.cpu = bpf_get_smp_processor_id();
 	r->flags = 0;
-	r->pad = 0;
+	r->nvcsw = (__u32)BPF_CORE_READ(bpf_get_current_task_btf(), nvcsw);
 	r->task = slot_read(bpf_get_current_task_btf(), &r->flags);
 	__builtin_memset(r->polls, 0, sizeof(r->polls));
 	scan_polls(bpf_get_current_task_btf(), r->polls);

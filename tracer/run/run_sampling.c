@@ -24,8 +24,12 @@
  * (attribution.no_poll_frame) and charged to no type.
  *
  * long_poll: on one thread, >= N consecutive samples (N = ceil(threshold / period), at least 2)
- * in an async poll of the same frame and task, with no sleep of the thread between: the poll ran
- * on CPU at least (n-1) periods and at most (n+1) periods — the bounds the report gives. A
+ * in an async poll of the same frame and task (the run's first known id; samples of unknown id
+ * join), with no sleep of the thread between (same_poll: its voluntary-switch count unchanged;
+ * a preemption does not end the run): the poll ran on CPU at least (n-1) periods and at most
+ * (n+1) periods — the bounds the report gives. Two polls of one task back to back on a thread
+ * with no sleep between (a yield_now re-poll) still make one run: samples cannot see a poll's
+ * end. A
  * sleep (sched_switch, not preempted) that began inside an async poll and lasted at least the
  * threshold is a long_poll too, measured exactly at the switches, with its system call and
  * kernel stack.
@@ -75,6 +79,7 @@ struct rs_sample {
 	uint32_t tid;
 	int32_t ustack, kstack;
 	uint32_t flags;
+	uint32_t nvcsw;  /* the thread's voluntary switches, low 32 bits */
 	uint64_t polls[TET_SCAN_CANDS];
 	/* resolved */
 	int type;        /* future type index, -1: not in an async poll, -2: no poll frame */
@@ -162,7 +167,7 @@ static int on_rec(void *ctx, void *data, size_t size)
 		if (x->flags & TET_TS_NOREAD)
 			r->noread++;
 		r->s[r->ns++] = (struct rs_sample){ .ts = h->ts, .task = x->task, .tid = h->tid,
-			.ustack = x->ustack, .kstack = x->kstack, .flags = x->flags, .type = -1,
+			.ustack = x->ustack, .kstack = x->kstack, .flags = x->flags, .nvcsw = x->nvcsw, .type = -1,
 			.poll = -1 };
 		memcpy(r->s[r->ns - 1].polls, x->polls, sizeof(x->polls));
 
@@ -660,6 +665,34 @@ static int classify(struct rs *r, struct rs_out *o, int fd)
 	return 0;
 }
 
+/* A sleep of thread tid that began in [t0, t1): the sleeps are sorted by thread, then start. */
+static bool slept_between(const struct rs *r, uint32_t tid, uint64_t t0, uint64_t t1)
+{
+	size_t lo = 0, hi = r->nz;
+
+	while (lo < hi) {   /* the first sleep at or after (tid, t0) */
+		size_t m = lo + (hi - lo) / 2;
+		const struct rs_sleep *z = &r->z[m];
+
+		if (z->tid < tid || (z->tid == tid && z->since < t0))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < r->nz && r->z[lo].tid == tid && r->z[lo].since < t1;
+}
+
+/* Samples a then b (b the next of a's thread) can be of one poll: the same thread and poll frame,
+ * and the thread did not sleep between: its count of voluntary switches (read at each sample) is
+ * unchanged, and no sleep record of it began between. The count sees the sleeps that send no
+ * record (tls_switch_out sends none when the slot is None, as while a current_thread runtime
+ * parks); a preemption is not a voluntary switch: the poll goes on after it. */
+static bool same_poll(const struct rs *r, const struct rs_sample *a, const struct rs_sample *b)
+{
+	return b->tid == a->tid && b->poll == a->poll && b->nvcsw == a->nvcsw &&
+	       !slept_between(r, a->tid, a->ts, b->ts);
+}
+
 /* The task each sample in an async poll is charged to (see the top of the file). */
 static void charge(struct rs *r, struct rs_out *o, int fd)
 {
@@ -763,33 +796,25 @@ static void cpu_runs(struct rs *r, struct rs_out *o, int fd)
 {
 	(void)fd;
 	/* on-CPU long polls: runs on a thread */
-	for (size_t i = 0, zi = 0; i < r->ns;) {
+	for (size_t i = 0; i < r->ns;) {
 		size_t j = i + 1;
 		struct rs_sample *a = &r->s[i];
+		uint64_t task = a->rtask;   /* the run's first known task */
 
 		if (a->type < 0) {
 			i++;
 			continue;
 		}
-		while (j < r->ns && r->s[j].tid == a->tid && r->s[j].poll == a->poll &&
-		       (r->s[j].rtask == a->rtask || !r->s[j].rtask || !a->rtask)) {
-			bool slept = false;
-
-			/* a sleep of the thread between samples j-1 and j ends the run */
-			while (zi < r->nz && (r->z[zi].tid < a->tid ||
-			       (r->z[zi].tid == a->tid && r->z[zi].since < r->s[j - 1].ts)))
-				zi++;
-			if (zi < r->nz && r->z[zi].tid == a->tid && r->z[zi].since < r->s[j].ts)
-				slept = true;
-			if (slept)
+		while (j < r->ns && same_poll(r, &r->s[j - 1], &r->s[j])) {
+			if (r->s[j].rtask && task && r->s[j].rtask != task)
 				break;
+			if (!task)
+				task = r->s[j].rtask;
 			j++;
 		}
 		if (j - i >= o->min_run) {
-			struct rs_finding f = { .type = a->type, .task = a->rtask, .tid = a->tid,
+			struct rs_finding f = { .type = a->type, .task = task, .tid = a->tid,
 						.first = a->ts, .last = r->s[j - 1].ts, .n = j - i };
-			for (size_t k = i; k < j && !f.task; k++)
-				f.task = r->s[k].rtask;
 			/* the run's hottest frame: the most frequent of its samples' */
 			{
 				struct rs_count *c = NULL;
