@@ -174,6 +174,11 @@ static int on_rec(void *ctx, void *data, size_t size)
 	} else if (h->type == TET_REC_TOFFCPU && size >= sizeof(struct tet_toffcpu_rec)) {
 		const struct tet_toffcpu_rec *x = data;
 
+		/* stamps out of order would underflow the durations (sleeps()): refused, counted */
+		if (x->o.since > h->ts || (x->o.woken && (x->o.woken < x->o.since || x->o.woken > h->ts))) {
+			r->bad++;
+			return 0;
+		}
 		if (r->nz == r->capz) {
 			size_t cap = r->capz ? r->capz * 2 : 1024;
 			void *p;
