@@ -16,8 +16,9 @@
  * BlockingTask (symbols.c names each instance's type). Then:
  *   - the FRAME decides the future type;
  *   - the SLOT decides the task id, unless the slot holds an id seen as a BlockingTask's (the
- *     between-poll value: read before the poll set it): then the id is taken from the same
- *     thread's neighbouring samples in the same poll frame if any, else it stays unknown (0);
+ *     between-poll value: read before the poll set it): then the id is taken from the next few
+ *     (RS_BORROW) samples of the same poll (same_poll: the thread did not sleep between), else
+ *     the previous sample's of the same poll, else it stays unknown (0);
  *     such samples are counted (attribution.read_before_set);
  *   - an id met with two future types is counted (attribution.id_type_conflicts); the frame wins.
  * A sample with an id in the slot but no raw::poll frame (a truncated stack) is counted
@@ -63,6 +64,7 @@
 #define RS_MAX_RECS (1u << 21)   /* samples (and sleeps) kept: ~64 MiB at most */
 #define RS_STACKS   32768        /* the BPF stack map's entries (sched.bpf.h) */
 #define RS_TOP      10
+#define RS_BORROW   4            /* samples looked ahead for the id of a read before the set */
 /* What the analysis keeps, bounded against a huge or hostile target (as analyze/'s AN_*_MAX):
  * past a cap (or when memory runs out) the entry is not kept and `refused` counts it. */
 #define RS_MAX_TASKS    65536   /* task ids charged samples */
@@ -719,17 +721,15 @@ static void charge(struct rs *r, struct rs_out *o, int fd)
 			continue;
 		}
 		o->read_before_set++;
-		/* the neighbours on the thread in the same poll frame */
-		for (size_t k = i + 1; k < r->ns && r->s[k].tid == s->tid && r->s[k].poll == s->poll; k++) {
-			bool b2 = false;
-
-			b2 = htab_get(&o->blk, r->s[k].task, 0) != NULL;
-			if (r->s[k].task && !b2) {
+		/* the next few samples of the same poll (same_poll: the boundaries of a run), then the
+		 * previous one */
+		for (size_t k = i + 1; k < r->ns && k <= i + RS_BORROW && same_poll(r, &r->s[k - 1], &r->s[k]); k++) {
+			if (r->s[k].task && !htab_get(&o->blk, r->s[k].task, 0)) {
 				s->rtask = r->s[k].task;
 				break;
 			}
 		}
-		if (!s->rtask && i && r->s[i - 1].tid == s->tid && r->s[i - 1].poll == s->poll)
+		if (!s->rtask && i && same_poll(r, &r->s[i - 1], s))
 			s->rtask = r->s[i - 1].rtask;
 	}
 }
