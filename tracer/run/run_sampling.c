@@ -61,7 +61,9 @@
 #include "text.h"
 #include "tlsctx.h"
 
-#define RS_MAX_RECS (1u << 21)   /* samples (and sleeps) kept: ~64 MiB at most */
+/* Samples kept, and sleeps kept: 2^19 each of 88 B and 96 B (the asserts below) = 44 + 48 MiB,
+ * 92 MiB at most (114 MiB for a moment while realloc doubles an array: the old half and the new) */
+#define RS_MAX_RECS (1u << 19)
 #define RS_STACKS   32768        /* the BPF stack map's entries (sched.bpf.h) */
 #define RS_TOP      10
 #define RS_BORROW   4            /* samples looked ahead for the id of a read before the set */
@@ -97,6 +99,9 @@ struct rs_sleep {
 	uint64_t polls[TET_SCAN_CANDS];
 	int poll;
 };
+
+_Static_assert(sizeof(struct rs_sample) <= 88 && sizeof(struct rs_sleep) <= 96,
+	       "RS_MAX_RECS's memory bound (its comment, docs/sampling-mode.md)");
 
 struct rs_stack {            /* one user stack, resolved once */
 	bool done;
