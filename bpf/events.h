@@ -229,6 +229,8 @@ struct tet_sample_rec {
  * (0: none); user space keeps those that are return addresses (a call before them) inside an
  * instance, and the innermost of them names the poll's future type. */
 #define TET_SCAN_CANDS 4
+_Static_assert((TET_SCAN_CANDS & (TET_SCAN_CANDS - 1)) == 0 && TET_SCAN_CANDS > 0,
+	       "TET_SCAN_CANDS: a power of two (sched.bpf.h scan_polls masks its index with it - 1)");
 #define TET_SCAN_WORDS 64      /* per read */
 #define TET_SCAN_READS 16      /* 8 KiB */
 struct tet_tsample_rec {

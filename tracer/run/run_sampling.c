@@ -1105,8 +1105,9 @@ static void terminal(FILE *out, const struct rs *r, const struct rs_out *o)
 		const struct rs_finding *f = &o->f[i];
 
 		if (f->blocked)
-			fprintf(out, "  long_poll: blocked %.1f ms in %s inside a poll of %s (task %llu, thread %u; %s)\n",
-				(double)(f->last - f->first) / 1e6, f->syscall ? f->syscall : "an unknown system call",
+			fprintf(out, "  long_poll: blocked %.1f ms until woken (off CPU %.1f ms: the figure held to the threshold) in %s inside a poll of %s (task %llu, thread %u; %s)\n",
+				(double)f->blocked_ns / 1e6, (double)(f->last - f->first) / 1e6,
+				f->syscall ? f->syscall : "an unknown system call",
 				san(type_name(r, f->type), b1, sizeof(b1)), (unsigned long long)f->task, f->tid,
 				san(f->hot, b2, sizeof(b2)));
 		else
