@@ -58,7 +58,7 @@ if [ -x "$usdt" ]; then
 fi
 "$TRACER" --binary "$NFX/tokio_stock" --mode bogus > /dev/null 2> "$TMPD/mode.err"
 check_eq "--mode bogus: usage error (exit 3)" 3 "$?"
-check "--mode bogus: says what is expected" grep -q 'expected auto, usdt or uprobe' "$TMPD/mode.err"
+check "--mode bogus: says what is expected" grep -q 'expected auto, usdt, uprobe or sampling' "$TMPD/mode.err"
 [ ${#missing[@]} = 0 ] || { [ "$TESTS_FAILED" = 0 ] || finish;
     skip_test "stock sample-service builds missing: ${missing[*]} (make builds them)"; }
 finish
