@@ -67,6 +67,7 @@ int tet_sp_open(struct tet_sp **out, const struct tet_sp_opts *o, char *err, siz
 			  s->skel->progs.tet_wakeup, s->skel->progs.tet_sample,
 			  s->skel->progs.tet_exit, &s->skel->rodata->exit_group_dead_arg,
 			  NULL, NULL }, &s->sched_opts, &s->sched_info);
+	tet_btf_release(); /* the set-up's questions are answered: libbpf parses its own */
 	ret = tokio_uprobe__load(s->skel);
 	if (ret) {
 		seterr(err, len, "cannot load the BPF programs: %s", strerror(-ret));
