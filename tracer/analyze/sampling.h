@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampling.h — the analysis of `trace --mode sampling` (issue 27), pure: CPU samples and sleeps
+ * of a traced process's threads, their stacks already resolved (decode/sampstack.h), in; a model
+ * out: the future types, tasks and threads charged, the long_poll findings, the attribution's
+ * counts and what the tables refused. No file, process or BPF access: it can be run on any
+ * window of records and on synthetic ones (tests: unit_trace's test_sampling). See sampling.c
+ * for the attribution rule and the long_poll rule.
+ */
+#ifndef TET_SAMPLING_H
+#define TET_SAMPLING_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "htab.h"
+
+#define SA_TOP          10      /* hottest frames a report shows per future type */
+#define SA_BORROW       4       /* samples looked ahead for the id of a read before the set */
+/* What the analysis keeps, bounded against a huge or hostile target (as analyzer.h's AN_*_MAX):
+ * past a cap (or when memory runs out) the entry is not kept and `refused` counts it. */
+#define SA_MAX_TASKS    65536   /* task ids charged samples */
+#define SA_MAX_THREADS  16384
+#define SA_MAX_TYPES    4096    /* future types with samples */
+#define SA_MAX_FRAMES   1024    /* hottest-frame names counted per future type (and per long poll) */
+#define SA_MAX_FINDINGS 4096
+#define SA_MAX_IDS      131072  /* blocking-task ids and (type, task) pairs remembered */
+#define SA_KFRAME       128     /* bytes of a kernel frame's name (sampstack.h's SST_KFRAME) */
+
+/* One CPU sample (TET_REC_TSAMPLE): the record, its poll function (set by the caller from the
+ * stack, before sa_analyze), and what the analysis decides. 88 bytes: the run keeps up to 2^19
+ * (run_sampling.c's memory bound). */
+struct sa_sample {
+	uint64_t ts;
+	uint64_t task;   /* the thread-local slot's task id, 0: None or not read */
+	uint32_t tid;
+	int32_t ustack, kstack;
+	uint32_t flags;
+	uint32_t nvcsw;  /* the thread's voluntary switches, low 32 bits */
+	int32_t ptype;   /* in: the future type of the poll function, -1 none */
+	uint64_t polls[TET_SCAN_CANDS];  /* the stack scan's candidates (for the caller's decode) */
+	/* set by sa_analyze */
+	int type;        /* future type index; -1: not in an async poll, -2: an id but no poll frame */
+	int poll;        /* in: the innermost poll function (equal index: same function), -1 none */
+	uint64_t rtask;  /* the task charged (0: unknown) */
+};
+
+/* One sleep of a thread whose slot held a task (TET_REC_TOFFCPU): switched out at since,
+ * woken at woken (0: not seen), back on CPU at ts. 96 bytes. */
+struct sa_sleep {
+	uint64_t since, ts, woken, task;
+	int64_t syscall;
+	uint32_t tid, flags;
+	int32_t ustack, kstack;
+	uint64_t polls[TET_SCAN_CANDS];
+	int poll;        /* in: as sa_sample's */
+	int32_t ptype;   /* in: as sa_sample's */
+};
+
+_Static_assert(sizeof(struct sa_sample) <= 88 && sizeof(struct sa_sleep) <= 96,
+	       "run_sampling.c's memory bound (its comment, docs/sampling-mode.md)");
+
+/* What the analysis asks of the stacks; a NULL function answers "unknown" (NULL, 0, false). */
+struct sa_stacks {
+	/* the frame a user stack is charged to in hottest-frame counts (sampstack.h sst_frame) */
+	const char *(*frame)(void *ctx, int32_t ustack);
+	/* up to max kernel frame names of a kernel stack into out: the count */
+	size_t (*kframes)(void *ctx, int32_t kstack, char (*out)[SA_KFRAME], size_t max);
+	/* the type is Tokio's BlockingTask (a worker loop or spawn_blocking): not an async poll */
+	bool (*blocking)(void *ctx, int type);
+	void *ctx;
+};
+
+/* The caps of the tables (what each refused is counted: struct sa_refused). */
+struct sa_caps { size_t tasks, threads, types, frames, findings, ids; };
+/* tasks, frames and ids count samples; the others entries */
+struct sa_refused { uint64_t tasks, threads, types, frames, findings, ids; };
+
+/* The SA_MAX_* caps, each lowered to n when n is not 0 (the tests' TET_TEST_SAMPLING_CAP). */
+void sa_caps_init(struct sa_caps *c, size_t n);
+
+struct sa_input {
+	struct sa_sample *s;         /* sorted in place (by thread, then time); type, rtask set */
+	size_t ns;
+	struct sa_sleep *z;          /* sorted in place (by thread, then start) */
+	size_t nz;
+	const char *const *type_names;  /* future type names by index (kept by the model: they must
+					 * outlive it) */
+	size_t ntypes;
+	unsigned profile_hz;         /* > 0 */
+	uint64_t long_poll_ns;       /* the long_poll threshold */
+	struct sa_caps caps;
+	struct sa_stacks stacks;
+};
+
+struct sa_count { const char *key; uint64_t n; };   /* a frame name and its samples */
+
+struct sa_type {           /* by type index */
+	uint64_t samples;
+	struct sa_count *hot;      /* frames, most samples first */
+	size_t nhot;
+	size_t ntasks;             /* tasks seen with this type */
+	bool refused;
+};
+struct sa_task { uint64_t id; int type; uint64_t samples; };
+struct sa_thread { uint32_t tid; uint64_t samples, in_poll; };
+
+struct sa_finding {        /* a long_poll */
+	bool blocked;              /* seen as: a sleep inside a poll (else: on CPU samples) */
+	int type;
+	uint64_t task;             /* 0: unknown */
+	uint32_t tid;
+	uint64_t first, last, n;   /* on CPU: the first and last sample's time and the samples;
+				    * blocked: switched out, back in (n unused) */
+	const char *hot;           /* the hottest frame (the stacks' frame()), NULL unknown */
+	const char *syscall;       /* blocked: the system call's name, NULL unknown */
+	char kframes[3][SA_KFRAME];/* blocked: the innermost named kernel frames ("" after the last) */
+	uint64_t blocked_ns;       /* blocked: switch out to wake-up (off CPU when no wake-up seen) */
+};
+
+struct sa_model {
+	const char *const *type_names;
+	size_t ntypes;             /* entries of types[] (every type; those with samples: nseen) */
+	struct sa_type *types;
+	size_t nseen;              /* types with samples kept */
+	struct sa_task *tasks;     /* in the order first charged */
+	size_t ntasks;
+	struct sa_thread *threads; /* by tid */
+	size_t nthreads;
+	struct sa_finding *f;      /* on CPU ones by thread and time, then blocked ones */
+	size_t nf;
+	uint64_t in_poll;          /* samples in an async poll */
+	uint64_t read_before_set;  /* … whose slot held a worker loop's blocking-task id, or None */
+	uint64_t no_poll_frame;    /* samples with an id and no poll frame */
+	uint64_t conflicts;        /* task ids met with two future types */
+	uint64_t parked_sleeps, poll_sleeps;  /* sleeps outside / inside an async poll */
+	uint64_t period_ns, min_run;  /* the sample period; samples that make an on-CPU long_poll */
+	struct sa_caps cap;
+	struct sa_refused refused;
+	/* the analysis's own */
+	struct htab blk;           /* ids the worker loops' blocking tasks hold (→ (void *)1) */
+	struct htab task_idx;      /* task id → its index in tasks + 1 */
+	struct htab type_task;     /* (type, task id) seen (→ (void *)1) */
+	size_t tasks_cap;
+};
+
+/* Analyses in into m (zeroed by it): 0, or -ENOMEM (m then holds what was made: sa_free it).
+ * Sorts in->s and in->z and sets each sample's type and rtask. The model points into in's type
+ * names and into the strings the stacks' frame() returned. */
+int sa_analyze(struct sa_model *m, const struct sa_input *in);
+void sa_free(struct sa_model *m);
+/* A type's name, "(unknown)" for -1 or out of range. */
+const char *sa_type_name(const struct sa_model *m, int type);
+
+#endif

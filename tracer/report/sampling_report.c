@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sampling_report.c — the JSON report and the terminal summary of `trace --mode sampling`
+ * (see sampling_report.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "sampling_report.h"
+#include "seterr.h"
+#include "text.h"
+
+static const char *const not_seen[][2] = {
+	{ "wakes", "no probe on the waker functions: who woke a task is not seen" },
+	{ "waker_counts", "no probe on waker clone/drop: waker counts are not seen" },
+	{ "spawn_sites", "no probe on spawn: where a task was spawned is not seen" },
+	{ "scheduling_delay", "no probe at a task's wake and its poll's start: the delay between is not seen" },
+	{ "pending_times", "no probe at a poll's end: how long a task waited between polls is not seen" },
+	{ "poll_counts", "polls are not counted: samples see a poll only while it runs on a CPU" },
+};
+
+/* A name from the traced binary: its first SR_NAME_MAX bytes, escaped by the writer (as the other
+ * modes' type_name: jsonparts.c) */
+static void jw_kname(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	if (s)
+		jw_strn(w, s, strnlen(s, SR_NAME_MAX));
+	else
+		jw_null(w);
+}
+
+int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampling_meta *mt)
+{
+	struct jw *w = jw_new(out, true);
+
+	jw_obj_begin(w);
+	jw_kstr(w, "mode", "sampling");
+	jw_key(w, "target");
+	jw_obj_begin(w);
+	jw_ku64(w, "pid", (uint64_t)mt->pid);
+	jw_kname(w, "executable", mt->exe);
+	jw_obj_end(w);
+	jw_key(w, "task_id_slot");
+	jw_obj_begin(w);
+	jw_kstr(w, "method", mt->slot_method);
+	jw_kstr(w, "layout", mt->slot_layout);
+	jw_ki64(w, "id_offset", mt->id_off);
+	if (mt->tagged)
+		jw_ki64(w, "tag_offset", mt->tag_off);
+	jw_obj_end(w);
+	jw_key(w, "capture");
+	jw_obj_begin(w);
+	jw_ku64(w, "profile_hz", mt->profile_hz);
+	jw_ku64(w, "period_ns", o->period_ns);
+	jw_ku64(w, "duration_ns", mt->duration_ns);
+	jw_ku64(w, "uprobes", 0);
+	jw_kbool(w, "stack_scan", mt->stack_scan);
+	jw_ku64(w, "perf_events", mt->perf_events);
+	jw_kbool(w, "sched_tracepoints", mt->sched_tracepoints);
+	jw_ku64(w, "samples", mt->samples);
+	jw_ku64(w, "sleeps", mt->sleeps);
+	jw_ku64(w, "slot_read_failures", mt->slot_read_failures);
+	jw_ku64(w, "sample_drops", mt->sample_drops);
+	jw_ku64(w, "sleep_drops", mt->sleep_drops);
+	jw_ku64(w, "stack_errors", mt->stack_errors);
+	jw_ku64(w, "records_over_memory_bound", mt->over_memory_bound);
+	jw_ku64(w, "records_malformed", mt->malformed);
+	jw_obj_end(w);
+	jw_key(w, "refused");
+	jw_obj_begin(w);
+	jw_ku64(w, "tasks", o->refused.tasks);
+	jw_ku64(w, "threads", o->refused.threads);
+	jw_ku64(w, "future_types", o->refused.types);
+	jw_ku64(w, "frames", o->refused.frames);
+	jw_ku64(w, "findings", o->refused.findings);
+	jw_ku64(w, "task_ids", o->refused.ids);
+	jw_obj_end(w);
+	jw_key(w, "attribution");
+	jw_obj_begin(w);
+	jw_kstr(w, "rule", "the innermost poll frame (a raw::poll<T, S> instance or the Harness<T, S>::poll it jumps to; from the frame-pointer walk, else from the scan of the stack's words for return addresses) gives the future type T (a BlockingTask's: not an async poll); Tokio's thread-local task id gives the task, unless it holds a worker loop's blocking-task id (read before the poll set it): then a neighbouring sample's id in the same poll, else unknown");
+	jw_ku64(w, "in_async_poll", o->in_poll);
+	jw_ku64(w, "read_before_set", o->read_before_set);
+	jw_ku64(w, "no_poll_frame", o->no_poll_frame);
+	jw_ku64(w, "poll_frame_by_stack_scan", mt->scan_hits);
+	jw_ku64(w, "id_type_conflicts", o->conflicts);
+	jw_obj_end(w);
+	jw_key(w, "future_types");
+	jw_arr_begin(w);
+	for (size_t t = 0; t < o->ntypes; t++) {
+		const struct sa_type *ty = &o->types[t];
+
+		if (!ty->samples)
+			continue;
+		jw_obj_begin(w);
+		jw_kname(w, "type", o->type_names[t]);
+		jw_ku64(w, "samples", ty->samples);
+		jw_ku64(w, "cpu_ns_estimate", ty->samples * o->period_ns);
+		jw_ku64(w, "tasks_seen", ty->ntasks);
+		jw_key(w, "hottest_frames");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < ty->nhot && k < SA_TOP; k++) {
+			jw_obj_begin(w);
+			jw_kname(w, "frame", ty->hot[k].key);
+			jw_ku64(w, "samples", ty->hot[k].n);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "tasks");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < o->ntasks; i++) {
+		jw_obj_begin(w);
+		jw_ku64(w, "id", o->tasks[i].id);
+		jw_kname(w, "type", sa_type_name(o, o->tasks[i].type));
+		jw_ku64(w, "samples", o->tasks[i].samples);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "threads");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < o->nthreads; i++) {
+		jw_obj_begin(w);
+		jw_ku64(w, "tid", o->threads[i].tid);
+		jw_ku64(w, "samples", o->threads[i].samples);
+		jw_ku64(w, "in_async_poll", o->threads[i].in_poll);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "findings");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < o->nf; i++) {
+		const struct sa_finding *f = &o->f[i];
+
+		jw_obj_begin(w);
+		jw_kstr(w, "kind", "long_poll");
+		jw_kstr(w, "seen_as", f->blocked ? "blocked" : "on_cpu");
+		jw_kname(w, "future_type", sa_type_name(o, f->type));
+		jw_ku64(w, "task", f->task);
+		jw_ku64(w, "tid", f->tid);
+		jw_kname(w, "hottest_frame", f->hot);
+		if (f->blocked) {
+			jw_ku64(w, "off_cpu_ns", f->last - f->first);
+			jw_ku64(w, "blocked_ns", f->blocked_ns);
+			jw_kstr(w, "syscall", f->syscall);
+			jw_key(w, "kernel_stack");
+			jw_arr_begin(w);
+			for (int k = 0; k < 3 && f->kframes[k][0]; k++)
+				jw_strn(w, f->kframes[k], strnlen(f->kframes[k], sizeof(f->kframes[k])));
+			jw_arr_end(w);
+			jw_kstr(w, "duration_note", "measured at the thread's switch out and back in (sched_switch): exact");
+		} else {
+			jw_ku64(w, "samples", f->n);
+			jw_ku64(w, "min_ns", (f->n - 1) * o->period_ns);
+			jw_ku64(w, "max_ns", (f->n + 1) * o->period_ns);
+			jw_kstr(w, "duration_note", "bounded by the sample period: n consecutive samples mean the poll ran on CPU between (n-1) and (n+1) periods");
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "not_seen");
+	jw_obj_begin(w);
+	for (size_t i = 0; i < sizeof(not_seen) / sizeof(not_seen[0]); i++)
+		jw_kstr(w, not_seen[i][0], not_seen[i][1]);
+	jw_obj_end(w);
+	jw_obj_end(w);
+	return jw_finish(w);
+}
+
+/* Names from the traced binary, made printable (text.h); two buffers a line at most. */
+static const char *san(const char *p, char *buf, size_t len)
+{
+	return p ? text_sanitize(p, strnlen(p, SR_NAME_MAX), 0, buf, len) : "-";
+}
+
+void report_sampling_terminal(FILE *out, const struct sa_model *o, const struct sampling_meta *mt)
+{
+	char b1[1400], b2[1400];
+
+	fprintf(out, "tokio-ebpf-trace: sampling mode, pid %d, %u Hz, no uprobe; task id slot: %s, %s, tp%+lld\n",
+		mt->pid, mt->profile_hz, mt->slot_method,
+		mt->slot_layout, (long long)mt->id_off);
+	fprintf(out, "  %llu samples (%llu in async polls; %llu read the slot before the poll set it), %llu sleeps\n",
+		(unsigned long long)mt->samples, (unsigned long long)o->in_poll, (unsigned long long)o->read_before_set,
+		(unsigned long long)mt->sleeps);
+	fprintf(out, "Future types by CPU samples:\n");
+	for (size_t t = 0; t < o->ntypes; t++) {
+		const struct sa_type *ty = &o->types[t];
+
+		if (!ty->samples)
+			continue;
+		fprintf(out, "  %6llu  %s  (hottest: %s)\n", (unsigned long long)ty->samples,
+			san(o->type_names[t], b1, sizeof(b1)), san(ty->nhot ? ty->hot[0].key : NULL, b2, sizeof(b2)));
+	}
+	fprintf(out, "Findings:\n");
+	if (!o->nf)
+		fprintf(out, "  none\n");
+	for (size_t i = 0; i < o->nf; i++) {
+		const struct sa_finding *f = &o->f[i];
+
+		if (f->blocked)
+			fprintf(out, "  long_poll: blocked %.1f ms until woken (off CPU %.1f ms: the figure held to the threshold) in %s inside a poll of %s (task %llu, thread %u; %s)\n",
+				(double)f->blocked_ns / 1e6, (double)(f->last - f->first) / 1e6,
+				f->syscall ? f->syscall : "an unknown system call",
+				san(sa_type_name(o, f->type), b1, sizeof(b1)), (unsigned long long)f->task, f->tid,
+				san(f->hot, b2, sizeof(b2)));
+		else
+			fprintf(out, "  long_poll: on CPU %llu consecutive samples (%.1f-%.1f ms, bounded by the sample period) in a poll of %s (task %llu, thread %u; hottest %s)\n",
+				(unsigned long long)f->n, (double)(f->n - 1) * o->period_ns / 1e6,
+				(double)(f->n + 1) * o->period_ns / 1e6, san(sa_type_name(o, f->type), b1, sizeof(b1)),
+				(unsigned long long)f->task, f->tid, san(f->hot, b2, sizeof(b2)));
+	}
+	if (o->refused.tasks || o->refused.threads || o->refused.types || o->refused.frames ||
+	    o->refused.findings || o->refused.ids)
+		fprintf(out, "Not kept (tables full or out of memory): %llu task samples, %llu threads, %llu future types, %llu frame samples, %llu findings, %llu task ids\n",
+			(unsigned long long)o->refused.tasks, (unsigned long long)o->refused.threads,
+			(unsigned long long)o->refused.types, (unsigned long long)o->refused.frames,
+			(unsigned long long)o->refused.findings, (unsigned long long)o->refused.ids);
+	fprintf(out, "Not seen in this mode:");
+	for (size_t i = 0; i < sizeof(not_seen) / sizeof(not_seen[0]); i++)
+		fprintf(out, " %s", not_seen[i][0]);
+	fprintf(out, " (no uprobe: see the JSON's not_seen)\n");
+}
+
+/* -o FILE: written to FILE.tmp.PID and renamed into place when complete (as report/outputs.c):
+ * a failed run leaves no half-written report. */
+int report_sampling_write_json(const char *path, const struct sa_model *o,
+			       const struct sampling_meta *mt, char *err, size_t len)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int ret = 0;
+
+	if (!strcmp(path, "-")) {
+		if (report_sampling_json(stdout, o, mt)) {
+			seterr(err, len, "standard output: write failed");
+			return -EIO;
+		}
+		return 0;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		seterr(err, len, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	f = fopen(tmp, "we");
+	if (!f) {
+		ret = -errno;
+		seterr(err, len, "%s: %s", tmp, strerror(errno));
+		return ret;
+	}
+	if (report_sampling_json(f, o, mt) | fclose(f)) {
+		ret = -EIO;
+		seterr(err, len, "%s: write failed", path);
+	} else if (rename(tmp, path)) {
+		ret = -errno;
+		seterr(err, len, "%s: %s", path, strerror(errno));
+	}
+	if (ret)
+		unlink(tmp);
+	return ret;
+}

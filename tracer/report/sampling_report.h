@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampling_report.h — the outputs of `trace --mode sampling` (docs/sampling-mode.md), drawn from
+ * the analysis's model (analyze/sampling.h) and the run's facts (struct sampling_meta): the JSON
+ * report and the terminal summary.
+ */
+#ifndef TET_SAMPLING_REPORT_H
+#define TET_SAMPLING_REPORT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sampling.h"
+
+#define SR_NAME_MAX 256   /* bytes of a name from the traced binary shown (report-schema.md) */
+
+/* What the run knows besides the model: the target, the slot, the capture's figures. */
+struct sampling_meta {
+	int pid;
+	const char *exe;             /* the executable's path (untrusted: escaped) */
+	const char *slot_method;     /* tlsctx_method_name: "dwarf", "code" */
+	const char *slot_layout;     /* tlsctx_layout_name: "niche", "tagged" */
+	int64_t id_off, tag_off;     /* tag_off: shown for the tagged layout only */
+	bool tagged;
+	unsigned profile_hz;
+	uint64_t duration_ns;
+	bool stack_scan;             /* the BPF side scanned the stacks (no frame pointers) */
+	uint64_t perf_events;
+	bool sched_tracepoints;
+	uint64_t samples, sleeps;    /* kept */
+	uint64_t slot_read_failures, sample_drops, sleep_drops, stack_errors;
+	uint64_t over_memory_bound, malformed;
+	uint64_t scan_hits;          /* samples whose poll frame came from the stack scan */
+};
+
+/* The JSON report (docs/sampling-mode.md "JSON"): 0, or nonzero when a write failed. */
+int report_sampling_json(FILE *out, const struct sa_model *m, const struct sampling_meta *mt);
+/* -o PATH ("-": stdout): written to PATH.tmp.PID and renamed into place when complete. 0 or
+ * -errno with one line in err; a failed write leaves nothing behind. */
+int report_sampling_write_json(const char *path, const struct sa_model *m,
+			       const struct sampling_meta *mt, char *err, size_t len);
+/* The terminal summary. */
+void report_sampling_terminal(FILE *out, const struct sa_model *m, const struct sampling_meta *mt);
+
+#endif
