@@ -15,6 +15,7 @@
 #include "decode.h"
 #include "fallback.h"
 #include "perevent.h"
+#include "sampler.h"
 #include "seterr.h"
 #include "symbols.h"
 
@@ -97,6 +98,24 @@ static int open_per_event(struct tet_session *s, const struct tet_session_opts *
 	return 0;
 }
 
+static int open_sampling(struct tet_session *s, const struct tet_session_opts *o, char *err,
+			 size_t len)
+{
+	struct tet_sp_opts so = { .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
+				  .profile_hz = o->sampler.profile_hz, .id_off = o->sampler.id_off,
+				  .tagged = o->sampler.tagged, .poll_lo = o->sampler.poll_lo,
+				  .poll_hi = o->sampler.poll_hi, .on_event = session_event, .ctx = s };
+	struct tet_sp *sp;
+	int ret = tet_sp_open(&sp, &so, err, len);
+
+	if (ret)
+		return ret;
+	s->ops = &tet_sp_ops;
+	s->b = sp;
+	s->probes = 0;   /* no probe at all */
+	return 0;
+}
+
 int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 		     const struct tet_targets *t, char *err, size_t len)
 {
@@ -107,7 +126,8 @@ int tet_session_open(struct tet_session **out, const struct tet_session_opts *o,
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
-	ret = t->fallback ? open_fallback(s, o, t, err, len) :
+	ret = o->sampling ? open_sampling(s, o, err, len) :
+	      t->fallback ? open_fallback(s, o, t, err, len) :
 	      o->batched ? open_batched(s, o, t, err, len) : open_per_event(s, o, t, err, len);
 	if (ret) {
 		free(s);
@@ -165,7 +185,7 @@ const struct tet_sched_info *tet_session_sched(const struct tet_session *s)
 
 const struct tet_uring_info *tet_session_uring(const struct tet_session *s)
 {
-	return s->ops->uring(s->b);
+	return s->ops->uring ? s->ops->uring(s->b) : NULL;   /* the sampler: none */
 }
 
 int tet_session_stacks_fd(const struct tet_session *s)

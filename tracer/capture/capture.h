@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * capture.h — a capture session on discovered targets (discover.h): one backend (per-event
- * USDT, batched USDT or the uprobe fallback, capture_ops.h) opened, attached, drained, counted
+ * USDT, batched USDT, the uprobe fallback, or --mode sampling's sampler, capture_ops.h) opened, attached, drained, counted
  * and ended. A failing function returns a negative errno and writes one line into err.
  */
 #ifndef TET_CAPTURE_H
@@ -41,6 +41,15 @@ struct tet_session_opts {
 	bool no_decode;          /* batched, on_raw given: nothing decoded live (no events) */
 	void *ctx;
 	const struct tet_msgs *msgs; /* what it says besides errors (seterr.h); NULL: silent */
+	/* --mode sampling: the sampler (sampler.h: no uprobe) instead of a probe backend; pid,
+	 * ringbuf_bytes, on_event and ctx as above, the targets unused (NULL) */
+	bool sampling;
+	struct {
+		unsigned profile_hz;     /* > 0 */
+		int64_t id_off;          /* Tokio's task id slot from the thread pointer (tlsctx.h) */
+		bool tagged;
+		uint64_t poll_lo, poll_hi;  /* the poll functions' range for the stack scan (0, 0: none) */
+	} sampler;
 };
 
 int tet_session_open(struct tet_session **s, const struct tet_session_opts *o,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * capture_ops.h — the one interface every capture backend fills: per-event USDT (perevent.c),
- * batched USDT (batchcap.c) and the uprobe fallback (fallback.c). The session (capture.c)
+ * batched USDT (batchcap.c), the uprobe fallback (fallback.c) and --mode sampling's sampler
+ * (sampler.c). The session (capture.c)
  * opens one backend and calls it through this table only. A backend's own open function
  * takes its own options; everything after the open goes through here. Optional entries are
  * NULL where a backend has nothing to give.

@@ -2,7 +2,7 @@
 /*
  * run_sampling.c — `trace --mode sampling` (see run_sampling.h): the run. It checks the process
  * (rs_preflight), opens its stacks' decoder (decode/sampstack.h: the poll functions, the
- * symbols) and the capture (capture/sampler.h, through its capture_ops table), keeps the
+ * symbols) and the capture (capture/sampler.h, through the capture session: capture.h), keeps the
  * records as they come (bounded: RS_MAX_RECS), and at the end resolves each record's poll
  * function, runs the analysis (analyze/sampling.h: the attribution and long_poll rules) and
  * writes the outputs (report/sampling_report.h).
@@ -16,10 +16,9 @@
 
 #include <bpf/bpf.h>
 
-#include "capture_ops.h"
+#include "capture.h"
 #include "events.h"
 #include "run_sampling.h"
-#include "sampler.h"
 #include "sampling.h"
 #include "sampling_report.h"
 #include "sampstack.h"
@@ -37,7 +36,7 @@ struct rs {
 	const struct rs_opts *o;
 	struct tlsctx tls;
 	struct sst *sst;
-	struct tet_sp *sp;
+	struct tet_session *cap;
 	struct sa_sample *s;
 	size_t ns, caps;
 	struct sa_sleep *z;
@@ -171,7 +170,7 @@ static int analyze(struct rs *r, struct sa_model *m)
 
 static void meta(const struct rs *r, const struct tet_counters *c, struct sampling_meta *mt)
 {
-	const struct tet_sched_info *si = tet_sp_ops.sched(r->sp);
+	const struct tet_sched_info *si = tet_session_sched(r->cap);
 	uint64_t lo, hi;
 
 	*mt = (struct sampling_meta){
@@ -233,23 +232,23 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 	int ret;
 
 	sst_stack_scan(r->sst, &poll_lo, &poll_hi);
-	ret = tet_sp_open(&r->sp, &(struct tet_sp_opts){ .pid = o->pid, .ringbuf_bytes = o->ringbuf_bytes,
-			  .profile_hz = o->profile_hz, .id_off = r->tls.id_off,
-			  .tagged = r->tls.layout == TLSCTX_TAGGED, .poll_lo = poll_lo,
-			  .poll_hi = poll_hi, .on_event = on_rec, .ctx = r },
-			  err, len);
+	ret = tet_session_open(&r->cap, &(struct tet_session_opts){ .pid = o->pid,
+			       .ringbuf_bytes = o->ringbuf_bytes, .on_event = on_rec, .ctx = r,
+			       .sampling = true, .sampler = { .profile_hz = o->profile_hz,
+			       .id_off = r->tls.id_off, .tagged = r->tls.layout == TLSCTX_TAGGED,
+			       .poll_lo = poll_lo, .poll_hi = poll_hi } }, NULL, err, len);
 	if (ret)
 		return ret;
-	*stacks_fd = tet_sp_ops.stacks_fd(r->sp);
+	*stacks_fd = tet_session_stacks_fd(r->cap);
 	if (!o->quiet)
 		fprintf(stderr, "tokio-ebpf-trace: sampling pid %d at %u Hz: attached (%zu perf events, sched tracepoints %s; no uprobe)\n",
-			(int)o->pid, o->profile_hz, tet_sp_ops.sched(r->sp)->perf_events,
-			tet_sp_ops.sched(r->sp)->on ? "on" : "off");
+			(int)o->pid, o->profile_hz, tet_session_sched(r->cap)->perf_events,
+			tet_session_sched(r->cap)->on ? "on" : "off");
 	r->t0 = mono_ns();
 	for (;;) {
 		struct timespec ts = { 0, 100000000 };
 
-		if (tet_sp_ops.drain(r->sp) < 0)
+		if (tet_session_drain(r->cap) < 0)
 			break;
 		if (o->stop && *o->stop)
 			break;
@@ -260,8 +259,8 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 		nanosleep(&ts, NULL);
 	}
 	r->t1 = mono_ns();
-	tet_sp_ops.end(r->sp, r->t1);
-	tet_sp_ops.drain(r->sp);
+	tet_session_end(r->cap, r->t1);
+	tet_session_drain(r->cap);
 	return 0;
 }
 
@@ -288,7 +287,7 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 	ret = capture(&r, &stacks_fd, err, len);
 	if (ret)
 		goto out;
-	tet_sp_ops.counters(r.sp, &c);
+	tet_session_counters(r.cap, &c);
 	if (analyze(&r, &model)) {
 		ret = -ENOMEM;
 		seterr(err, len, "--mode sampling: out of memory analysing the samples: no report written");
@@ -300,8 +299,7 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 	if (o->json_path)
 		ret = report_sampling_write_json(o->json_path, &model, &mt, err, len);
 out:
-	if (r.sp)
-		tet_sp_ops.close(r.sp);
+	tet_session_close(r.cap);
 	sa_free(&model);
 	free(r.s);
 	free(r.z);
