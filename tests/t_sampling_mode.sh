@@ -16,6 +16,12 @@
 #    no uprobe_multi link on the binary;
 #  - with the analysis' caps lowered to 1 (TET_TEST_SAMPLING_CAP), 2 s of 1.53: the report is
 #    still written, at most one thread, task, type and finding kept, the rest counted in `refused`;
+#  - short polls back to back with no sleep between (the yield workload, 1000 tasks, stock 1.53)
+#    on a current_thread runtime (its slot is None between polls) and on 2 workers (the slot holds
+#    the worker loop's blocking-task id): no long_poll (each poll lasts ~100 ns), though the
+#    samples in poll frames outside a poll's body (Harness::poll's own code, or a poll frame the
+#    stack scan finds left over in the stack) are many (attribution.outside_poll_body) — they
+#    once borrowed a neighbour's task id and joined runs, making 9-21 false long polls in 3 s;
 #  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, an HTML output.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -110,8 +116,26 @@ run_line 1.24
 run_line 1.43
 run_line 1.53 usdt
 
-# refusals
 BIN=$(sample_bin 1.53 stock)
+# short polls back to back: no long poll (the intent's list)
+yield_line() {  # yield_line NAME WORKLOAD-ARGS...
+    local n=$1 j="$TMPD/y$1.json" yp
+    shift
+    start_bg "yw.$n" "$BIN" yield-workload --tasks 1000 --yields 100000000 "$@"
+    yp=$BG_PID
+    wait_exec "$yp" "$BIN"
+    "$TRACER" trace --pid "$yp" --mode sampling --profile-hz 499 --duration 3s -o "$j" > "$TMPD/yt.$n.out" 2> "$TMPD/yt.$n.err"
+    check_eq "yield workload, $n: tracer exit 0" 0 "$?"
+    stop_pid "$yp"
+    echo "# yield workload, $n: $(jqr "$j" '.attribution | del(.rule) | tostring')"
+    check_eq "yield workload, $n: samples in poll bodies and outside them (the case is exercised)" true \
+        "$(jqr "$j" '.attribution.in_async_poll >= 20 and .attribution.outside_poll_body >= 20')"
+    check_eq "yield workload, $n: no long_poll of 100 ns polls" "" "$(jqr "$j" '.findings[] | "\(.seen_as) \(.task) \(.samples)"')"
+}
+yield_line current_thread --current-thread
+yield_line two_workers --workers 2
+
+# refusals
 cp "$BIN" "$TMPD/stripped" && strip "$TMPD/stripped"
 start_bg svc.strip "$TMPD/stripped" serve --workers 2 --duration 20s
 SP=$BG_PID

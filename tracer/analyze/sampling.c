@@ -4,30 +4,35 @@
  *
  * Attribution. A worker thread's task id slot is never None between polls (a multi-thread
  * worker runs inside spawn_blocking: the slot then holds the id of the blocking task running its
- * loop), and TaskIdGuard is set a little after a poll begins. So the id alone does not say "in
- * a poll of an async task": the user stack does. A sample is in an async poll when the
- * innermost raw::poll instance frame of its stack is one whose future type is not Tokio's
- * BlockingTask (symbols.c names each instance's type). Then:
- *   - the FRAME decides the future type;
- *   - the SLOT decides the task id, unless the slot holds an id seen as a BlockingTask's (the
- *     between-poll value: read before the poll set it): then the id is taken from the next few
- *     (SA_BORROW) samples of the same poll (same_poll: the thread did not sleep between), else
- *     the previous sample's of the same poll, else it stays unknown (0);
- *     such samples are counted (attribution.read_before_set);
+ * loop; a current_thread runtime's slot is None between polls), and TaskIdGuard is set a little
+ * after a poll begins and restored a little before it ends. So the id alone does not say "in a
+ * poll of an async task": the user stack does, and the stack alone does not either: without
+ * frame pointers the stack scan can find a raw::poll return address left over in the stack
+ * (a slot of a live frame not written since an earlier poll), e.g. while the worker parks. A
+ * sample is in an async poll's BODY when the innermost raw::poll instance frame of its stack is
+ * one whose future type is not Tokio's BlockingTask (symbols.c names each instance's type) AND
+ * the slot holds a polled task's id (not None, not an id seen as a BlockingTask's). Then:
+ *   - the FRAME decides the future type, the SLOT the task;
  *   - an id met with two future types is counted (attribution.id_type_conflicts); the frame wins.
- * A sample with an id in the slot but no raw::poll frame (a truncated stack) is counted
- * (attribution.no_poll_frame) and charged to no type.
+ * A sample with a poll frame whose slot holds no polled task's id is outside the body (before
+ * the guard is set or after it is restored, in Harness::poll's own code, or a left-over frame):
+ * counted (attribution.outside_poll_body) and charged to no task, no type and no run. Borrowing
+ * a neighbouring sample's id made false long polls of short polls back to back (1000 tasks
+ * yielding: consecutive samples 2 ms apart are different polls). A sample with an id in the slot
+ * but no raw::poll frame (a truncated stack) is counted (attribution.no_poll_frame) and charged
+ * to no type.
  *
  * long_poll: on one thread, >= N consecutive samples (N = ceil(threshold / period), at least 2)
- * in an async poll of the same frame and task (the run's first known id; samples of unknown id
- * join), with no sleep of the thread between (same_poll: its voluntary-switch count unchanged;
- * a preemption does not end the run): the poll ran on CPU at least (n-1) periods and at most
- * (n+1) periods — the bounds the report gives. Two polls of one task back to back on a thread
- * with no sleep between (a yield_now re-poll) still make one run: samples cannot see a poll's
- * end. A
- * sleep (sched_switch, not preempted) that began inside an async poll and lasted at least the
+ * in the body of a poll of the same frame and task, with no sleep of the thread between
+ * (same_poll: its voluntary-switch count unchanged; a preemption does not end the run) and no
+ * sample outside a body between: the poll ran on CPU at least (n-1) periods and at most (n+1)
+ * periods — the bounds the report gives. Two polls of one task back to back on a thread with no
+ * sleep between (a yield_now re-poll) still make one run unless a sample falls between them:
+ * samples cannot see a poll's end. A sleep (sched_switch, not preempted) that began inside an
+ * async poll's body (the slot holding a polled task's id at the switch) and lasted at least the
  * threshold is a long_poll too, measured exactly at the switches, with its system call and
- * kernel stack.
+ * kernel stack; a sleep with a poll frame but no polled task in the slot is counted
+ * (attribution.sleeps_outside_poll_body) and is no finding.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -212,35 +217,26 @@ static bool same_poll(const struct sa_input *in, const struct sa_sample *a, cons
 	       !slept_between(in, a->tid, a->ts, b->ts);
 }
 
-/* The task each sample in an async poll is charged to (see the top of the file). */
+/* The task each sample in an async poll is charged to (see the top of the file): the slot's, when
+ * it holds a polled task's id; otherwise the sample is outside the poll's body and is charged to
+ * nothing (type -3). */
 static void charge(struct sa_model *o, const struct sa_input *in)
 {
-	struct sa_sample *v = in->s;
-
 	for (size_t i = 0; i < in->ns; i++) {
-		struct sa_sample *s = &v[i];
+		struct sa_sample *s = &in->s[i];
 
 		if (s->type < 0) {
 			if (s->type == -2)
 				o->no_poll_frame++;
 			continue;
 		}
-		o->in_poll++;
 		if (s->task && !htab_get(&o->blk, s->task, 0)) {
+			o->in_poll++;
 			s->rtask = s->task;
 			continue;
 		}
-		o->read_before_set++;
-		/* the next few samples of the same poll (same_poll: the boundaries of a run), then the
-		 * previous one */
-		for (size_t k = i + 1; k < in->ns && k <= i + SA_BORROW && same_poll(in, &v[k - 1], &v[k]); k++) {
-			if (v[k].task && !htab_get(&o->blk, v[k].task, 0)) {
-				s->rtask = v[k].task;
-				break;
-			}
-		}
-		if (!s->rtask && i && same_poll(in, &v[i - 1], s))
-			s->rtask = v[i - 1].rtask;
+		o->outside_body++;
+		s->type = -3;
 	}
 }
 
@@ -333,19 +329,15 @@ static void cpu_runs(struct sa_model *o, const struct sa_input *in)
 	for (size_t i = 0; i < in->ns;) {
 		size_t j = i + 1;
 		const struct sa_sample *a = &in->s[i];
-		uint64_t task = a->rtask;   /* the run's first known task */
+		uint64_t task = a->rtask;   /* every sample in a poll body has its task */
 
 		if (a->type < 0) {
 			i++;
 			continue;
 		}
-		while (j < in->ns && same_poll(in, &in->s[j - 1], &in->s[j])) {
-			if (in->s[j].rtask && task && in->s[j].rtask != task)
-				break;
-			if (!task)
-				task = in->s[j].rtask;
+		while (j < in->ns && in->s[j].type == a->type && in->s[j].rtask == task &&
+		       same_poll(in, &in->s[j - 1], &in->s[j]))
 			j++;
-		}
 		if (j - i >= o->min_run) {
 			struct sa_finding f = { .type = a->type, .task = task, .tid = a->tid,
 						.first = a->ts, .last = in->s[j - 1].ts, .n = j - i };
@@ -367,6 +359,12 @@ static void sleeps(struct sa_model *o, const struct sa_input *in)
 			o->parked_sleeps++;
 			continue;
 		}
+		if (!z->task || htab_get(&o->blk, z->task, 0)) {
+			/* the slot held no polled task: outside the poll's body (a stack scan's poll
+			 * frame left over in the stack, or Harness::poll's own code) */
+			o->outside_body_sleeps++;
+			continue;
+		}
 		o->poll_sleeps++;
 		if (z->ts - z->since < in->long_poll_ns)
 			continue;
@@ -377,8 +375,6 @@ static void sleeps(struct sa_model *o, const struct sa_input *in)
 						.syscall = sysname(z->syscall),
 						.blocked_ns = (z->woken ? z->woken : z->ts) - z->since };
 
-			if (htab_get(&o->blk, z->task, 0))
-				f.task = 0;
 			if (z->kstack >= 0 && in->stacks.kframes)
 				in->stacks.kframes(in->stacks.ctx, z->kstack, f.kframes, 3);
 			add_finding(o, &f);

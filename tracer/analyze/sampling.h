@@ -17,7 +17,6 @@
 #include "htab.h"
 
 #define SA_TOP          10      /* hottest frames a report shows per future type */
-#define SA_BORROW       4       /* samples looked ahead for the id of a read before the set */
 /* What the analysis keeps, bounded against a huge or hostile target (as analyzer.h's AN_*_MAX):
  * past a cap (or when memory runs out) the entry is not kept and `refused` counts it. */
 #define SA_MAX_TASKS    65536   /* task ids charged samples */
@@ -41,7 +40,8 @@ struct sa_sample {
 	int32_t ptype;   /* in: the future type of the poll function, -1 none */
 	uint64_t polls[TET_SCAN_CANDS];  /* the stack scan's candidates (for the caller's decode) */
 	/* set by sa_analyze */
-	int type;        /* future type index; -1: not in an async poll, -2: an id but no poll frame */
+	int type;        /* future type index; -1: not in an async poll, -2: an id but no poll frame,
+			  * -3: a poll frame but the slot held no polled task (outside the body) */
 	int poll;        /* in: the innermost poll function (equal index: same function), -1 none */
 	uint64_t rtask;  /* the task charged (0: unknown) */
 };
@@ -130,11 +130,13 @@ struct sa_model {
 	size_t nthreads;
 	struct sa_finding *f;      /* on CPU ones by thread and time, then blocked ones */
 	size_t nf;
-	uint64_t in_poll;          /* samples in an async poll */
-	uint64_t read_before_set;  /* … whose slot held a worker loop's blocking-task id, or None */
+	uint64_t in_poll;          /* samples in an async poll's body: a poll frame, the slot a task's */
+	uint64_t outside_body;     /* samples with a poll frame whose slot held no polled task's id
+				    * (None, or a worker loop's blocking-task id): charged to nothing */
 	uint64_t no_poll_frame;    /* samples with an id and no poll frame */
 	uint64_t conflicts;        /* task ids met with two future types */
 	uint64_t parked_sleeps, poll_sleeps;  /* sleeps outside / inside an async poll */
+	uint64_t outside_body_sleeps;  /* sleeps with a poll frame whose slot held no polled task */
 	uint64_t period_ns, min_run;  /* the sample period; samples that make an on-CPU long_poll */
 	struct sa_caps cap;
 	struct sa_refused refused;

@@ -82,9 +82,10 @@ int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampl
 	jw_obj_end(w);
 	jw_key(w, "attribution");
 	jw_obj_begin(w);
-	jw_kstr(w, "rule", "the innermost poll frame (a raw::poll<T, S> instance or the Harness<T, S>::poll it jumps to; from the frame-pointer walk, else from the scan of the stack's words for return addresses) gives the future type T (a BlockingTask's: not an async poll); Tokio's thread-local task id gives the task, unless it holds a worker loop's blocking-task id (read before the poll set it): then a neighbouring sample's id in the same poll, else unknown");
+	jw_kstr(w, "rule", "the innermost poll frame (a raw::poll<T, S> instance or the Harness<T, S>::poll it jumps to; from the frame-pointer walk, else from the scan of the stack's words for return addresses) gives the future type T (a BlockingTask's: not an async poll); Tokio's thread-local task id gives the task. A sample or sleep is in the poll's body only when that id is a polled task's: None, or a worker loop's blocking-task id, means outside it (before TaskIdGuard is set or after it is restored, or a poll frame left over in the stack), charged to no task or type and in no long_poll");
 	jw_ku64(w, "in_async_poll", o->in_poll);
-	jw_ku64(w, "read_before_set", o->read_before_set);
+	jw_ku64(w, "outside_poll_body", o->outside_body);
+	jw_ku64(w, "sleeps_outside_poll_body", o->outside_body_sleeps);
 	jw_ku64(w, "no_poll_frame", o->no_poll_frame);
 	jw_ku64(w, "poll_frame_by_stack_scan", mt->scan_hits);
 	jw_ku64(w, "id_type_conflicts", o->conflicts);
@@ -186,8 +187,8 @@ void report_sampling_terminal(FILE *out, const struct sa_model *o, const struct 
 	fprintf(out, "tokio-ebpf-trace: sampling mode, pid %d, %u Hz, no uprobe; task id slot: %s, %s, tp%+lld\n",
 		mt->pid, mt->profile_hz, mt->slot_method,
 		mt->slot_layout, (long long)mt->id_off);
-	fprintf(out, "  %llu samples (%llu in async polls; %llu read the slot before the poll set it), %llu sleeps\n",
-		(unsigned long long)mt->samples, (unsigned long long)o->in_poll, (unsigned long long)o->read_before_set,
+	fprintf(out, "  %llu samples (%llu in async polls' bodies; %llu in a poll frame outside its body), %llu sleeps\n",
+		(unsigned long long)mt->samples, (unsigned long long)o->in_poll, (unsigned long long)o->outside_body,
 		(unsigned long long)mt->sleeps);
 	fprintf(out, "Future types by CPU samples:\n");
 	for (size_t t = 0; t < o->ntypes; t++) {
