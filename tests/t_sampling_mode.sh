@@ -22,12 +22,18 @@
 #    samples in poll frames outside a poll's body (Harness::poll's own code, or a poll frame the
 #    stack scan finds left over in the stack) are many (attribution.outside_poll_body) — they
 #    once borrowed a neighbour's task id and joined runs, making 9-21 false long polls in 3 s;
-#  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, an HTML output.
+#  - the 1.53 stock run (4 s) also serves --metrics-addr and prints --interval 1s: a scrape taken while
+#    it runs passes promtool check metrics, and its counters (samples, sleeps, cpu_hog_compute's
+#    samples and on-CPU long polls by future_type) are > 0 and at most the final JSON's; the
+#    interval summaries come every second with growing sample counts, at most the JSON's;
+#  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, an HTML output,
+#    --remote-write.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 need_root
 need_tracer
 command -v bpftool > /dev/null || die_test "bpftool is missing (scripts/packages.txt)"
+command -v promtool > /dev/null || die_test "promtool missing (Debian package prometheus: make deps)"
 
 # links_of PID FILTER [NAME]: how many distinct programs of process PID (the prog_id of its
 # fds, /proc/PID/fdinfo) the links bpftool lists ($TMPD/link.json) that pass FILTER run (named
@@ -44,8 +50,35 @@ links_of() {
     echo "$n"
 }
 
+# metric NAME_AND_LABELS: its value in the scrape ($TMPD/scrape.txt), labels matched as a regex
+metric() { grep -E "^$1 " "$TMPD/scrape.txt" | awk '{ v = $NF } END { print v + 0 }'; }
+
+# check_live LINE JSON: the scrape taken while it ran and the --interval summaries, against the
+# final report (docs/sampling-mode.md "While it runs"): promtool accepts the scrape; its counters
+# are > 0 and no more than the report's (the same analysis on fewer records); the summaries came
+# every second, their sample counts growing, none above the report's.
+check_live() {
+    local v=$1 j=$2 hog='future_type="[^"]*cpu_hog_compute[^"]*"'
+    check "$v: metrics: promtool check metrics accepts the scrape" bash -c "promtool check metrics < '$TMPD/scrape.txt'"
+    check_eq "$v: metrics: samples, sleeps, in async polls > 0 and at most the report's" true \
+        "$(jq --argjson s "$(metric tokio_trace_sampling_samples_total)" --argjson z "$(metric tokio_trace_sampling_sleeps_total)" \
+            --argjson p "$(metric tokio_trace_sampling_samples_in_async_poll_total)" \
+            '$s > 0 and $s <= .capture.samples and $z > 0 and $z <= .capture.sleeps and $p > 0 and $p <= .attribution.in_async_poll' "$j")"
+    check_eq "$v: metrics: cpu_hog_compute's samples and on-CPU long polls > 0, at most the report's" true \
+        "$(jq --argjson s "$(metric "tokio_trace_sampling_future_samples_total\\{$hog\\}")" \
+            --argjson f "$(metric "tokio_trace_sampling_long_polls_total\\{$hog,seen_as=\"on_cpu\"\\}")" \
+            '$s > 0 and $s <= ([.future_types[] | select(.type | test("cpu_hog_compute")) | .samples] | add) and
+             $f > 0 and $f <= ([.findings[] | select(.seen_as == "on_cpu" and (.future_type | test("cpu_hog_compute")))] | length)' "$j")"
+    check_eq "$v: metrics: the label limit (--metrics-sites) and the mode" "50 1" \
+        "$(metric tokio_trace_sampling_future_type_label_limit) $(metric 'tokio_trace_info\{mode="sampling".*')"
+    grep '^-- sampling pid' "$TMPD/tr.$v.out" | sed 's/.*, \([0-9]*\) samples.*/\1/' > "$TMPD/interval.n"
+    echo "# $v: --interval 1s: $(wc -l < "$TMPD/interval.n") summaries, samples $(tr '\n' ' ' < "$TMPD/interval.n")"
+    check_eq "$v: --interval 1s: 3 to 5 summaries in 4 s, samples growing, at most the report's" true \
+        "$(jq -s --argjson t "$(jqr "$j" .capture.samples)" 'length >= 3 and length <= 5 and . == unique and .[0] > 0 and .[-1] <= $t' "$TMPD/interval.n")"
+}
+
 run_line() {  # run_line LINE [FLAVOUR]
-    local v=$1 bin j tp sp
+    local v=$1 bin j tp sp live dur t_att
     bin=$(sample_bin "$v" "${2:-stock}")
     [ -z "${2:-}" ] || v="$v-$2"
     need_file "$bin" "the stock sample service $v"
@@ -54,9 +87,12 @@ run_line() {  # run_line LINE [FLAVOUR]
     wait_exec "$sp" "$bin"
     sleep 0.5
     j="$TMPD/s$v.json"
-    start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration 3s -o "$j"
+    live=() dur=3s  # 1.53 stock: the live outputs too (metrics, --interval), 4 s
+    [ "$v" = 1.53 ] && [ -z "${2:-}" ] && live=(--metrics-addr 127.0.0.1:0 --interval 1s) dur=4s
+    start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration $dur -o "$j" "${live[@]}"
     tp=$BG_PID
     wait_for_line "$TMPD/tr.$v.err" attached 20 || { not_ok "$v: attached"; cat "$TMPD/tr.$v.err"; }
+    t_att=$(date +%s%N)
     if [ "$v" = 1.53 ]; then
         bpftool -j perf show > "$TMPD/perf.json" 2> /dev/null
         bpftool -j link show > "$TMPD/link.json" 2> /dev/null
@@ -68,6 +104,14 @@ run_line() {  # run_line LINE [FLAVOUR]
             "$(jq --argjson p "$tp" '[.[] | select(.pid == $p and (.fd_type | test("uprobe|uretprobe")))] | length' "$TMPD/perf.json")"
         check_eq "$v: bpftool link show: no uprobe_multi link of the tracer" 0 \
             "$(links_of "$tp" '.type == "uprobe_multi" or .type == 12')"
+    fi
+    if [ "${#live[@]}" -gt 0 ]; then
+        # a scrape at least 2 s into the 4 s capture (after bpftool's look; the figures are
+        # rendered from an analysis of the records so far, at most once a second)
+        sleep "$(awk -v e="$(( ($(date +%s%N) - t_att) / 1000000 ))" 'BEGIN { print e < 2000 ? (2000 - e) / 1000 : 0 }')"
+        curl -sf --max-time 3 -o "$TMPD/scrape.txt" \
+            "$(sed -n 's/.*Prometheus metrics at \(http[^ ]*\).*/\1/p' "$TMPD/tr.$v.err")" ||
+            not_ok "$v: the metrics endpoint answered"
     fi
     wait_exit "$tp" 30
     check_eq "$v: tracer exit 0" 0 "$RC"
@@ -102,6 +146,7 @@ run_line() {  # run_line LINE [FLAVOUR]
     check_eq "$v: not_seen names wakes, waker counts, spawn sites, scheduling delay, pending times" true \
         "$(jqr "$j" '.not_seen | has("wakes") and has("waker_counts") and has("spawn_sites") and has("scheduling_delay") and has("pending_times")')"
     echo "# $v: $(jqr "$j" '.attribution | del(.rule) | tostring')"
+    [ "${#live[@]}" -eq 0 ] || check_live "$v" "$j"
     # the kit's build has frame pointers: every poll frame from the frame walk
     if [ -n "${2:-}" ]; then
         check_eq "$v: frame pointers: no stack scan, no poll frame from it" "false 0" \
@@ -147,6 +192,7 @@ sleep 0.5
 expect_fail "a stripped copy" 2 "stripped" "$TRACER" trace --pid "$SP" --mode sampling --duration 1s
 expect_fail "a process with no Tokio" 2 "no Tokio" "$TRACER" trace --pid "$NP" --mode sampling --duration 1s
 expect_fail "no --pid" 3 "give --pid" "$TRACER" trace --binary "$BIN" --mode sampling --duration 1s
+expect_fail "--remote-write" 3 "does not make Prometheus remote write" "$TRACER" trace --pid "$SP" --mode sampling --remote-write http://127.0.0.1:9/api/v1/write
 expect_fail "an HTML output" 3 "does not make the HTML report output" "$TRACER" trace --pid "$SP" --mode sampling -o "$TMPD/r.html"
 stop_pid "$SP"
 stop_pid "$NP"

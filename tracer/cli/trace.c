@@ -147,7 +147,8 @@ static void trace_usage(FILE *out)
 "                           uprobes on Tokio's task functions (stock Tokio, no rebuild); usdt;\n"
 "                           uprobe (the fallback even when probes exist); sampling: no uprobe\n"
 "                           at all, the CPU sampler (--profile-hz) reads Tokio's thread-local\n"
-"                           task id and the stacks (one process, --pid; JSON and the summary)\n"
+"                           task id and the stacks (one process, --pid; JSON, the summary,\n"
+"                           --metrics-addr, --interval)\n"
 "      --capture HOW        batched (default when the target has tokio:event_batch): the\n"
 "                           process records events in per-thread buffers and hands them over\n"
 "                           in batches, one probe hit per batch; per-event: one probe hit per\n"
@@ -982,14 +983,16 @@ static int run_until_end(struct run *r)
 	return ret;
 }
 
-/* --mode sampling: one process, JSON and the terminal summary; what it does not make yet is
- * refused in one line. */
+/* --mode sampling: one process, JSON, the terminal summary, --metrics-addr and --interval; what
+ * it does not make yet is refused in one line. */
 static int trace_sampling(struct run_opts *o)
 {
 	struct rs_opts ro = { .pid = o->pid, .profile_hz = o->sched.profile_hz,
 			      .duration_ns = o->duration_ns, .long_poll_ns = o->an.long_poll_ns,
 			      .ringbuf_bytes = o->ringbuf ? o->ringbuf : 8u << 20,
-			      .quiet = o->quiet, .stop = &stop_signal };
+			      .quiet = o->quiet, .stop = &stop_signal,
+			      .metrics_addr = o->metrics_addr, .metrics_sites = o->metrics_sites,
+			      .interval_ns = o->interval_ns };
 	FILE *summary = stdout;
 	char err[TET_ERR_LEN];
 	int ret;
@@ -1002,11 +1005,10 @@ static int trace_sampling(struct run_opts *o)
 		p_err("--mode sampling is the CPU sampler: it does not go with --no-sched or --profile-hz 0");
 		return TET_EXIT_USAGE;
 	}
-	if (o->fl.on || o->metrics_addr || o->capture == CAPTURE_BATCHED || o->sample_rate > 1 ||
-	    o->max_overhead_given || o->interval_ns) {
+	if (o->fl.on || o->rw.url || o->capture == CAPTURE_BATCHED || o->sample_rate > 1 ||
+	    o->max_overhead_given) {
 		p_err("--mode sampling does not make %s yet", o->fl.on ? "the flight recorder" :
-		      o->metrics_addr ? "the Prometheus metrics (--metrics-addr)" :
-		      o->interval_ns ? "interval reports (--interval)" :
+		      o->rw.url ? "Prometheus remote write (--remote-write; --metrics-addr serves its metrics)" :
 		      "batched capture or its sampling (--capture batched, --sample-rate, --max-overhead)");
 		return TET_EXIT_USAGE;
 	}

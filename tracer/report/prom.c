@@ -1004,7 +1004,7 @@ const char *prom_url(const struct prom_server *ps)
 
 int prom_update(struct prom_server *ps, const struct analyzer *a, const struct report_meta *m)
 {
-	char *buf = NULL, *old;
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	int ret;
@@ -1018,13 +1018,20 @@ int prom_update(struct prom_server *ps, const struct analyzer *a, const struct r
 		free(buf);
 		return ret;
 	}
+	prom_publish(ps, buf, len);
+	return 0;
+}
+
+void prom_publish(struct prom_server *ps, char *buf, size_t len)
+{
+	char *old;
+
 	pthread_mutex_lock(&ps->mu);
 	old = ps->snap;
 	ps->snap = buf;
 	ps->snap_len = len;
 	pthread_mutex_unlock(&ps->mu);
 	free(old);
-	return 0;
 }
 
 void prom_stop(struct prom_server *ps)

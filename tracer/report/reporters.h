@@ -72,6 +72,9 @@ bool prom_addr_valid(const char *addr, char *err, size_t errlen);
 const char *prom_url(const struct prom_server *ps);
 /* Renders a new snapshot from the analyzer (main thread) and publishes it to the server. */
 int prom_update(struct prom_server *ps, const struct analyzer *a, const struct report_meta *m);
+/* Publishes an exposition text rendered elsewhere (--mode sampling: sampling_prom.c); takes
+ * buf (malloc'd, len bytes). */
+void prom_publish(struct prom_server *ps, char *buf, size_t len);
 void prom_stop(struct prom_server *ps);
 /* The exposition text itself (tests, the snapshot). Returns 0 or -EIO. */
 int prom_render(FILE *out, const struct analyzer *a, const struct report_meta *m,

@@ -266,3 +266,40 @@ int report_sampling_write_json(const char *path, const struct sa_model *o,
 		unlink(tmp);
 	return ret;
 }
+
+/* --interval's summary (as report_terminal's non-final one: "--" and the span so far, the
+ * counts, the 5 future types with most samples, the first 2 findings). */
+void report_sampling_interval(FILE *out, const struct sa_model *o, const struct sampling_meta *mt)
+{
+	char b1[1400], b2[1400];
+	size_t top[5], ntop = 0;
+
+	fprintf(out, "\n-- sampling pid %d, %.1fs so far, %llu samples (%llu in async polls, %llu dropped), %llu sleeps (%llu in async polls), %zu long_poll\n",
+		mt->pid, (double)mt->duration_ns / 1e9, (unsigned long long)mt->samples,
+		(unsigned long long)o->in_poll, (unsigned long long)mt->sample_drops,
+		(unsigned long long)mt->sleeps, (unsigned long long)o->poll_sleeps, o->nf);
+	for (size_t t = 0; t < o->ntypes; t++) {  /* the 5 with most samples, first seen first */
+		size_t k;
+
+		if (!o->types[t].samples)
+			continue;
+		for (k = ntop; k > 0 && o->types[top[k - 1]].samples < o->types[t].samples; k--)
+			if (k < 5)
+				top[k] = top[k - 1];
+		if (k < 5) {
+			top[k] = t;
+			ntop += ntop < 5;
+		}
+	}
+	for (size_t k = 0; k < ntop; k++)
+		fprintf(out, "  %6llu  %s\n", (unsigned long long)o->types[top[k]].samples,
+			san(o->type_names[top[k]], b1, sizeof(b1)));
+	for (size_t i = 0; i < o->nf && i < 2; i++) {
+		const struct sa_finding *f = &o->f[i];
+
+		fprintf(out, "  long_poll %s: %s (task %llu, thread %u; %s)\n",
+			f->blocked ? "blocked" : "on_cpu", san(sa_type_name(o, f->type), b1, sizeof(b1)),
+			(unsigned long long)f->task, f->tid, san(f->hot, b2, sizeof(b2)));
+	}
+	fflush(out);
+}

@@ -42,5 +42,7 @@ int report_sampling_write_json(const char *path, const struct sa_model *m,
 			       const struct sampling_meta *mt, char *err, size_t len);
 /* The terminal summary. */
 void report_sampling_terminal(FILE *out, const struct sa_model *m, const struct sampling_meta *mt);
+/* --interval's short summary of the records so far (mt->duration_ns: the span so far). */
+void report_sampling_interval(FILE *out, const struct sa_model *m, const struct sampling_meta *mt);
 
 #endif

@@ -6,6 +6,13 @@
  * records as they come (bounded: RS_MAX_RECS), and at the end resolves each record's poll
  * function, runs the analysis (analyze/sampling.h: the attribution and long_poll rules) and
  * writes the outputs (report/sampling_report.h).
+ *
+ * While it runs (--metrics-addr, --interval): the analysis is pure, so it is run on the records
+ * kept so far (each record's stack is resolved once, as it is met), the metrics rendered from it
+ * and published to prom.c's server, --interval's summary printed from it. Bounded in CPU: at
+ * most once a second for the metrics, and never sooner than 9 times its own last run time after
+ * it (at most a tenth of one CPU however many records); a summary due sooner prints the last
+ * analysis's figures, its span says how old.
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,8 +25,10 @@
 
 #include "capture.h"
 #include "events.h"
+#include "reporters.h"
 #include "run_sampling.h"
 #include "sampling.h"
+#include "sampling_prom.h"
 #include "sampling_report.h"
 #include "sampstack.h"
 #include "seterr.h"
@@ -44,6 +53,15 @@ struct rs {
 	uint64_t kept_out, noread, bad;
 	uint64_t t0, t1;
 	uint64_t scan_hits;
+	size_t resolved_s, resolved_z;  /* records whose poll function is set */
+	/* the live outputs (--metrics-addr, --interval) */
+	FILE *summary;
+	struct prom_server *prom;
+	struct sp_labels *labels;
+	struct sa_model live;           /* the last live analysis (live_ok: made) */
+	struct sampling_meta live_mt;
+	bool live_ok, kwarm;
+	uint64_t next_metrics, next_interval, next_analysis;
 };
 
 static uint64_t mono_ns(void)
@@ -138,7 +156,7 @@ static bool stack_blocking(void *ctx, int type)
 /* Each record's poll function and its future type, from its stack (or the stack scan's words). */
 static void resolve(struct rs *r)
 {
-	for (size_t i = 0; i < r->ns; i++) {
+	for (size_t i = r->resolved_s; i < r->ns; i++) {
 		struct sa_sample *s = &r->s[i];
 		bool by_scan;
 
@@ -146,13 +164,15 @@ static void resolve(struct rs *r)
 		s->ptype = sst_poll_type(r->sst, s->poll);
 		r->scan_hits += by_scan;
 	}
-	for (size_t i = 0; i < r->nz; i++) {
+	for (size_t i = r->resolved_z; i < r->nz; i++) {
 		struct sa_sleep *z = &r->z[i];
 		bool by_scan;
 
 		z->poll = sst_poll(r->sst, z->ustack, z->polls, &by_scan);
 		z->ptype = sst_poll_type(r->sst, z->poll);
 	}
+	r->resolved_s = r->ns;
+	r->resolved_z = r->nz;
 }
 
 static int analyze(struct rs *r, struct sa_model *m)
@@ -185,6 +205,71 @@ static void meta(const struct rs *r, const struct tet_counters *c, struct sampli
 		.sleep_drops = c->offcpu_drops, .stack_errors = c->stack_errors,
 		.over_memory_bound = r->kept_out, .malformed = r->bad, .scan_hits = r->scan_hits,
 	};
+}
+
+/* ---- the live outputs ---- */
+static void publish_metrics(struct rs *r, const struct sa_model *m, const struct sampling_meta *mt)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *f = open_memstream(&buf, &blen);
+	int ret;
+
+	if (!f)
+		return;
+	ret = report_sampling_prom(f, m, mt, r->labels);
+	if (fclose(f) || ret) {  /* out of memory: the last text stays served */
+		free(buf);
+		return;
+	}
+	prom_publish(r->prom, buf, blen);
+}
+
+/* The analysis of the records so far, when the metrics or a summary is due (see the top). */
+static void live_step(struct rs *r, uint64_t now)
+{
+	const struct rs_opts *o = r->o;
+	bool metrics = r->prom && now >= r->next_metrics;
+	bool summary = o->interval_ns && now >= r->next_interval;
+	struct tet_counters c = { 0 };
+
+	if (!metrics && !summary)
+		return;
+	if (now >= r->next_analysis) {
+		uint64_t t0, t;
+
+		/* each record's stack once, and its name (sampstack.c keeps it; the first names load
+		 * the symbols, the first kernel frame kallsyms): not in the budget */
+		size_t s0 = r->resolved_s, z0 = r->resolved_z;
+
+		resolve(r);
+		for (size_t i = s0; i < r->ns; i++)
+			sst_frame(r->sst, r->s[i].ustack);
+		for (size_t i = z0; i < r->nz && !r->kwarm; i++) {
+			char k[1][SA_KFRAME];
+
+			r->kwarm = r->z[i].kstack >= 0 && sst_kframes(r->sst, r->z[i].kstack, k, 1);
+		}
+		t0 = mono_ns();
+		sa_free(&r->live);
+		r->live_ok = !analyze(r, &r->live);
+		tet_session_counters(r->cap, &c);
+		r->t1 = now;
+		meta(r, &c, &r->live_mt);
+		t = mono_ns();
+		r->next_analysis = t + 9 * (t - t0);
+		if (r->live_ok && r->prom)
+			publish_metrics(r, &r->live, &r->live_mt);
+	}
+	if (metrics)
+		r->next_metrics = now + 1000000000ull;
+	if (summary) {
+		if (r->live_ok && !o->quiet)
+			report_sampling_interval(r->summary, &r->live, &r->live_mt);
+		r->next_interval += o->interval_ns;
+		if (r->next_interval <= now)
+			r->next_interval = now + o->interval_ns;
+	}
 }
 
 int rs_preflight(pid_t pid, char *err, size_t len)
@@ -245,11 +330,14 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 			(int)o->pid, o->profile_hz, tet_session_sched(r->cap)->perf_events,
 			tet_session_sched(r->cap)->on ? "on" : "off");
 	r->t0 = mono_ns();
+	r->next_metrics = r->t0;
+	r->next_interval = r->t0 + o->interval_ns;
 	for (;;) {
 		struct timespec ts = { 0, 100000000 };
 
 		if (tet_session_drain(r->cap) < 0)
 			break;
+		live_step(r, mono_ns());
 		if (o->stop && *o->stop)
 			break;
 		if (o->duration_ns && mono_ns() - r->t0 >= o->duration_ns)
@@ -266,7 +354,7 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 
 int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 {
-	struct rs r = { .o = o };
+	struct rs r = { .o = o, .summary = summary };
 	struct sa_model model = { 0 };
 	struct sampling_meta mt;
 	struct tet_counters c = { 0 };
@@ -284,9 +372,24 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		goto out;
 	}
 	sst_set_lookup(r.sst, stack_lookup, &stacks_fd);
+	if (o->metrics_addr) {
+		ret = prom_start(&r.prom, o->metrics_addr, o->metrics_sites, err, len);
+		if (ret)
+			goto out;
+		if (!(r.labels = sp_labels_new(o->metrics_sites))) {
+			ret = -ENOMEM;
+			seterr(err, len, "out of memory");
+			goto out;
+		}
+		if (!o->quiet)
+			fprintf(stderr, "tokio-ebpf-trace: serving Prometheus metrics at %s\n",
+				prom_url(r.prom));
+	}
 	ret = capture(&r, &stacks_fd, err, len);
 	if (ret)
 		goto out;
+	sa_free(&r.live);  /* its memory, before the final analysis's */
+	r.live_ok = false;
 	tet_session_counters(r.cap, &c);
 	if (analyze(&r, &model)) {
 		ret = -ENOMEM;
@@ -294,11 +397,16 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		goto out;
 	}
 	meta(&r, &c, &mt);
+	if (r.prom)
+		publish_metrics(&r, &model, &mt);
 	if (!o->quiet)
 		report_sampling_terminal(summary, &model, &mt);
 	if (o->json_path)
 		ret = report_sampling_write_json(o->json_path, &model, &mt, err, len);
 out:
+	prom_stop(r.prom);
+	sp_labels_free(r.labels);
+	sa_free(&r.live);
 	tet_session_close(r.cap);
 	sa_free(&model);
 	free(r.s);

@@ -20,6 +20,9 @@ struct rs_opts {
 	uint64_t long_poll_ns;      /* --long-poll-threshold */
 	size_t ringbuf_bytes;
 	const char *json_path;      /* NULL: none; "-": stdout */
+	const char *metrics_addr;   /* --metrics-addr, or NULL */
+	size_t metrics_sites;       /* --metrics-sites: future_type label values */
+	uint64_t interval_ns;       /* --interval, 0: none */
 	bool quiet;
 	volatile sig_atomic_t *stop;
 };
@@ -27,7 +30,8 @@ struct rs_opts {
 /* Checks that the process can be traced this way: 0, or a negative errno with one line in err
  * (no task id slot: tlsctx's reason; stripped; not x86-64; no Tokio). */
 int rs_preflight(pid_t pid, char *err, size_t len);
-/* Runs the capture, then writes the reports. 0 or -errno (err set). */
+/* Runs the capture, then writes the reports; the metrics and --interval's summaries while it runs
+ * (summary: the terminal's stream). 0 or -errno (err set). */
 int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len);
 
 #endif
