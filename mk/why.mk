@@ -12,7 +12,7 @@ $(OBJ)/syscall_names.h: mk/why.mk $(SYSCALL_HDR)
 	  sed -n 's/^#define __NR_\([a-z0-9_]*\)[ \t]\{1,\}\([0-9]\{1,\}\)$$/\t[\2] = "\1",/p' $(SYSCALL_HDR); \
 	  echo '};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/why.o: $(OBJ)/syscall_names.h
+$(OBJ)/why.o $(OBJ)/sampling.o $(OBJ)/sampprof.o: $(OBJ)/syscall_names.h
 
 # report.html's "Where the time went" on a synthetic capture (tests/t_why_html.sh)
 ALL_TARGETS += $(BUILD)/tests/html_why_test

@@ -14,6 +14,14 @@
 #  - while it runs (1.53), bpftool (an observer we did not write) lists the tracer's sched_switch
 #    tracepoint and perf_event links of its tet_sample program, no uprobe / uretprobe of it, and
 #    no uprobe_multi link on the binary;
+#  - the 1.53 stock run also writes --stacks, --pprof and --trace (docs/sampling-mode.md): the
+#    folded counts sum to the JSON's attribution.in_async_poll (the samples the profile holds);
+#    go tool pprof (Debian's golang-go, an observer we did not write) loads the profile: its
+#    samples total is the same, its off_cpu total on long_poll=true samples is the blocked
+#    findings' off_cpu_ns, and -tagfocus on the cpu_hog future type puts cpu_hog_compute on top;
+#    tests/check_trace.py (as t_report_trace) accepts the trace, its threads named, and it has one
+#    long_poll slice per on-CPU finding of cpu_hog and one long blocked slice per blocked finding
+#    of blocking_call; a --stacks in a missing directory is refused, nothing left behind;
 #  - with the analysis' caps lowered to 1 (TET_TEST_SAMPLING_CAP), 2 s of 1.53: the report is
 #    still written, at most one thread, task, type and finding kept, the rest counted in `refused`;
 #  - short polls back to back with no sleep between (the yield workload, 1000 tasks, stock 1.53)
@@ -34,6 +42,43 @@ need_root
 need_tracer
 command -v bpftool > /dev/null || die_test "bpftool is missing (scripts/packages.txt)"
 command -v promtool > /dev/null || die_test "promtool missing (Debian package prometheus: make deps)"
+command -v go > /dev/null || die_test "go missing (golang-go in scripts/packages.txt)"
+export HOME="$TMPD/home" GOCACHE="$TMPD/gocache" GOFLAGS= GOPROXY=off
+mkdir -p "$HOME"
+pp() { go tool pprof -symbolize=none "$@" 2> "$TMPD/pp.err"; }
+
+# check_profiles JSON: the 1.53 stock run's --stacks, --pprof and --trace against its JSON
+check_profiles() {
+    local j=$1 P="$TMPD/s.pb.gz" T="$TMPD/s.trace.json" n raw folded off top
+    n=$(jqr "$j" .attribution.in_async_poll)
+    folded=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/s.folded")
+    check "profiles: samples in async polls ($n)" test "$n" -gt 20
+    check_eq "--stacks: the folded counts sum to attribution.in_async_poll" "$n" "$folded"
+    check "--stacks: no frame pointers: the leaf under the future type and the marker" \
+        grep -q '^sample_service::pathology::cpu_hog_compute[^;]*;\[no_frame_pointers' "$TMPD/s.folded"
+    raw=$(pp -raw "$P") || { not_ok "--pprof: go tool pprof -raw loads it: $(cat "$TMPD/pp.err")"; return; }
+    # -raw: per sample "COUNT CPU_NS OFF_NS: LOCATIONS", then its labels' line
+    read -r folded off < <(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+        s && $1 ~ /^[0-9]+$/ { n += $1; sub(":", "", $3); v = $3; next }
+        s && /long_poll:\[true\]/ { off += v } END { print n + 0, off + 0 }' <<< "$raw")
+    check_eq "--pprof: go tool pprof's samples total = attribution.in_async_poll" "$n" "$folded"
+    check_eq "--pprof: off_cpu of the long_poll sleeps = the blocked findings' off_cpu_ns" \
+        "$(jqr "$j" '[.findings[] | select(.seen_as == "blocked") | .off_cpu_ns] | add // 0')" "$off"
+    top=$(pp -sample_index=samples -top -tagfocus='future_type=cpu_hog_compute' -show='^sample_service::' "$P")
+    echo "$top" | sed -n '/flat%/,+2p' | sed 's/^/# /'
+    check "--pprof: -tagfocus on cpu_hog's future type: cpu_hog_compute tops it" \
+        grep -q 'cpu_hog_compute' <<< "$(sed -n '/flat%/{n;p;q}' <<< "$top")"
+    python3 tests/check_trace.py "$T" > "$TMPD/check.out"
+    check "--trace: valid trace-event JSON, every thread named (tests/check_trace.py)" test $? = 0
+    check "--trace: threads named by their comm and tid" \
+        bash -c "jq -r '.thread_names[]' '$TMPD/check.out' | grep -q '^tokio-rt-worker (tid [0-9]*)$'"
+    check_eq "--trace: a long_poll slice per on-CPU finding of cpu_hog" \
+        "$(jqr "$j" '[.findings[] | select(.seen_as == "on_cpu" and (.future_type | test("cpu_hog_compute")))] | length')" \
+        "$(jq '[.traceEvents[] | select(.ph == "X" and .cat == "long_poll" and (.name | test("cpu_hog_compute")))] | length' "$T")"
+    check_eq "--trace: a long blocked slice per blocked finding of blocking_call" \
+        "$(jqr "$j" '[.findings[] | select(.seen_as == "blocked" and (.future_type | test("blocking_call_in_async")))] | length')" \
+        "$(jq '[.traceEvents[] | select(.ph == "X" and .cat == "blocked" and .args.long_poll and (.name | test("blocking_call_in_async")))] | length' "$T")"
+}
 
 # links_of PID FILTER [NAME]: how many distinct programs of process PID (the prog_id of its
 # fds, /proc/PID/fdinfo) the links bpftool lists ($TMPD/link.json) that pass FILTER run (named
@@ -87,9 +132,11 @@ run_line() {  # run_line LINE [FLAVOUR]
     wait_exec "$sp" "$bin"
     sleep 0.5
     j="$TMPD/s$v.json"
-    live=() dur=3s  # 1.53 stock: the live outputs too (metrics, --interval), 4 s
+    local outs=() dur=3s  # 1.53 stock: the live outputs (metrics, --interval; 4 s) and the profiles too
+    live=()
     [ "$v" = 1.53 ] && [ -z "${2:-}" ] && live=(--metrics-addr 127.0.0.1:0 --interval 1s) dur=4s
-    start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration $dur -o "$j" "${live[@]}"
+    [ "$v" = 1.53 ] && outs=(--stacks "$TMPD/s.folded" --pprof "$TMPD/s.pb.gz" --trace "$TMPD/s.trace.json")
+    start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration $dur -o "$j" "${live[@]}" "${outs[@]}"
     tp=$BG_PID
     wait_for_line "$TMPD/tr.$v.err" attached 20 || { not_ok "$v: attached"; cat "$TMPD/tr.$v.err"; }
     t_att=$(date +%s%N)
@@ -127,6 +174,10 @@ run_line() {  # run_line LINE [FLAVOUR]
             "$(jqr "$TMPD/cap.json" '.capture.samples > 0 and (.threads | length) == 1 and (.tasks | length) <= 1 and (.future_types | length) <= 1 and (.findings | length) <= 1 and ([.refused[]] | add) > 0')"
         check "caps of 1: the terminal summary's Not kept line" grep -q "^Not kept (tables full" "$TMPD/cap.out"
         check_eq "caps of 1: no temporary file left" "" "$(ls "$TMPD" | grep 'cap.json.tmp' || true)"
+        mkdir -p "$TMPD/bad"
+        expect_fail "--stacks in a missing directory" 4 "cannot write the folded stacks $TMPD/bad/none/s.folded: its directory does not exist" \
+            "$TRACER" trace --pid "$sp" --mode sampling --stacks "$TMPD/bad/none/s.folded" -o "$TMPD/bad/r.json" --duration 1s
+        check_eq "--stacks refused: nothing left behind (no report, no temporary)" "" "$(ls -A "$TMPD/bad")"
     fi
     stop_pid "$sp"
     [ -s "$j" ] || { not_ok "$v: no report"; cat "$TMPD/tr.$v.err"; return; }
@@ -147,6 +198,7 @@ run_line() {  # run_line LINE [FLAVOUR]
         "$(jqr "$j" '.not_seen | has("wakes") and has("waker_counts") and has("spawn_sites") and has("scheduling_delay") and has("pending_times")')"
     echo "# $v: $(jqr "$j" '.attribution | del(.rule) | tostring')"
     [ "${#live[@]}" -eq 0 ] || check_live "$v" "$j"
+    [ "$v" = 1.53 ] && check_profiles "$j"
     # the kit's build has frame pointers: every poll frame from the frame walk
     if [ -n "${2:-}" ]; then
         check_eq "$v: frame pointers: no stack scan, no poll frame from it" "false 0" \

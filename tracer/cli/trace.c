@@ -148,7 +148,7 @@ static void trace_usage(FILE *out)
 "                           uprobe (the fallback even when probes exist); sampling: no uprobe\n"
 "                           at all, the CPU sampler (--profile-hz) reads Tokio's thread-local\n"
 "                           task id and the stacks (one process, --pid; JSON, the summary,\n"
-"                           --metrics-addr, --interval)\n"
+"                           --stacks, --pprof, --trace, --metrics-addr, --interval)\n"
 "      --capture HOW        batched (default when the target has tokio:event_batch): the\n"
 "                           process records events in per-thread buffers and hands them over\n"
 "                           in batches, one probe hit per batch; per-event: one probe hit per\n"
@@ -983,7 +983,8 @@ static int run_until_end(struct run *r)
 	return ret;
 }
 
-/* --mode sampling: one process, JSON, the terminal summary, --metrics-addr and --interval; what
+/* --mode sampling: one process, JSON, the terminal summary, --stacks, --pprof, --trace,
+ * --metrics-addr and --interval; what
  * it does not make yet is refused in one line. */
 static int trace_sampling(struct run_opts *o)
 {
@@ -993,6 +994,7 @@ static int trace_sampling(struct run_opts *o)
 			      .quiet = o->quiet, .stop = &stop_signal,
 			      .metrics_addr = o->metrics_addr, .metrics_sites = o->metrics_sites,
 			      .interval_ns = o->interval_ns };
+	struct outputs profile_outs = { 0 };
 	FILE *summary = stdout;
 	char err[TET_ERR_LEN];
 	int ret;
@@ -1013,23 +1015,39 @@ static int trace_sampling(struct run_opts *o)
 		return TET_EXIT_USAGE;
 	}
 	for (size_t i = 0; i < o->outs.n; i++) {
-		if (o->outs.v[i].fmt != OUT_JSON) {
-			p_err("--mode sampling does not make the %s output yet (%s): JSON and the terminal summary only",
-			      out_format_name(o->outs.v[i].fmt), o->outs.v[i].path);
+		const struct out_file *f = &o->outs.v[i];
+
+		if (f->fmt == OUT_STACKS || f->fmt == OUT_PPROF || f->fmt == OUT_PERFETTO) {
+			outputs_add(&profile_outs, f->path, f->fmt, err, sizeof(err)); /* checked */
+			continue;
+		}
+		if (f->fmt != OUT_JSON) {
+			p_err("--mode sampling does not make the %s output yet (%s): JSON, the terminal summary, --stacks, --pprof and --trace only",
+			      out_format_name(f->fmt), f->path);
 			return TET_EXIT_USAGE;
 		}
-		ro.json_path = o->outs.v[i].path;
+		ro.json_path = f->path;
 	}
+	ro.outs = &profile_outs;
+	ro.msgs = &cli_msgs;
 	if (ro.json_path && !strcmp(ro.json_path, "-"))
 		summary = stderr;
 	if (rs_preflight(o->pid, err, sizeof(err))) {
 		p_err("%s", err);
 		return TET_EXIT_CANNOT;
 	}
+	/* --stacks, --pprof, --trace: checked before tracing, written through a temporary file
+	 * (outputs.c) */
+	if (profile_outs.n && outputs_open(&profile_outs, err, sizeof(err))) {
+		p_err("%s", err);
+		return TET_EXIT_INPUT;
+	}
 	catch_signals(false);
 	ret = rs_run(&ro, summary, err, sizeof(err));
+	outputs_abort(&profile_outs);
 	if (ret) {
-		p_err("%s", err);
+		if (*err)
+			p_err("%s", err);
 		return TET_EXIT_CANNOT;
 	}
 	return TET_EXIT_OK;

@@ -23,6 +23,7 @@
 #include "seterr.h"
 #include "stacksym.h"
 #include "symbols.h"
+#include "text.h"
 
 struct sst_stack {           /* one user stack, resolved once */
 	bool done;
@@ -476,4 +477,85 @@ void sst_close(struct sst *s)
 		close(s->exe_fd);
 	tsym_free(&s->syms);
 	free(s);
+}
+
+/* ---- the whole user stack, for --stacks, --pprof (report/folded.c, pprof.c) ---- */
+
+/* "src/pathology.rs" from ".../sample-service/src/pathology.rs" (as why.c shows files) */
+static const char *short_path(const char *p)
+{
+	const char *s = NULL, *q = p;
+
+	while ((q = strstr(q, "/src/"))) {
+		s = q + 1;
+		q++;
+	}
+	return s ? s : p;
+}
+
+/* One frame as the other modes' stacks show it (why.c frame_str): "func (file:line)" for the
+ * program's own code with line info, else "func"; printable UTF-8 (text_sanitize), cut. */
+static void frame_name(const struct ss_frame *f, char *out, size_t len)
+{
+	char name[600], file[400];
+	const char *at = strchr(f->func, '@'); /* symbol versions: nanosleep@GLIBC_2.2.5 */
+
+	text_sanitize(f->func, at && at > f->func ? (size_t)(at - f->func) : strlen(f->func), 300,
+		      name, sizeof(name));
+	int n;
+
+	if (f->file && f->line && f->user_code) {
+		text_sanitize(short_path(f->file), strlen(short_path(f->file)), 160, file, sizeof(file));
+		n = snprintf(out, len, "%s (%s:%u)", name, file, f->line);
+	} else {
+		n = snprintf(out, len, "%s", name);
+	}
+	if (n >= (int)len) {   /* cut by snprintf: not inside a UTF-8 sequence */
+		size_t e = len - 1;
+
+		while (e && ((unsigned char)out[e - 1] & 0xc0) == 0x80)
+			e--;
+		if (e && (unsigned char)out[e - 1] >= 0xc0)
+			e--;
+		out[e] = 0;
+	}
+}
+
+/* Whether the code at addr keeps frame pointers (the frame-pointer walk's return address read
+ * through its frame is good). */
+static bool fp_at(struct sst *s, uint64_t addr)
+{
+	struct ss_module_info mi;
+
+	return !ss_module_info(s->ss, (uint32_t)s->pid, addr, &mi) && mi.path && mi.frame_pointers;
+}
+
+size_t sst_ustack_frames(struct sst *s, int32_t ustack, char (*out)[SST_FRAME_MAX], size_t max,
+			 bool *cut)
+{
+	uint64_t ips[TET_STACK_DEPTH] = { 0 };
+	const struct ss_frame *fr[16];
+	bool prev_fp = false;
+	size_t n = 0;
+
+	/* an executable without frame pointers: its frame-pointer walk past the leaf is noise */
+	*cut = s->stack_scan;
+	if (ustack < 0 || ustack >= SST_STACKS || !s->lookup || s->lookup(s->lookup_ctx, ustack, ips))
+		return 0;
+	/* else why.c's rule: a return address is only as good as the frame pointer it was read
+	 * through; the walk goes past a frame only when that frame's code keeps frame pointers, and
+	 * the leaf's caller is kept when it lands in such code (a libc leaf leaves %rbp alone) */
+	for (int i = 0; i < TET_STACK_DEPTH && ips[i] && n < max; i++) {
+		bool fp = fp_at(s, ips[i]);
+		size_t k;
+
+		if ((i && s->stack_scan) || (i == 1 && !prev_fp && !fp) || (i > 1 && !prev_fp))
+			break;
+		k = ss_user(s->ss, (uint32_t)s->pid, ips[i], i > 0, fr, 16);
+		for (size_t j = 0; j < k && n < max; j++)
+			if (fr[j]->func)
+				frame_name(fr[j], out[n++], SST_FRAME_MAX);
+		prev_fp = fp;
+	}
+	return n;
 }

@@ -19,6 +19,7 @@
 #define SST_STACKS   32768   /* the BPF stack map's entries (sched.bpf.h): ids 0 .. SST_STACKS-1 */
 #define SST_NAME_MAX 256     /* bytes of a name from the traced binary kept (report-schema.md) */
 #define SST_KFRAME   128     /* bytes of a kernel frame's name kept */
+#define SST_FRAME_MAX 512    /* bytes of a frame's display name (sst_ustack_frames) */
 
 struct sst;
 struct tsym_table;
@@ -57,5 +58,12 @@ bool sst_type_blocking(const struct sst *s, int type);
 const char *sst_frame(struct sst *s, int32_t ustack);
 /* The names of the up to max innermost named frames of kernel stack kstack: the count. */
 size_t sst_kframes(struct sst *s, int32_t kstack, char (*out)[SST_KFRAME], size_t max);
+/* The frames of user stack ustack, LEAF FIRST, up to max into out, named as the other modes'
+ * stacks (why.c: "function (file:line)" for the program's own code with line info, else
+ * "function"; inlined calls expanded; printable UTF-8). A program with frame pointers: the whole
+ * walk (past a frame only when its code keeps them, why.c's rule); without (*cut set): the leaf
+ * address's frames only, the frames between it and the poll frame are not known. The count. */
+size_t sst_ustack_frames(struct sst *s, int32_t ustack, char (*out)[SST_FRAME_MAX], size_t max,
+			 bool *cut);
 
 #endif

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * folded.c — --stacks FILE: the CPU samples of why.c's report as folded stacks
- * (report_folded, reporters.h), for flamegraph.pl, inferno, speedscope.
+ * (report_folded, reporters.h), for flamegraph.pl, inferno, speedscope; and --mode sampling's
+ * (report_sampling_folded), from its profile (analyze/sampprof.h).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "reporters.h"
+#include "sampprof.h"
 #include "text.h"
 
 /* A frame in a folded line: ';' separates frames and the last ' ' the count, so neither may
@@ -51,5 +55,47 @@ int report_folded(FILE *out, const struct report_meta *m)
 			fprintf(out, " %llu\n", (unsigned long long)st->count);
 		}
 	}
+	return ferror(out) ? -EIO : 0;
+}
+
+/* --mode sampling: "TYPE;frame;…;frame COUNT", the future type where the other modes put the
+ * spawn site (the uprobe fallback's site is its type too); a program without frame pointers:
+ * "TYPE;[no frame pointers: …];leaf frames" (what is known: the poll of that type, then the
+ * leaf). */
+int report_sampling_folded(FILE *out, const struct sp_profile *p)
+{
+	char (*fr)[SP_FRAME] = malloc(SP_FRAMES_MAX * sizeof(*fr));
+	char buf[600];
+
+	if (!fr)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n;) {
+		const struct sp_entry *e = &p->v[i];
+		const char *type = sa_type_name(p->m, e->type);
+		uint64_t count = 0;
+		size_t n = 0;
+		bool cut = false;
+
+		if (e->blocked)
+			break;   /* the CPU samples come first */
+		for (; i < p->n && !p->v[i].blocked && p->v[i].type == e->type &&
+		       p->v[i].ustack == e->ustack; i++)
+			count += p->v[i].count;
+		if (p->names.user)
+			n = p->names.user(p->names.ctx, e->ustack, fr, SP_FRAMES_MAX, &cut);
+		folded_frame(out, text_sanitize(type, strnlen(type, 256), 200, buf, sizeof(buf)));
+		if (cut && n) {
+			fputc(';', out);
+			folded_frame(out, SP_NO_FP);
+		}
+		if (!n)
+			fputs(";[no stack]", out);
+		while (n-- > 0) { /* root first */
+			fputc(';', out);
+			folded_frame(out, fr[n]);
+		}
+		fprintf(out, " %llu\n", (unsigned long long)count);
+	}
+	free(fr);
 	return ferror(out) ? -EIO : 0;
 }

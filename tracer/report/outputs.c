@@ -337,6 +337,39 @@ int outputs_write(struct outputs *o, const struct analyzer *a, const struct repo
 	return status;
 }
 
+int outputs_write_with(struct outputs *o, int (*write)(FILE *fp, enum out_format fmt, void *ctx),
+		       void *ctx, const struct tet_msgs *msgs)
+{
+	int status = 0;
+
+	for (size_t i = 0; i < o->n; i++) {
+		struct out_file *f = &o->v[i];
+		int ret;
+
+		if (!f->real && strcmp(f->path, "-"))
+			continue;
+		ret = file_start(f);
+		if (!ret) {
+			errno = 0;
+			ret = write(f->fp, f->fmt, ctx);
+			if (ret == -EIO && errno) /* the writers say -EIO; the failed write says why */
+				ret = -errno;
+			if (!ret)
+				ret = file_commit(f);
+		}
+		if (ret) {
+			file_abort(f);
+			tet_say(msgs, TET_MSG_ERROR, "cannot write the %s %s: %s",
+				out_format_name(f->fmt), f->path,
+				ret == -ENXIO ? "a FIFO nobody reads" : strerror(-ret));
+			status = -1;
+		} else if (strcmp(f->path, "-")) {
+			tet_say(msgs, TET_MSG_INFO, "%s written to %s", out_format_name(f->fmt), f->path);
+		}
+	}
+	return status;
+}
+
 void outputs_abort(struct outputs *o)
 {
 	for (size_t i = 0; i < o->n; i++)

@@ -40,6 +40,16 @@
  * global instant at the first kept event) and the caller says it on stderr. The io_uring
  * requests come from uring.c's own ring of finished requests (as many records); otherData
  * says how many it kept of how many, and how many did not fit in UR_LANES_MAX lanes.
+ *
+ * --mode sampling (report_sampling_perfetto), from its profile (analyze/sampprof.h): a track per
+ * thread of the target that was sampled or slept in a poll, named "COMM (tid N)" (the thread's
+ * name, untrusted: sanitized, then escaped by the writer); on it the on-CPU long_poll runs as
+ * "X" slices (cat "long_poll") from their first to their last sample, named by the future type,
+ * args: task, samples, min_ns / max_ns (the bounds the sample period gives), hottest_frame;
+ * and every sleep that began inside an async poll as an "X" slice (cat "blocked") from the
+ * switch out to the switch back in, named by the future type, args: task, syscall, off_cpu_ns,
+ * blocked_ns (to the wake-up), long_poll (as long as the threshold: a blocked long_poll). The
+ * two never overlap on a thread: a sleep ends a run. Bounded by the run's records (2^19 sleeps).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,6 +58,7 @@
 #include "json.h"
 #include "vocab.h"
 #include "reporters.h"
+#include "sampprof.h"
 #include "text.h"
 #include "uring.h"
 
@@ -1044,4 +1055,132 @@ out:
 	free(uc.v);
 	free(uc.tracks);
 	return ret;
+}
+
+/* ---- --mode sampling ---- */
+
+static void sampling_threads(struct tw *t, const struct sp_profile *p)
+{
+	const struct sa_model *m = p->m;
+	char name[320], comm[200];
+	size_t i = 0, j = 0;
+
+	process_name(t, (uint32_t)p->pid, p->exe);
+	while (i < m->nthreads || j < p->nsl) {   /* both by tid: merged */
+		uint32_t tid = i < m->nthreads && (j >= p->nsl || m->threads[i].tid <= p->sl[j].z->tid) ?
+			       m->threads[i].tid : p->sl[j].z->tid;
+		const char *c = p->names.thread ? p->names.thread(p->names.ctx, tid) : NULL;
+
+		while (i < m->nthreads && m->threads[i].tid == tid)
+			i++;
+		while (j < p->nsl && p->sl[j].z->tid == tid)
+			j++;
+		if (c)
+			snprintf(name, sizeof(name), "%s (tid %u)",
+				 text_sanitize(c, strnlen(c, 64), 64, comm, sizeof(comm)), tid);
+		else
+			snprintf(name, sizeof(name), "tid %u", tid);
+		metadata(t, "thread_name", (uint32_t)p->pid, tid, name, 0);
+		metadata(t, "thread_sort_index", (uint32_t)p->pid, tid, NULL, tid);
+	}
+}
+
+static void k_type(struct tw *t, const struct sa_model *m, int type)
+{
+	const char *s = sa_type_name(m, type);
+
+	jw_key(t->w, "name");
+	jw_strn(t->w, s, strnlen(s, 256));
+}
+
+static void k_task(struct tw *t, uint64_t task)
+{
+	jw_key(t->w, "task");   /* null: unknown */
+	if (task)
+		jw_u64(t->w, task);
+	else
+		jw_null(t->w);
+}
+
+int report_sampling_perfetto(FILE *out, const struct sp_profile *p, struct perfetto_stats *st)
+{
+	const struct sa_model *m = p->m;
+	struct tw t = { 0 };
+
+	memset(st, 0, sizeof(*st));
+	t.base = p->start_ns;
+	for (size_t i = 0; i < m->nf; i++)
+		if (m->f[i].first < t.base)
+			t.base = m->f[i].first;
+	for (size_t i = 0; i < p->nsl; i++)
+		if (p->sl[i].z->since < t.base)
+			t.base = p->sl[i].z->since;
+	t.w = jw_new(out, false);
+	if (!t.w)
+		return -ENOMEM;
+	jw_obj_begin(t.w);
+	jw_kstr(t.w, "displayTimeUnit", "ns");
+	jw_key(t.w, "otherData");
+	jw_obj_begin(t.w);
+	jw_kstr(t.w, "tool", "tokio-ebpf-trace");
+	jw_kstr(t.w, "mode", "sampling");
+	jw_key(t.w, "executable");
+	if (p->exe)
+		jw_strn(t.w, p->exe, strlen(p->exe));
+	else
+		jw_null(t.w);
+	jw_ku64(t.w, "capture_duration_ns", p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0);
+	jw_ku64(t.w, "capture_start_offset_us", (p->start_ns - t.base) / 1000);
+	jw_ku64(t.w, "period_ns", m->period_ns);
+	jw_kstr(t.w, "long_poll_note", "on-CPU long polls are drawn from their first to their last sample: they ran on CPU between min_ns and max_ns (the sample period's bounds); blocked slices are exact (the switches)");
+	jw_obj_end(t.w);
+	jw_key(t.w, "traceEvents");
+	jw_arr_begin(t.w);
+	sampling_threads(&t, p);
+	for (size_t i = 0; i < m->nf; i++) {
+		const struct sa_finding *f = &m->f[i];
+
+		if (f->blocked)
+			continue;
+		ev_begin(&t, "X", f->first, (uint32_t)p->pid, f->tid);
+		k_type(&t, m, f->type);
+		jw_kstr(t.w, "cat", "long_poll");
+		k_dur(&t, f->last - f->first);
+		jw_key(t.w, "args");
+		jw_obj_begin(t.w);
+		jw_kstr(t.w, "seen_as", "on_cpu");
+		k_task(&t, f->task);
+		jw_ku64(t.w, "samples", f->n);
+		jw_ku64(t.w, "min_ns", (f->n - 1) * m->period_ns);
+		jw_ku64(t.w, "max_ns", (f->n + 1) * m->period_ns);
+		jw_key(t.w, "hottest_frame");
+		if (f->hot)
+			jw_strn(t.w, f->hot, strnlen(f->hot, 256));
+		else
+			jw_null(t.w);
+		jw_obj_end(t.w);
+		jw_obj_end(t.w);
+	}
+	for (size_t i = 0; i < p->nsl; i++) {
+		const struct sp_sleep *sl = &p->sl[i];
+		const struct sa_sleep *z = sl->z;
+		ev_begin(&t, "X", z->since, (uint32_t)p->pid, z->tid);
+		k_type(&t, m, z->ptype);
+		jw_kstr(t.w, "cat", "blocked");
+		k_dur(&t, z->ts - z->since);
+		jw_key(t.w, "args");
+		jw_obj_begin(t.w);
+		k_task(&t, sl->task);
+		jw_kstr(t.w, "syscall", sl->sysname);
+		jw_ku64(t.w, "off_cpu_ns", z->ts - z->since);
+		jw_ku64(t.w, "blocked_ns", (z->woken ? z->woken : z->ts) - z->since);
+		jw_kbool(t.w, "long_poll", sl->long_poll);
+		jw_obj_end(t.w);
+		jw_obj_end(t.w);
+	}
+	jw_arr_end(t.w);
+	jw_obj_end(t.w);
+	st->events = t.events;
+	st->kept = st->total = t.events;
+	return jw_finish(t.w) ? -EIO : 0;
 }

@@ -14,8 +14,17 @@
  * (blocked stacks); a stack part charged outside the analyzer's label bound has the site's
  * labels only. Every string is printable UTF-8: frames come sanitized from why.c, the traced
  * process's other bytes go through text_sanitize here.
+ *
+ * --mode sampling (report_sampling_pprof): the same sample types from its profile
+ * (analyze/sampprof.h): CPU samples in async polls (samples, cpu = samples × period) and the
+ * sleeps inside polls (off_cpu: switched out to back on CPU), labelled future_type, thread (the
+ * tid: no worker index is seen), long_poll, syscall (sleeps). A stack is the kernel part then
+ * the user part, leaf first; a program without frame pointers gives the leaf's frames, then one
+ * frame SP_NO_FP (the poll of the sample's future type is known, the frames between are not),
+ * and a comment says so.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +34,7 @@
 #include "profile.pb-c.h"
 #include "htab.h"
 #include "reporters.h"
+#include "sampprof.h"
 #include "text.h"
 
 struct strtab {
@@ -242,17 +252,79 @@ static int write_gz(FILE *out, const uint8_t *buf, size_t len)
 	return ret ? ret : ferror(out) ? -EIO : 0;
 }
 
+/* The three sample types (samples/count, cpu/nanoseconds, off_cpu/nanoseconds), cpu the
+ * default and the period's. */
+static void sample_types(struct pp *p, Tet__Pprof__Profile *prof, Tet__Pprof__ValueType *types,
+			 Tet__Pprof__ValueType **type_ptrs, Tet__Pprof__ValueType *period,
+			 uint64_t ns_per_sample)
+{
+	static const char *const names[3][2] = {
+		{ "samples", "count" }, { "cpu", "nanoseconds" }, { "off_cpu", "nanoseconds" } };
+
+	for (int i = 0; i < 3; i++) {
+		tet__pprof__value_type__init(&types[i]);
+		types[i].type = str_id(&p->st, names[i][0]);
+		types[i].unit = str_id(&p->st, names[i][1]);
+		type_ptrs[i] = &types[i];
+	}
+	period->type = types[1].type;
+	period->unit = types[1].unit;
+	prof->n_sample_type = 3;
+	prof->sample_type = type_ptrs;
+	prof->period_type = period;
+	prof->period = (int64_t)ns_per_sample;
+	prof->default_sample_type = types[1].type;
+}
+
+/* The profile's locations, functions and strings from p, packed, gzipped, to out. */
+static int pack_write(FILE *out, Tet__Pprof__Profile *prof, struct pp *p)
+{
+	uint8_t *packed = NULL;
+	size_t packed_len;
+	int ret = -ENOMEM;
+
+	p->line_ptrs = calloc(p->nlocs + 1, sizeof(*p->line_ptrs));
+	prof->location = calloc(p->nlocs + 1, sizeof(*prof->location));
+	prof->function = calloc(p->nlocs + 1, sizeof(*prof->function));
+	if (!p->line_ptrs || !prof->location || !prof->function || p->st.oom)
+		goto out;
+	for (size_t i = 0; i < p->nlocs; i++) {
+		p->line_ptrs[i] = &p->lines[i];
+		p->locs[i].n_line = 1;
+		p->locs[i].line = &p->line_ptrs[i];
+		prof->location[i] = &p->locs[i];
+		prof->function[i] = &p->fns[i];
+	}
+	prof->n_location = prof->n_function = p->nlocs;
+	prof->n_string_table = p->st.n;
+	prof->string_table = p->st.v;
+	packed_len = tet__pprof__profile__get_packed_size(prof);
+	packed = malloc(packed_len ? packed_len : 1);
+	if (!packed)
+		goto out;
+	tet__pprof__profile__pack(prof, packed);
+	ret = write_gz(out, packed, packed_len);
+out:
+	free(packed);
+	free(prof->location);
+	free(prof->function);
+	free(p->line_ptrs);
+	prof->location = NULL;
+	prof->function = NULL;
+	p->line_ptrs = NULL;
+	return ret;
+}
+
 int report_pprof(FILE *out, const struct analyzer *a, const struct report_meta *m)
 {
 	const struct why_report *w = m->why;
-	size_t n = w ? w->nlabeled : 0, packed_len;
+	size_t n = w ? w->nlabeled : 0;
 	Tet__Pprof__Profile prof = TET__PPROF__PROFILE__INIT;
 	Tet__Pprof__ValueType types[3], period = TET__PPROF__VALUE_TYPE__INIT, *type_ptrs[3];
 	Tet__Pprof__Sample *samples = calloc(n + 1, sizeof(*samples)), **sample_ptrs;
 	int64_t *values = calloc(3 * (n + 1), sizeof(*values)), *comments = NULL;
 	struct pp p = { .a = a };
 	uint64_t ns_per_sample = w && w->profile_hz ? 1000000000ull / w->profile_hz : 0;
-	uint8_t *packed = NULL;
 	int ret = 0;
 
 	sample_ptrs = calloc(n + 1, sizeof(*sample_ptrs));
@@ -265,24 +337,7 @@ int report_pprof(FILE *out, const struct analyzer *a, const struct report_meta *
 		ret = -ENOMEM;
 		goto out;
 	}
-	{
-		static const char *const names[3][2] = {
-			{ "samples", "count" }, { "cpu", "nanoseconds" }, { "off_cpu", "nanoseconds" } };
-
-		for (int i = 0; i < 3; i++) {
-			tet__pprof__value_type__init(&types[i]);
-			types[i].type = str_id(&p.st, names[i][0]);
-			types[i].unit = str_id(&p.st, names[i][1]);
-			type_ptrs[i] = &types[i];
-		}
-	}
-	period.type = types[1].type;
-	period.unit = types[1].unit;
-	prof.n_sample_type = 3;
-	prof.sample_type = type_ptrs;
-	prof.period_type = &period;
-	prof.period = (int64_t)ns_per_sample;
-	prof.default_sample_type = types[1].type;
+	sample_types(&p, &prof, types, type_ptrs, &period, ns_per_sample);
 	prof.time_nanos = (int64_t)m->wall_start.tv_sec * 1000000000 + m->wall_start.tv_nsec;
 	prof.duration_nanos = m->end_ns > m->start_ns ? (int64_t)(m->end_ns - m->start_ns) : 0;
 	for (size_t i = 0; i < n; i++) {
@@ -308,38 +363,10 @@ int report_pprof(FILE *out, const struct analyzer *a, const struct report_meta *
 	for (size_t i = 0; w && i < w->nnotes; i++)
 		comments[prof.n_comment++] = str_id(&p.st, w->notes[i]);
 	prof.comment = comments;
-	p.line_ptrs = calloc(p.nlocs + 1, sizeof(*p.line_ptrs));
-	prof.location = calloc(p.nlocs + 1, sizeof(*prof.location));
-	prof.function = calloc(p.nlocs + 1, sizeof(*prof.function));
-	if (!p.line_ptrs || !prof.location || !prof.function || p.st.oom) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < p.nlocs; i++) {
-		p.line_ptrs[i] = &p.lines[i];
-		p.locs[i].n_line = 1;
-		p.locs[i].line = &p.line_ptrs[i];
-		prof.location[i] = &p.locs[i];
-		prof.function[i] = &p.fns[i];
-	}
-	prof.n_location = prof.n_function = p.nlocs;
-	prof.n_string_table = p.st.n;
-	prof.string_table = p.st.v;
-	packed_len = tet__pprof__profile__get_packed_size(&prof);
-	packed = malloc(packed_len ? packed_len : 1);
-	if (!packed) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	tet__pprof__profile__pack(&prof, packed);
-	ret = write_gz(out, packed, packed_len);
+	ret = pack_write(out, &prof, &p);
 out:
 	for (size_t i = 0; i < n && samples; i++)
 		free(samples[i].location_id);
-	free(packed);
-	free(prof.location);
-	free(prof.function);
-	free(p.line_ptrs);
 	free(p.locs);
 	free(p.lines);
 	free(p.fns);
@@ -349,6 +376,114 @@ out:
 	free(samples);
 	free(sample_ptrs);
 	free(values);
+	strtab_free(&p.st);
+	return ret;
+}
+
+/* --mode sampling: one sample of entry e (values set by the caller). */
+static int sampling_sample(struct pp *p, Tet__Pprof__Sample *s, const struct sp_profile *prof,
+			   const struct sp_entry *e, char (*fr)[SP_FRAME], bool *any_cut)
+{
+	char kfr[SP_FRAMES_MAX][SA_KFRAME], buf[1200];
+	const char *type = sa_type_name(prof->m, e->type);
+	size_t nk = 0, nu = 0;
+	bool cut = false;
+
+	if (e->kstack >= 0 && prof->names.kernel)
+		nk = prof->names.kernel(prof->names.ctx, e->kstack, kfr, SP_FRAMES_MAX / 2);
+	if (prof->names.user)
+		nu = prof->names.user(prof->names.ctx, e->ustack, fr, SP_FRAMES_MAX - nk, &cut);
+	s->location_id = calloc(nk + nu + 2, sizeof(*s->location_id));
+	if (!s->location_id)
+		return -ENOMEM;
+	for (size_t k = 0; k < nk; k++) { /* leaf first, as pprof */
+		snprintf(buf, sizeof(buf), "[kernel] %s", kfr[k]);
+		s->location_id[s->n_location_id++] = frame_loc(p, buf);
+	}
+	for (size_t k = 0; k < nu; k++)
+		s->location_id[s->n_location_id++] = frame_loc(p, fr[k]);
+	if (cut && nu) {
+		s->location_id[s->n_location_id++] = frame_loc(p, SP_NO_FP);
+		*any_cut = true;
+	}
+	if (!s->n_location_id)
+		s->location_id[s->n_location_id++] = frame_loc(p, "[no stack]");
+	s->label = &p->label_ptrs[p->nlabels];
+	label(p, s, "future_type", text_sanitize(type, strnlen(type, 256), 0, buf, sizeof(buf)));
+	snprintf(buf, sizeof(buf), "%u", e->tid);
+	label(p, s, "thread", buf);
+	label(p, s, "long_poll", e->long_poll ? "true" : "false");
+	if (e->blocked && e->sysname)
+		label(p, s, "syscall", e->sysname);
+	return p->st.oom ? -ENOMEM : 0;
+}
+
+int report_sampling_pprof(FILE *out, const struct sp_profile *sp)
+{
+	size_t n = sp->n;
+	Tet__Pprof__Profile prof = TET__PPROF__PROFILE__INIT;
+	Tet__Pprof__ValueType types[3], period = TET__PPROF__VALUE_TYPE__INIT, *type_ptrs[3];
+	Tet__Pprof__Sample *samples = calloc(n + 1, sizeof(*samples)), **sample_ptrs;
+	int64_t *values = calloc(3 * (n + 1), sizeof(*values)), comment;
+	char (*fr)[SP_FRAME] = malloc(SP_FRAMES_MAX * sizeof(*fr)), note[PATH_MAX + 300];
+	struct pp p = { 0 };
+	bool cut = false;
+	int ret = 0;
+
+	sample_ptrs = calloc(n + 1, sizeof(*sample_ptrs));
+	p.labels = calloc(PP_LABELS_MAX * (n + 1), sizeof(*p.labels));
+	p.label_ptrs = calloc(PP_LABELS_MAX * (n + 1), sizeof(*p.label_ptrs));
+	str_id(&p.st, ""); /* string_table[0] */
+	if (!samples || !values || !sample_ptrs || !p.labels || !p.label_ptrs || !fr || p.st.oom) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	sample_types(&p, &prof, types, type_ptrs, &period, sp->m->period_ns);
+	prof.time_nanos = sp->wall_start_ns;
+	prof.duration_nanos = sp->end_ns > sp->start_ns ? (int64_t)(sp->end_ns - sp->start_ns) : 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sp_entry *e = &sp->v[i];
+		Tet__Pprof__Sample *s = &samples[i];
+
+		tet__pprof__sample__init(s);
+		s->value = &values[3 * i];
+		s->n_value = 3;
+		if (e->blocked) {
+			s->value[2] = (int64_t)e->ns;
+		} else {
+			s->value[0] = (int64_t)e->count;
+			s->value[1] = (int64_t)(e->count * sp->m->period_ns);
+		}
+		sample_ptrs[i] = s;
+		ret = sampling_sample(&p, s, sp, e, fr, &cut);
+		if (ret)
+			goto out;
+	}
+	prof.n_sample = n;
+	prof.sample = sample_ptrs;
+	if (cut) {
+		char exe[PATH_MAX + 8];
+		const char *x = sp->exe ? sp->exe : "the executable";
+
+		snprintf(note, sizeof(note), "%s: built without frame pointers: a stack is its leaf's frames, then \"%s\" (the poll of its future_type was found by the stack scan; the frames between are not known)",
+			 text_sanitize(x, strlen(x), 0, exe, sizeof(exe)), SP_NO_FP);
+		comment = str_id(&p.st, note);
+		prof.n_comment = 1;
+		prof.comment = &comment;
+	}
+	ret = pack_write(out, &prof, &p);
+out:
+	for (size_t i = 0; i < n && samples; i++)
+		free(samples[i].location_id);
+	free(p.locs);
+	free(p.lines);
+	free(p.fns);
+	free(p.labels);
+	free(p.label_ptrs);
+	free(samples);
+	free(sample_ptrs);
+	free(values);
+	free(fr);
 	strtab_free(&p.st);
 	return ret;
 }

@@ -36,12 +36,19 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 /* --stacks FILE: the CPU samples as folded stacks, one line per distinct stack, root first:
  * "SITE;frame;…;frame COUNT" (flamegraph.pl, inferno, speedscope). Returns 0 or -EIO. */
 int report_folded(FILE *out, const struct report_meta *m);
+struct sp_profile;
+/* --mode sampling's (analyze/sampprof.h): "TYPE;frame;…;frame COUNT", the future type first;
+ * without frame pointers "TYPE;[no frame pointers: …];leaf frames". 0 or -EIO / -ENOMEM. */
+int report_sampling_folded(FILE *out, const struct sp_profile *p);
 
 /* ---- pprof.c ---- */
 /* --pprof FILE: the CPU samples (the --stacks ones) and the polls' blocked time as a gzipped
  * pprof profile.proto, labelled per sample (spawn_site, future_type, task_name, worker,
  * long_poll, syscall; docs/reports.md). Returns 0 or -EIO / -ENOMEM. */
 int report_pprof(FILE *out, const struct analyzer *a, const struct report_meta *m);
+/* --mode sampling's: its CPU samples in async polls and sleeps inside polls, labelled
+ * future_type, thread, long_poll, syscall (docs/sampling-mode.md). 0 or -EIO / -ENOMEM. */
+int report_sampling_pprof(FILE *out, const struct sp_profile *p);
 
 /* ---- html.c ---- */
 /* Returns 0 or -EIO / -ENOMEM. */
@@ -56,6 +63,9 @@ struct perfetto_stats {
 };
 int report_perfetto(FILE *out, const struct analyzer *a, const struct report_meta *m,
 		 struct perfetto_stats *st);
+/* --mode sampling's: a track per thread, its on-CPU long_poll runs and the sleeps inside polls
+ * as slices (perfetto.c). st->events only. 0 or -EIO / -ENOMEM. */
+int report_sampling_perfetto(FILE *out, const struct sp_profile *p, struct perfetto_stats *st);
 
 /* ---- prom.c ---- */
 #define PROM_DEFAULT_SITES 50
@@ -169,6 +179,10 @@ int outputs_open(struct outputs *o, char *err, size_t len);
  * (TET_MSG_ERROR) and the others are still written. Returns 0 or -1 (some file failed). */
 int outputs_write(struct outputs *o, const struct analyzer *a, const struct report_meta *m,
 		  const struct tet_msgs *msgs);
+/* As outputs_write, each file's report written by write(fp, its format, ctx) (another mode's
+ * model: --mode sampling). Returns 0 or -1 (some file failed). */
+int outputs_write_with(struct outputs *o, int (*write)(FILE *fp, enum out_format fmt, void *ctx),
+		       void *ctx, const struct tet_msgs *msgs);
 void outputs_abort(struct outputs *o);
 
 #endif

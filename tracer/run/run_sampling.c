@@ -15,6 +15,7 @@
  * analysis's figures, its span says how old.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "run_sampling.h"
 #include "sampling.h"
 #include "sampling_prom.h"
+#include "sampprof.h"
 #include "sampling_report.h"
 #include "sampstack.h"
 #include "seterr.h"
@@ -40,6 +42,7 @@
 #define RS_MAX_RECS (1u << 19)
 
 _Static_assert(SA_KFRAME == SST_KFRAME, "a kernel frame's name: one size from decode to the model");
+_Static_assert(SP_FRAME == SST_FRAME_MAX, "a user frame's name: one size from decode to the profile");
 
 struct rs {
 	const struct rs_opts *o;
@@ -52,6 +55,7 @@ struct rs {
 	size_t nz, capz;
 	uint64_t kept_out, noread, bad;
 	uint64_t t0, t1;
+	int64_t wall0;
 	uint64_t scan_hits;
 	size_t resolved_s, resolved_z;  /* records whose poll function is set */
 	/* the live outputs (--metrics-addr, --interval) */
@@ -62,6 +66,8 @@ struct rs {
 	struct sampling_meta live_mt;
 	bool live_ok, kwarm;
 	uint64_t next_metrics, next_interval, next_analysis;
+	struct sa_input in;
+	char comm[64];
 };
 
 static uint64_t mono_ns(void)
@@ -178,14 +184,89 @@ static void resolve(struct rs *r)
 static int analyze(struct rs *r, struct sa_model *m)
 {
 	const char *e = getenv("TET_TEST_SAMPLING_CAP");  /* the tests lower every cap to it */
-	struct sa_input in = { .s = r->s, .ns = r->ns, .z = r->z, .nz = r->nz,
+	struct sa_input *in = &r->in;
+
+	*in = (struct sa_input){ .s = r->s, .ns = r->ns, .z = r->z, .nz = r->nz,
 			       .profile_hz = r->o->profile_hz, .long_poll_ns = r->o->long_poll_ns,
 			       .stacks = { stack_frame, stack_kframes, stack_blocking, r->sst } };
-
-	in.type_names = sst_types(r->sst, &in.ntypes);
-	sa_caps_init(&in.caps, e && *e ? strtoul(e, NULL, 10) : 0);
+	in->type_names = sst_types(r->sst, &in->ntypes);
+	sa_caps_init(&in->caps, e && *e ? strtoul(e, NULL, 10) : 0);
 	resolve(r);
-	return sa_analyze(m, &in);
+	return sa_analyze(m, in);
+}
+
+/* ---- --stacks, --pprof, --trace: the profile (analyze/sampprof.h) and its names ---- */
+
+static size_t prof_user(void *ctx, int32_t ustack, char (*out)[SP_FRAME], size_t max, bool *cut)
+{
+	return sst_ustack_frames(((struct rs *)ctx)->sst, ustack, out, max, cut);
+}
+
+static size_t prof_kernel(void *ctx, int32_t kstack, char (*out)[SA_KFRAME], size_t max)
+{
+	return sst_kframes(((struct rs *)ctx)->sst, kstack, out, max);
+}
+
+/* The thread's comm now (/proc/PID/task/TID/comm), NULL when it is gone */
+static const char *prof_thread(void *ctx, uint32_t tid)
+{
+	struct rs *r = ctx;
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)r->o->pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, r->comm, sizeof(r->comm) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	r->comm[n] = 0;
+	r->comm[strcspn(r->comm, "\n")] = 0;
+	return r->comm;
+}
+
+static int write_output(FILE *fp, enum out_format fmt, void *ctx)
+{
+	struct perfetto_stats st;
+
+	switch (fmt) {
+	case OUT_STACKS:
+		return report_sampling_folded(fp, ctx);
+	case OUT_PPROF:
+		return report_sampling_pprof(fp, ctx);
+	case OUT_PERFETTO:
+		return report_sampling_perfetto(fp, ctx, &st);
+	default:
+		return -EINVAL;  /* refused before the run (trace.c) */
+	}
+}
+
+static int write_outputs(struct rs *r, const struct sa_model *m, char *err, size_t len)
+{
+	struct sp_profile p;
+
+	if (sp_build(&p, m, &r->in)) {
+		sp_free(&p);
+		seterr(err, len, "--mode sampling: out of memory building the profile: --stacks, --pprof and --trace not written");
+		return -ENOMEM;
+	}
+	p.pid = (int)r->o->pid;
+	p.exe = sst_exe(r->sst);
+	p.start_ns = r->t0;
+	p.end_ns = r->t1;
+	p.wall_start_ns = r->wall0;
+	p.names = (struct sp_names){ prof_user, prof_kernel, prof_thread, r };
+	if (outputs_write_with(r->o->outs, write_output, &p, r->o->msgs)) {
+		sp_free(&p);
+		if (len)
+			err[0] = 0;   /* the file's error is said (msgs) */
+		return -EIO;
+	}
+	sp_free(&p);
+	return 0;
 }
 
 static void meta(const struct rs *r, const struct tet_counters *c, struct sampling_meta *mt)
@@ -332,6 +413,12 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 	r->t0 = mono_ns();
 	r->next_metrics = r->t0;
 	r->next_interval = r->t0 + o->interval_ns;
+	{
+		struct timespec w;
+
+		clock_gettime(CLOCK_REALTIME, &w);
+		r->wall0 = (int64_t)w.tv_sec * 1000000000 + w.tv_nsec;
+	}
 	for (;;) {
 		struct timespec ts = { 0, 100000000 };
 
@@ -403,6 +490,8 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		report_sampling_terminal(summary, &model, &mt);
 	if (o->json_path)
 		ret = report_sampling_write_json(o->json_path, &model, &mt, err, len);
+	if (!ret && o->outs && o->outs->n)
+		ret = write_outputs(&r, &model, err, len);
 out:
 	prom_stop(r.prom);
 	sp_labels_free(r.labels);

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct outputs;
+struct tet_msgs;
+
 struct rs_opts {
 	pid_t pid;
 	unsigned profile_hz;
@@ -23,6 +26,8 @@ struct rs_opts {
 	const char *metrics_addr;   /* --metrics-addr, or NULL */
 	size_t metrics_sites;       /* --metrics-sites: future_type label values */
 	uint64_t interval_ns;       /* --interval, 0: none */
+	struct outputs *outs;       /* --stacks, --pprof, --trace (checked: outputs_open), or NULL */
+	const struct tet_msgs *msgs;  /* where the outputs say they were written */
 	bool quiet;
 	volatile sig_atomic_t *stop;
 };
