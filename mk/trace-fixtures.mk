@@ -65,7 +65,7 @@ $(FIXTURES)/batch_badrate: $(FIXTURE_SRC)/batch_badrate.c
 # Every reporter (tracer/report/*.c), the flight recorder and --mode sampling's analysis, linked without the command layer
 # (tracer/cli/): a library that printed through p_err would not link.
 UNIT_TRACE_SRCS := $(call tsrc,hist.c text.c analyzer.c starve.c locks.c htab.c uring.c units.c json.c batch.c dialect.c \
-                   flight.c fsutil.c why.c stacksym.c symbols.c sampling.c) $(wildcard tracer/report/*.c) $(PROTO_C)
+                   flight.c fsutil.c why.c stacksym.c symbols.c sampling.c sampling_heat.c) $(wildcard tracer/report/*.c) $(PROTO_C)
 $(FIXTURES)/unit_trace: $(FIXTURE_SRC)/unit_trace.c $(UNIT_TRACE_SRCS) $(wildcard tracer/*/*.h) bpf/events.h tests/unit/check.h \
                         $(OBJ)/html_assets.h $(OBJ)/syscall_names.h
 	$(call msg,CC,$@)

@@ -34,12 +34,18 @@
 #    it runs passes promtool check metrics, and its counters (samples, sleeps, cpu_hog_compute's
 #    samples and on-CPU long polls by future_type) are > 0 and at most the final JSON's; the
 #    interval summaries come every second with growing sample counts, at most the JSON's;
-#  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, an HTML output,
-#    --remote-write.
+#  - every line: the worker heat map adds up (check_heat: the buckets' samples are the threads'
+#    samples, 30-120 buckets, a row for each worker); the 1.53 stock run writes report.html too,
+#    checked by python3's html.parser (balanced) and in Chromium (check_html: the future types,
+#    the mode's facts, the long polls (blocking_call_in_async's blocked ones), a heat-map row
+#    per thread with every bucket);
+#  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, --remote-write.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
+. "$(dirname "$0")/report_lib.sh"
 need_root
 need_tracer
+need_chromium
 command -v bpftool > /dev/null || die_test "bpftool is missing (scripts/packages.txt)"
 command -v promtool > /dev/null || die_test "promtool missing (Debian package prometheus: make deps)"
 command -v go > /dev/null || die_test "go missing (golang-go in scripts/packages.txt)"
@@ -122,6 +128,86 @@ check_live() {
         "$(jq -s --argjson t "$(jqr "$j" .capture.samples)" 'length >= 3 and length <= 5 and . == unique and .[0] > 0 and .[-1] <= $t' "$TMPD/interval.n")"
 }
 
+# check_heat LINE JSON: the worker heat map adds up: per row the buckets' samples (in async polls
+# and outside) are the row's samples and the thread's in .threads, those in polls its
+# in_async_poll; every thread has a row (none omitted); 30-120 buckets at least a period wide;
+# the off-CPU time of a bucket never more than its width; each worker (a tokio-r* thread) a row
+check_heat() {
+    local v=$1 j=$2
+    echo "# $v: heat map $(jqr "$j" '.worker_heat | "\(.buckets) buckets of \(.bucket_ns) ns, rows \([.rows[] | "\(.tid) \(.name) \(.samples)"] | join(", "))"')"
+    check_eq "$v: heat map: per thread, the buckets' samples = the thread's samples; in polls = its in_async_poll" true \
+        "$(jqr "$j" '(.threads | map({key: (.tid | tostring), value: .samples}) | from_entries) as $t | .worker_heat.rows | length > 0 and all(([.async_poll_samples[], .other_samples[]] | add) == .samples and ([.async_poll_samples[]] | add) == .in_async_poll and (.samples == 0 or $t[.tid | tostring] == .samples))')"
+    check_eq "$v: heat map: every sample in a row (no thread omitted)" true \
+        "$(jqr "$j" '.worker_heat.threads_omitted == 0 and ([.worker_heat.rows[].samples] | add) == .capture.samples')"
+    check_eq "$v: heat map: 30-120 buckets, each at least a period; off CPU within a bucket" true \
+        "$(jqr "$j" '.worker_heat | .buckets >= 30 and .buckets <= 120 and .bucket_ns >= .period_ns and (.bucket_ns as $w | .buckets as $n | all(.rows[]; (.off_cpu_ns_by_bucket | length) == $n and all(.off_cpu_ns_by_bucket[]; . <= $w)))')"
+    check_eq "$v: heat map: the 2 workers (tokio-r* threads) each have a row" true \
+        "$(jqr "$j" '[.worker_heat.rows[] | select(.name // "" | test("^tokio-r"))] | length >= 2')"
+}
+
+# check_html LINE JSON HTML: report.html of the same run: an independent parser (python3's
+# html.parser) finds every element closed in order; in Chromium (tests/browser.py, as the other
+# HTML tests) no console error, no script, the JSON's future types (cpu_hog_compute's among
+# them) and blocking_call_in_async's in the blocked long polls, the mode's
+# facts (no uprobe, the rate, what it cannot see), long polls of both kinds, and the heat map:
+# one row per row of the JSON's (every worker), each with the JSON's bucket count of cells
+check_html() {
+    local v=$1 j=$2 h=$3 B
+    [ -s "$h" ] || { not_ok "$v: report.html written"; return; }
+    check_eq "$v: report.html: html.parser finds every element closed in order" ok "$(python3 - "$h" <<'PY'
+import html.parser, sys
+VOID = {"meta", "br", "img", "input", "link", "hr", "col", "wbr"}
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.stack, self.bad = [], []
+    def handle_starttag(self, tag, attrs):
+        if tag not in VOID:
+            self.stack.append(tag)
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+        else:
+            self.bad.append((tag, self.stack[-3:]))
+p = P()
+p.feed(open(sys.argv[1], encoding="utf-8").read())
+p.close()
+print("ok" if not p.bad and not p.stack else f"unbalanced {p.bad[:3]} open {p.stack}")
+PY
+)"
+    EXPR=$(cat <<'JS'
+(() => ({
+  scripts: document.scripts.length,
+  types: [...document.querySelectorAll('#types td.type')].map(t => t.textContent),
+  mode: document.querySelector('#mode').textContent,
+  oncpu: document.querySelectorAll('#findings table.on-cpu tr').length - 1,
+  blocked: document.querySelectorAll('#findings table.blocked tr').length - 1,
+  blocked_types: [...document.querySelectorAll('#findings table.blocked td:first-child')].map(t => t.textContent),
+  rows: [...document.querySelectorAll('#heat tr.heat-row')].map(r => ({tid: +r.dataset.tid, cells: r.querySelectorAll('td').length})),
+}))()
+JS
+)
+    check "$v: chromium opened report.html" browse "sampling-$v" "$h" "$EXPR"
+    B="$TMPD/sampling-$v.browser.json"
+    no_page_errors "sampling-$v"
+    check_eq "$v: report.html: no script" 0 "$(jq .eval.scripts "$B")"
+    # blocking_call_in_async's polls sleep: its type has a CPU sample in some runs only, a
+    # blocked long poll in every run (checked in the JSON above)
+    check_eq "$v: report.html's types table: the JSON's future types (cpu_hog_compute's among them)" \
+        "$(jqr "$j" '[.future_types[].type] | sort | join("|")') true" \
+        "$(jq -r '"\(.eval.types | sort | join("|")) \(.eval.types | any(test("cpu_hog_compute")))"' "$B")"
+    check_eq "$v: report.html's blocked long polls name blocking_call_in_async's future type" true \
+        "$(jq '.eval.blocked_types | length > 0 and all(test("blocking_call_in_async"))' "$B")"
+    check_eq "$v: report.html: the mode's facts (no uprobe, 499 Hz, task id slot, what it cannot see)" true \
+        "$(jq '.eval.mode | test("no uprobe") and test("499 Hz") and test("task id slot") and test("scheduling_delay")' "$B")"
+    check_eq "$v: report.html: the long polls of both kinds, as many as the JSON's" \
+        "$(jqr "$j" '"\([.findings[] | select(.seen_as == "on_cpu")] | length) \([.findings[] | select(.seen_as == "blocked")] | length)"')" \
+        "$(jq -r '"\(.eval.oncpu) \(.eval.blocked)"' "$B")"
+    check_eq "$v: report.html: the heat map, a row per JSON row (every worker), each with every bucket" \
+        "$(jqr "$j" '.worker_heat as $h | [$h.rows[] | "\(.tid):\($h.buckets)"] | join(" ")')" \
+        "$(jq -r '[.eval.rows[] | "\(.tid):\(.cells)"] | join(" ")' "$B")"
+}
+
 run_line() {  # run_line LINE [FLAVOUR]
     local v=$1 bin j tp sp live dur t_att
     bin=$(sample_bin "$v" "${2:-stock}")
@@ -132,10 +218,10 @@ run_line() {  # run_line LINE [FLAVOUR]
     wait_exec "$sp" "$bin"
     sleep 0.5
     j="$TMPD/s$v.json"
-    local outs=() dur=3s  # 1.53 stock: the live outputs (metrics, --interval; 4 s) and the profiles too
+    local outs=() dur=3s  # 1.53 stock: the live outputs (metrics, --interval; 4 s), report.html and the profiles too
     live=()
     [ "$v" = 1.53 ] && [ -z "${2:-}" ] && live=(--metrics-addr 127.0.0.1:0 --interval 1s) dur=4s
-    [ "$v" = 1.53 ] && outs=(--stacks "$TMPD/s.folded" --pprof "$TMPD/s.pb.gz" --trace "$TMPD/s.trace.json")
+    [ "$v" = 1.53 ] && outs=(--stacks "$TMPD/s.folded" --pprof "$TMPD/s.pb.gz" --trace "$TMPD/s.trace.json" -o "$TMPD/s$v.html")
     start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration $dur -o "$j" "${live[@]}" "${outs[@]}"
     tp=$BG_PID
     wait_for_line "$TMPD/tr.$v.err" attached 20 || { not_ok "$v: attached"; cat "$TMPD/tr.$v.err"; }
@@ -209,6 +295,8 @@ run_line() {  # run_line LINE [FLAVOUR]
     echo "# $v: $(jqr "$j" '.attribution | del(.rule) | tostring')"
     [ "${#live[@]}" -eq 0 ] || check_live "$v" "$j"
     [ "$v" = 1.53 ] && check_profiles "$j"
+    check_heat "$v" "$j"
+    [ "$v" != 1.53 ] || check_html "$v" "$j" "$TMPD/s$v.html"
     # the kit's build has frame pointers: every poll frame from the frame walk
     if [ -n "${2:-}" ]; then
         check_eq "$v: frame pointers: no stack scan, no poll frame from it" "false 0" \
@@ -255,7 +343,6 @@ expect_fail "a stripped copy" 2 "stripped" "$TRACER" trace --pid "$SP" --mode sa
 expect_fail "a process with no Tokio" 2 "no Tokio" "$TRACER" trace --pid "$NP" --mode sampling --duration 1s
 expect_fail "no --pid" 3 "give --pid" "$TRACER" trace --binary "$BIN" --mode sampling --duration 1s
 expect_fail "--remote-write" 3 "does not make Prometheus remote write" "$TRACER" trace --pid "$SP" --mode sampling --remote-write http://127.0.0.1:9/api/v1/write
-expect_fail "an HTML output" 3 "does not make the HTML report output" "$TRACER" trace --pid "$SP" --mode sampling -o "$TMPD/r.html"
 stop_pid "$SP"
 stop_pid "$NP"
 finish

@@ -399,6 +399,7 @@ int sa_analyze(struct sa_model *o, const struct sa_input *in)
 	aggregate(o, in);
 	cpu_runs(o, in);
 	sleeps(o, in);
+	sa_heat_build(&o->heat, in, o->period_ns);
 	return 0;
 }
 
@@ -413,5 +414,6 @@ void sa_free(struct sa_model *o)
 	free(o->tasks);
 	free(o->threads);
 	free(o->f);
+	sa_heat_free(&o->heat);
 	*o = (struct sa_model){ 0 };
 }

@@ -92,6 +92,8 @@ struct sa_input {
 	uint64_t long_poll_ns;       /* the long_poll threshold */
 	struct sa_caps caps;
 	struct sa_stacks stacks;
+	uint64_t window_from, window_to;  /* the capture's start and end (CLOCK_MONOTONIC, as the
+					   * records' stamps; 0: the records' own), for the heat map */
 };
 
 struct sa_count { const char *key; uint64_t n; };   /* a frame name and its samples */
@@ -117,6 +119,27 @@ struct sa_finding {        /* a long_poll */
 	const char *syscall;       /* blocked: the system call's name, NULL unknown */
 	char kframes[3][SA_KFRAME];/* blocked: the innermost named kernel frames ("" after the last) */
 	uint64_t blocked_ns;       /* blocked: switch out to wake-up (off CPU when no wake-up seen) */
+};
+
+/* The worker heat map (sampling_heat.c): per thread and time bucket, its CPU samples in async
+ * polls and outside them, and the exact off-CPU time of its recorded sleeps. */
+#define SA_HEAT_COLS     120   /* buckets at most (at least 30 when the run lasts 30 periods) */
+#define SA_HEAT_ROWS     256   /* threads with a row (the lowest tids); the rest counted */
+#define SA_COMM          16    /* bytes of a thread's name (the kernel's TASK_COMM_LEN) */
+
+struct sa_heat_cell { uint32_t poll, other; uint64_t off_ns; };
+struct sa_heat_row {
+	uint32_t tid;
+	char name[SA_COMM + 1];    /* set by the caller (/proc/PID/task/TID/comm): "" unknown */
+	uint64_t samples, in_poll, off_ns;   /* the row's totals */
+	struct sa_heat_cell *cells;          /* ncols */
+};
+struct sa_heat {
+	uint64_t from, to, width;  /* the window [from, to) and a bucket's width, ns */
+	size_t ncols;
+	struct sa_heat_row *rows;  /* by tid */
+	size_t nrows;
+	uint64_t rows_refused;     /* threads past SA_HEAT_ROWS, or all of them out of memory */
 };
 
 struct sa_model {
@@ -145,6 +168,7 @@ struct sa_model {
 	struct htab task_idx;      /* task id → its index in tasks + 1 */
 	struct htab type_task;     /* (type, task id) seen (→ (void *)1) */
 	size_t tasks_cap;
+	struct sa_heat heat;       /* filled by sa_heat_build at sa_analyze's end */
 };
 
 /* Analyses in into m (zeroed by it): 0, or -ENOMEM (m then holds what was made: sa_free it).
@@ -154,5 +178,21 @@ int sa_analyze(struct sa_model *m, const struct sa_input *in);
 void sa_free(struct sa_model *m);
 /* A type's name, "(unknown)" for -1 or out of range. */
 const char *sa_type_name(const struct sa_model *m, int type);
+
+/* The heat map of in's records (their type set by sa_analyze) into h (zeroed by it). The window
+ * is in's, widened to every record; a bucket is the smallest 1, 2 or 5 x 10^k ns at least
+ * 1/SA_HEAT_COLS of it and at least the sample period (so 48-120 buckets when the run lasts 120
+ * periods). A sample is put whole in the bucket of its stamp; a sleep is cut at the buckets'
+ * edges. Out of memory: no rows, every thread counted in rows_refused. */
+void sa_heat_build(struct sa_heat *h, const struct sa_input *in, uint64_t period_ns);
+void sa_heat_free(struct sa_heat *h);
+/* The bucket width sa_heat_build picks for a window of span ns. */
+uint64_t sa_heat_width(uint64_t span, uint64_t period_ns);
+/* Bucket col of row r as shares of the bucket's width, in thousandths: on CPU in async polls,
+ * on CPU outside them (samples x period: an estimate, off by up to a period or two per bucket,
+ * cut so that with the exact off-CPU time it never exceeds the width), and off CPU in recorded
+ * sleeps (exact). The rest of the bucket is not seen (a preemption, a sleep with no record). */
+void sa_heat_share(const struct sa_heat *h, uint64_t period_ns, const struct sa_heat_row *r,
+		   size_t col, unsigned *poll, unsigned *other, unsigned *off);
 
 #endif

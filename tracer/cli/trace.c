@@ -983,9 +983,8 @@ static int run_until_end(struct run *r)
 	return ret;
 }
 
-/* --mode sampling: one process, JSON, the terminal summary, --stacks, --pprof, --trace,
- * --metrics-addr and --interval; what
- * it does not make yet is refused in one line. */
+/* --mode sampling: one process, JSON, report.html, the terminal summary, --stacks, --pprof,
+ * --trace, --metrics-addr and --interval; what it does not make yet is refused in one line. */
 static int trace_sampling(struct run_opts *o)
 {
 	struct rs_opts ro = { .pid = o->pid, .profile_hz = o->sched.profile_hz,
@@ -1021,8 +1020,12 @@ static int trace_sampling(struct run_opts *o)
 			outputs_add(&profile_outs, f->path, f->fmt, err, sizeof(err)); /* checked */
 			continue;
 		}
+		if (f->fmt == OUT_HTML) {
+			ro.html_path = f->path;
+			continue;
+		}
 		if (f->fmt != OUT_JSON) {
-			p_err("--mode sampling does not make the %s output yet (%s): JSON, the terminal summary, --stacks, --pprof and --trace only",
+			p_err("--mode sampling does not make the %s output yet (%s): JSON, report.html, the terminal summary, --stacks, --pprof and --trace only",
 			      out_format_name(f->fmt), f->path);
 			return TET_EXIT_USAGE;
 		}

@@ -14,7 +14,7 @@
 #include "seterr.h"
 #include "text.h"
 
-static const char *const not_seen[][2] = {
+const char *const sr_not_seen[SR_NOT_SEEN][2] = {
 	{ "wakes", "no probe on the waker functions: who woke a task is not seen" },
 	{ "waker_counts", "no probe on waker clone/drop: waker counts are not seen" },
 	{ "spawn_sites", "no probe on spawn: where a task was spawned is not seen" },
@@ -32,6 +32,67 @@ static void jw_kname(struct jw *w, const char *key, const char *s)
 		jw_strn(w, s, strnlen(s, SR_NAME_MAX));
 	else
 		jw_null(w);
+}
+
+static void jw_heat_col(struct jw *w, const char *key, const struct sa_model *o,
+			const struct sa_heat_row *r, int what)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (size_t c = 0; c < o->heat.ncols; c++) {
+		unsigned v[3];
+
+		switch (what) {
+		case 0: jw_u64(w, r->cells[c].poll); break;
+		case 1: jw_u64(w, r->cells[c].other); break;
+		case 2: jw_u64(w, r->cells[c].off_ns); break;
+		default:
+			sa_heat_share(&o->heat, o->period_ns, r, c, &v[0], &v[1], &v[2]);
+			jw_u64(w, v[what - 3]);
+		}
+	}
+	jw_arr_end(w);
+}
+
+/* "worker_heat" (docs/sampling-mode.md "Worker heat map") */
+static void jw_heat(struct jw *w, const struct sa_model *o)
+{
+	const struct sa_heat *h = &o->heat;
+
+	jw_key(w, "worker_heat");
+	jw_obj_begin(w);
+	jw_kstr(w, "rule", "per thread and bucket: CPU samples in async polls and outside them (each put whole in the bucket of its stamp; samples x period_ns estimates the time on CPU, off by up to a period or two per bucket: cpu-clock samples fire only on CPU), and the exact time off CPU in the sleeps the sampler recorded (sched_switch out to back in, cut at the buckets' edges; none is recorded for a preemption or while the thread's task id slot is None); the *_permille shares of a bucket's width, the estimate cut so that with the exact off-CPU time it never exceeds the width; the rest of a bucket is not seen");
+	jw_ku64(w, "start_ns", h->from);
+	jw_ku64(w, "end_ns", h->to);
+	jw_ku64(w, "bucket_ns", h->width);
+	jw_ku64(w, "buckets", h->ncols);
+	jw_ku64(w, "period_ns", o->period_ns);
+	jw_ku64(w, "threads_omitted", h->rows_refused);
+	jw_key(w, "rows");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < h->nrows; i++) {
+		const struct sa_heat_row *r = &h->rows[i];
+
+		jw_obj_begin(w);
+		jw_ku64(w, "tid", r->tid);
+		jw_key(w, "name");   /* untrusted: the thread's comm, at most SA_COMM bytes */
+		if (r->name[0])
+			jw_strn(w, r->name, strnlen(r->name, sizeof(r->name)));
+		else
+			jw_null(w);
+		jw_ku64(w, "samples", r->samples);
+		jw_ku64(w, "in_async_poll", r->in_poll);
+		jw_ku64(w, "off_cpu_ns", r->off_ns);
+		jw_heat_col(w, "async_poll_samples", o, r, 0);
+		jw_heat_col(w, "other_samples", o, r, 1);
+		jw_heat_col(w, "off_cpu_ns_by_bucket", o, r, 2);
+		jw_heat_col(w, "async_poll_permille", o, r, 3);
+		jw_heat_col(w, "other_cpu_permille", o, r, 4);
+		jw_heat_col(w, "off_cpu_permille", o, r, 5);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
 }
 
 int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampling_meta *mt)
@@ -134,6 +195,7 @@ int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampl
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	jw_heat(w, o);
 	jw_key(w, "findings");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < o->nf; i++) {
@@ -167,8 +229,8 @@ int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampl
 	jw_arr_end(w);
 	jw_key(w, "not_seen");
 	jw_obj_begin(w);
-	for (size_t i = 0; i < sizeof(not_seen) / sizeof(not_seen[0]); i++)
-		jw_kstr(w, not_seen[i][0], not_seen[i][1]);
+	for (size_t i = 0; i < SR_NOT_SEEN; i++)
+		jw_kstr(w, sr_not_seen[i][0], sr_not_seen[i][1]);
 	jw_obj_end(w);
 	jw_obj_end(w);
 	return jw_finish(w);
@@ -178,6 +240,56 @@ int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampl
 static const char *san(const char *p, char *buf, size_t len)
 {
 	return p ? text_sanitize(p, strnlen(p, SR_NAME_MAX), 0, buf, len) : "-";
+}
+
+#define SR_HEAT_TERM_ROWS 16   /* threads the terminal's heat map shows (the JSON has them all) */
+
+/* A bucket as one ASCII character: the level of its on-CPU share (".:+#" when more of it was in
+ * async polls, "-=oO" when more was outside them: up to 25, 50, 75, 100 %), "_" when it has no
+ * sample but sleeps for at least half of it, " " otherwise. */
+static char heat_glyph(const struct sa_model *o, const struct sa_heat_row *r, size_t c)
+{
+	unsigned p, x, z, on;
+
+	sa_heat_share(&o->heat, o->period_ns, r, c, &p, &x, &z);
+	on = p + x;
+	if (!r->cells[c].poll && !r->cells[c].other)
+		return z >= 500 ? '_' : ' ';
+	if (on > 1000)
+		on = 1000;
+	return (r->cells[c].poll >= r->cells[c].other ? ".:+#" : "-=oO")[on ? (on - 1) / 250 : 0];
+}
+
+static void heat_terminal(FILE *out, const struct sa_model *o)
+{
+	const struct sa_heat *h = &o->heat;
+	double span = (double)(h->to - h->from);
+	char b1[1400], line[SA_HEAT_COLS + 1];
+
+	if (!h->nrows)
+		return;
+	fprintf(out, "Threads busy / idle over time (%zu columns of %.0f ms over %.1f s; on CPU = samples x %.1f ms, an estimate bounded by the period; off CPU = the recorded sleeps, exact)\n",
+		h->ncols, (double)h->width / 1e6, span / 1e9, (double)o->period_ns / 1e6);
+	fprintf(out, "  on CPU up to 25/50/75/100 %%: . : + # mostly in async polls, - = o O mostly outside them; _ asleep; blank: nothing seen\n");
+	fprintf(out, "  %-8s %-16s %5s %5s %5s  %s\n", "TID", "NAME", "POLL%", "CPU%", "OFF%", "over time");
+	for (size_t i = 0; i < h->nrows && i < SR_HEAT_TERM_ROWS; i++) {
+		const struct sa_heat_row *r = &h->rows[i];
+		double pe = (double)o->period_ns;
+		double pp = 100 * (double)r->in_poll * pe / span, op = 100 * (double)(r->samples - r->in_poll) * pe / span;
+		size_t c;
+
+		for (c = 0; c < h->ncols; c++)
+			line[c] = heat_glyph(o, r, c);
+		line[c] = 0;
+		fprintf(out, "  %-8u %-16s %5.1f %5.1f %5.1f  |%s|\n", r->tid,
+			r->name[0] ? text_sanitize(r->name, strnlen(r->name, sizeof(r->name)), 0, b1, sizeof(b1)) : "?", pp > 100 ? 100 : pp, op > 100 ? 100 : op,
+			100 * (double)r->off_ns / span, line);
+	}
+	if (h->nrows > SR_HEAT_TERM_ROWS)
+		fprintf(out, "  … %zu more threads in the JSON report\n", h->nrows - SR_HEAT_TERM_ROWS);
+	if (h->rows_refused)
+		fprintf(out, "  … %llu threads past the heat map's cap (worker_heat.threads_omitted)\n",
+			(unsigned long long)h->rows_refused);
 }
 
 void report_sampling_terminal(FILE *out, const struct sa_model *o, const struct sampling_meta *mt)
@@ -217,6 +329,7 @@ void report_sampling_terminal(FILE *out, const struct sa_model *o, const struct 
 				(double)(f->n + 1) * o->period_ns / 1e6, san(sa_type_name(o, f->type), b1, sizeof(b1)),
 				(unsigned long long)f->task, f->tid, san(f->hot, b2, sizeof(b2)));
 	}
+	heat_terminal(out, o);
 	if (o->refused.tasks || o->refused.threads || o->refused.types || o->refused.frames ||
 	    o->refused.findings || o->refused.ids)
 		fprintf(out, "Not kept (tables full or out of memory): %llu task samples, %llu threads, %llu future types, %llu frame samples, %llu findings, %llu task ids\n",
@@ -224,8 +337,8 @@ void report_sampling_terminal(FILE *out, const struct sa_model *o, const struct 
 			(unsigned long long)o->refused.types, (unsigned long long)o->refused.frames,
 			(unsigned long long)o->refused.findings, (unsigned long long)o->refused.ids);
 	fprintf(out, "Not seen in this mode:");
-	for (size_t i = 0; i < sizeof(not_seen) / sizeof(not_seen[0]); i++)
-		fprintf(out, " %s", not_seen[i][0]);
+	for (size_t i = 0; i < SR_NOT_SEEN; i++)
+		fprintf(out, " %s", sr_not_seen[i][0]);
 	fprintf(out, " (no uprobe: see the JSON's not_seen)\n");
 }
 

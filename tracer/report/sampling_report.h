@@ -14,6 +14,10 @@
 #include "sampling.h"
 
 #define SR_NAME_MAX 256   /* bytes of a name from the traced binary shown (report-schema.md) */
+#define SR_NOT_SEEN 6
+
+/* What the mode cannot see: { JSON key, why } (the JSON's not_seen, the summary, the page) */
+extern const char *const sr_not_seen[SR_NOT_SEEN][2];
 
 /* What the run knows besides the model: the target, the slot, the capture's figures. */
 struct sampling_meta {
@@ -39,6 +43,12 @@ int report_sampling_json(FILE *out, const struct sa_model *m, const struct sampl
 /* -o PATH ("-": stdout): written to PATH.tmp.PID and renamed into place when complete. 0 or
  * -errno with one line in err; a failed write leaves nothing behind. */
 int report_sampling_write_json(const char *path, const struct sa_model *m,
+			       const struct sampling_meta *mt, char *err, size_t len);
+/* report.html (docs/sampling-mode.md "report.html"): one static page, no script; 0, or nonzero
+ * when a write failed. */
+int report_sampling_html(FILE *out, const struct sa_model *m, const struct sampling_meta *mt);
+/* -o PATH.html: written to PATH.tmp.PID and renamed into place when complete; as _write_json. */
+int report_sampling_write_html(const char *path, const struct sa_model *m,
 			       const struct sampling_meta *mt, char *err, size_t len);
 /* The terminal summary. */
 void report_sampling_terminal(FILE *out, const struct sa_model *m, const struct sampling_meta *mt);

@@ -188,7 +188,8 @@ static int analyze(struct rs *r, struct sa_model *m)
 
 	*in = (struct sa_input){ .s = r->s, .ns = r->ns, .z = r->z, .nz = r->nz,
 			       .profile_hz = r->o->profile_hz, .long_poll_ns = r->o->long_poll_ns,
-			       .stacks = { stack_frame, stack_kframes, stack_blocking, r->sst } };
+			       .stacks = { stack_frame, stack_kframes, stack_blocking, r->sst },
+			       .window_from = r->t0, .window_to = r->t1 };
 	in->type_names = sst_types(r->sst, &in->ntypes);
 	sa_caps_init(&in->caps, e && *e ? strtoul(e, NULL, 10) : 0);
 	resolve(r);
@@ -267,6 +268,28 @@ static int write_outputs(struct rs *r, const struct sa_model *m, char *err, size
 	}
 	sp_free(&p);
 	return 0;
+}
+
+/* The heat map's threads named by their comm at the end (untrusted: at most SA_COMM bytes; the
+ * reports escape them); a thread gone by then stays "" (unknown). */
+static void name_threads(pid_t pid, struct sa_heat *h)
+{
+	for (size_t i = 0; i < h->nrows; i++) {
+		char path[64];
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)pid, h->rows[i].tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		n = read(fd, h->rows[i].name, SA_COMM);
+		close(fd);
+		if (n <= 0)
+			n = 0;
+		h->rows[i].name[n] = 0;
+		h->rows[i].name[strcspn(h->rows[i].name, "\n")] = 0;
+	}
 }
 
 static void meta(const struct rs *r, const struct tet_counters *c, struct sampling_meta *mt)
@@ -483,6 +506,7 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		seterr(err, len, "--mode sampling: out of memory analysing the samples: no report written");
 		goto out;
 	}
+	name_threads(o->pid, &model.heat);
 	meta(&r, &c, &mt);
 	if (r.prom)
 		publish_metrics(&r, &model, &mt);
@@ -492,6 +516,8 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		ret = report_sampling_write_json(o->json_path, &model, &mt, err, len);
 	if (!ret && o->outs && o->outs->n)
 		ret = write_outputs(&r, &model, err, len);
+	if (!ret && o->html_path)
+		ret = report_sampling_write_html(o->html_path, &model, &mt, err, len);
 out:
 	prom_stop(r.prom);
 	sp_labels_free(r.labels);

@@ -28,6 +28,7 @@ struct rs_opts {
 	uint64_t interval_ns;       /* --interval, 0: none */
 	struct outputs *outs;       /* --stacks, --pprof, --trace (checked: outputs_open), or NULL */
 	const struct tet_msgs *msgs;  /* where the outputs say they were written */
+	const char *html_path;      /* report.html; NULL: none */
 	bool quiet;
 	volatile sig_atomic_t *stop;
 };
