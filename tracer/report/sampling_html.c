@@ -107,8 +107,8 @@ static void facts(FILE *out, const struct sa_model *o, const struct sampling_met
 		"no frame pointers: from the scan of each stack's words for return addresses" :
 		"from the frame-pointer walk");
 	fact(out, "samples", "%llu", mt->samples);
-	fact(out, "… in async polls", "%llu", o->in_poll);
-	fact(out, "… read the slot before the poll set it", "%llu", o->read_before_set);
+	fact(out, "… in async polls' bodies", "%llu", o->in_poll);
+	fact(out, "… in a poll frame outside its body (charged to nothing)", "%llu", o->outside_body);
 	fact(out, "… an id but no poll frame", "%llu", o->no_poll_frame);
 	fact(out, "sleeps recorded", "%llu", mt->sleeps);
 	fact(out, "samples / sleeps lost (ring full)", "%llu", mt->sample_drops + mt->sleep_drops);
