@@ -11,7 +11,7 @@
 # spawn sites in the tokio crate's own sources (any install) marked runtime, listed after the program's.
 # --mode sampling's analysis (analyze/sampling.c) on synthetic samples and sleeps: an on-CPU
 # long_poll run of N samples, a run broken by an nvcsw change, a blocked sleep finding with its
-# system call and kernel frames, the read_before_set attribution, hottest frames most first.
+# system call and kernel frames, samples and a sleep outside a poll's body (outside_poll_body: no task, no run), hottest frames most first.
 # --remote-write's encoder: the exposition text as a snappy WriteRequest, read back field by field
 # (labels unescaped, the run's labels merged and sorted, malformed lines skipped).
 # The JSON report of that synthetic capture has every key later checks rely on.
