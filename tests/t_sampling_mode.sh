@@ -21,7 +21,8 @@
 #    findings' off_cpu_ns, and -tagfocus on the cpu_hog future type puts cpu_hog_compute on top;
 #    tests/check_trace.py (as t_report_trace) accepts the trace, its threads named, and it has one
 #    long_poll slice per on-CPU finding of cpu_hog and one long blocked slice per blocked finding
-#    of blocking_call; a --stacks in a missing directory is refused, nothing left behind;
+#    of blocking_call; a --stacks, -o .json or -o .html in a missing directory is refused before
+#    anything is attached (exit 4), nothing left behind;
 #  - with the analysis' caps lowered to 1 (TET_TEST_SAMPLING_CAP), 2 s of 1.53: the report is
 #    still written, at most one thread, task, type and finding kept, the rest counted in `refused`;
 #  - short polls back to back with no sleep between (the yield workload, 1000 tasks, stock 1.53)
@@ -274,6 +275,12 @@ run_line() {  # run_line LINE [FLAVOUR]
         expect_fail "--stacks in a missing directory" 4 "cannot write the folded stacks $TMPD/bad/none/s.folded: its directory does not exist" \
             "$TRACER" trace --pid "$sp" --mode sampling --stacks "$TMPD/bad/none/s.folded" -o "$TMPD/bad/r.json" --duration 1s
         check_eq "--stacks refused: nothing left behind (no report, no temporary)" "" "$(ls -A "$TMPD/bad")"
+        # -o's JSON and report.html: checked before anything is attached too (exit 4, as the
+        # other modes), not found missing when the capture is over
+        expect_fail "-o report.html in a missing directory" 4 "cannot write the HTML report $TMPD/bad/none/r.html: its directory does not exist" \
+            "$TRACER" trace --pid "$sp" --mode sampling -o "$TMPD/bad/none/r.html" --duration 5s
+        expect_fail "-o report.json in a missing directory" 4 "cannot write the report $TMPD/bad/none/r.json: its directory does not exist" \
+            "$TRACER" trace --pid "$sp" --mode sampling -o "$TMPD/bad/none/r.json" --duration 5s
     fi
     stop_pid "$sp"
     [ -s "$j" ] || { not_ok "$v: no report"; cat "$TMPD/tr.$v.err"; return; }

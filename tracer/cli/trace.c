@@ -1040,7 +1040,21 @@ static int trace_sampling(struct run_opts *o)
 		return TET_EXIT_CANNOT;
 	}
 	/* --stacks, --pprof, --trace: checked before tracing, written through a temporary file
-	 * (outputs.c) */
+	 * (outputs.c); -o's JSON and report.html are written by the run through their own
+	 * temporary files, checked here the same way before anything is attached */
+	{
+		struct outputs o_files = { 0 };
+
+		if (ro.json_path && strcmp(ro.json_path, "-"))
+			outputs_add(&o_files, ro.json_path, OUT_JSON, err, sizeof(err));
+		if (ro.html_path)
+			outputs_add(&o_files, ro.html_path, OUT_HTML, err, sizeof(err));
+		if (outputs_open(&o_files, err, sizeof(err))) {
+			p_err("%s", err);
+			return TET_EXIT_INPUT;
+		}
+		outputs_abort(&o_files);
+	}
 	if (profile_outs.n && outputs_open(&profile_outs, err, sizeof(err))) {
 		p_err("%s", err);
 		return TET_EXIT_INPUT;
