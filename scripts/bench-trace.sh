@@ -17,18 +17,39 @@
 #      batched, no sched  batched, all, with --no-sched (what the kernel side costs)
 #      batched 1/100      batched, --sample-rate 100
 #      fallback           the stock build through uprobes (--mode uprobe)
+#      sampling-HZ        the stock build, --mode sampling --profile-hz HZ (99: the default rate;
+#                         499, 997; 9973, near the maximum: the sampler's cost amplified ~100
+#                         times over the default's, to be measured above the machine's noise and
+#                         scaled down): no uprobe, a cpu-clock sampler and the sched tracepoints,
+#                         attached to the workload's PID (this mode's only way) while it is held
+#                         (below); its tracer CPU and peak RSS are over the timed run alone
+#                         (its start-up, symbols and DWARF, ~1.5 s, left out, as in part 2),
+#                         its events the samples + sleep records
 #      per-event/batched --no-io-uring  the same without io_uring tracing: this workload uses no
 #                         io_uring, so the pair says what following io_uring costs a target
 #                         that does not use it (nothing, by design: a global load per poll in
 #                         per-event capture, no hooks in batched capture)
-#    Traced runs attach by path before the process starts (--binary), with the tracer's defaults
-#    (nice 10, 64M ring for batched). Also per traced run: events, drops, the tracer's CPU per
-#    event and its peak memory (VmHWM).
+#    Every run is held at its start (--wait-start FILE: it waits before building its runtime)
+#    until any tracer is attached and the workload asleep in that wait, then let go (FILE
+#    created): a tracer's start-up never overlaps the timed run. Traced runs attach by path
+#    before the process starts (--binary; sampling: by PID, above), with the tracer's defaults
+#    (nice 10, 64M ring for batched). Besides ns_per_poll (wall time, the workload's own
+#    figure), the workload's CPU time per poll: all its threads, user + system, from the go to
+#    its exit (wait4's, less what its only thread had used before the go). On this machine's
+#    kernel (no IRQ_TIME_ACCOUNTING) that includes the interrupts taken while it ran, a
+#    sampler's BPF programs among them, and it moves much less than wall time with what else
+#    the machine runs. Also per traced run: events, drops, the tracer's CPU per event and
+#    its peak memory (VmHWM).
 # 2. HTTP at saturation: `sample-service serve --workers 1`, wrk (2 threads, 16 connections, 5 s)
 #    on GET /, requests/s for stock, untraced, batched, batched --no-sched, batched with the CPU
-#    profile at 999 Hz, per-event, batched 1/100 and the flight recorder (--flight-recorder 60s
+#    profile at 999 Hz, per-event, batched 1/100, the flight recorder (--flight-recorder 60s
 #    --trigger long_poll: batched capture into the window, with the live analysis a detector
-#    trigger needs; events = what went through the window).
+#    trigger needs; events = what went through the window), and on the stock build the uprobe
+#    fallback (--mode uprobe) and --mode sampling at 99, 499 and 997 Hz (events: samples + sleep
+#    records), each tracer attached to the running service's PID before the warm-up. Besides
+#    requests/s, the service's CPU time per request during the measured run (its threads'
+#    schedstat; the interrupts taken while they ran included): it moves less than requests/s
+#    with what else the machine runs. And the tracer's CPU per request over the same run.
 # 3. The consumer on one core: a batched capture of the yield workload dumped (TET_BATCH_DUMP),
 #    replayed through the decode stage and the analyzer (build/tests/batch_replay); then the same
 #    with 200 live tasks instead of 1000 (200 × 5000 yields).
@@ -60,6 +81,8 @@
 #              BENCH_SKIP (space-separated parts to skip: yield http replay locks saturation flight)
 #              BENCH_HTTP_CONFIGS (part 2's configurations, space-separated; default: all but
 #              flight-nice10, the flight recorder at --nice 10)
+#              BENCH_YIELD_CONFIGS (part 1's, space-separated; default: all. Ratios need stock:
+#              e.g. "stock sampling-99 sampling-499 sampling-997 fallback")
 # Output: the tables on stdout and in build/bench/trace-tokio-LINE-TIMESTAMP.txt (+ .tsv raw runs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,7 +110,7 @@ for f in "$TRACER" "$STOCK" "$USDT" "$REPLAY"; do [ -x "$f" ] || die "missing $f
 command -v wrk > /dev/null || die "wrk missing (make deps installs it)"
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
-TRACER_PID="" SVC_PID=""
+TRACER_PID="" SVC_PID="" FLIGHT="" SAMPLING=""
 cleanup() {
     [ -n "$TRACER_PID" ] && kill -INT "$TRACER_PID" 2>/dev/null
     [ -n "$SVC_PID" ] && kill -TERM "$SVC_PID" 2>/dev/null
@@ -97,15 +120,16 @@ trap cleanup EXIT
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 RAW="$OUT/trace-tokio-$LINE-$stamp.tsv"
 TXT="$OUT/trace-tokio-$LINE-$stamp.txt"
-# the last column: yield rows the workload's elapsed ns; http rows the tracer's CPU ns during the
-# measured wrk run alone (its set-up and the warm-up left out)
-printf 'part\trep\tconfig\tvalue\tevents\tdrops\ttracer_cpu_ns\ttracer_hwm_kb\telapsed_ns|window_cpu_ns\n' > "$RAW"
+# elapsed_ns|window_cpu_ns: yield rows the workload's elapsed ns; http rows the tracer's CPU ns
+# during the measured wrk run alone (its set-up and the warm-up left out). workload_cpu_ns: yield
+# rows the workload's CPU from the go to its exit; http rows the service's during the measured run
+printf 'part\trep\tconfig\tvalue\tevents\tdrops\ttracer_cpu_ns\ttracer_hwm_kb\telapsed_ns|window_cpu_ns\tworkload_cpu_ns\n' > "$RAW"
 CLK_TCK=$(getconf CLK_TCK)
 WL=(yield-workload --tasks "$TASKS" --yields "$YIELDS" --workers "$WORKERS")
 
 # the tokio-console build: its crates (Debian sid's console-subscriber closure) are vendored here,
 # not by make deps
-if [[ "$SKIP" != *" yield "* ]]; then
+if [[ "$SKIP" != *" yield "* && " ${BENCH_YIELD_CONFIGS:-tokio-console} " == *" tokio-console "* ]]; then
     "$ROOT/scripts/vendor-crates.sh" sid-console || die "cannot vendor the console-subscriber crates"
     (cd "$ROOT/sample-service/lines/tokio-$LINE-console" &&
         cargo build --release --locked --quiet --target-dir "$BUILD/cargo/tokio-$LINE-console") ||
@@ -115,23 +139,34 @@ fi
 cpu_ns() {  # user+system CPU time of PID so far, ns
     awk -v t="$CLK_TCK" '{ sub(/.*\) /, ""); print ($12 + $13) * 1000000000 / t }' "/proc/$1/stat"
 }
-hwm_kb() { awk '/^VmHWM:/{print $2}' "/proc/$1/status"; }
+hwm_kb() { awk '/^VmHWM:/{print $2}' "/proc/$1/status" 2> /dev/null; }
+run_ns() {  # on-CPU ns of PID's live threads (schedstat: finer than cpu_ns's clock ticks, for the
+            # sampling rows, whose tracer runs less than a tick in a round; a thread gone is not counted)
+    cat /proc/"$1"/task/*/schedstat 2> /dev/null | awk '{ s += $1 } END { if (NR) printf "%.0f", s }'
+}
 
 tracer_start() {  # tracer_start ARGS…: starts the tracer, waits until it is attached
     local out=(-o "$TMP/r.json")
-    FLIGHT=""
+    FLIGHT="" SAMPLING=""
+    [[ " $* " == *" --mode sampling "* ]] && SAMPLING=1
     if [[ " $* " == *" --flight-recorder "* ]]; then  # the recorder writes only dumps
         FLIGHT=1; rm -rf "$TMP/dumps"; mkdir -p "$TMP/dumps"; out=(--dump-dir "$TMP/dumps")
     fi
     "$TRACER" "$@" -q "${out[@]}" > /dev/null 2> "$TMP/t.err" &
     TRACER_PID=$!
-    for _ in $(seq 200); do grep -q attached "$TMP/t.err" && break; sleep 0.05; done
+    # up to 60 s: with other jobs on the machine, reading the symbols can take a while
+    for _ in $(seq 1200); do grep -q attached "$TMP/t.err" && break; sleep 0.05; done
     grep -q attached "$TMP/t.err" || die "tracer did not attach ($*): $(cat "$TMP/t.err")"
 }
 tracer_stop() {  # sets ev dr cpu hwm: events, drops, CPU ns, peak RSS KiB
-    cpu=$(cpu_ns "$TRACER_PID"); hwm=$(hwm_kb "$TRACER_PID")
-    kill -INT "$TRACER_PID"; wait "$TRACER_PID" || die "tracer failed: $(cat "$TMP/t.err")"
+    cpu=$(cpu_ns "$TRACER_PID" 2> /dev/null); hwm=$(hwm_kb "$TRACER_PID")
+    # --mode sampling ends by itself when its process has exited (part 1): then no SIGINT
+    kill -INT "$TRACER_PID" 2> /dev/null; wait "$TRACER_PID" || die "tracer failed: $(cat "$TMP/t.err")"
     TRACER_PID=""
+    if [ -n "$SAMPLING" ]; then  # no events: the samples and the sleep records, and their drops
+        read -r ev dr < <(jq -r '.capture | "\(.samples + .sleeps) \(.sample_drops + .sleep_drops)"' "$TMP/r.json")
+        return
+    fi
     if [ -n "$FLIGHT" ]; then  # "… N records held in M MiB at the end, K evicted"
         ev=$(sed -n 's/.*; \([0-9]*\) records held in .* \([0-9]*\) evicted$/\1 \2/p' "$TMP/t.err" | awk '{ print $1 + $2 }')
         dr=-
@@ -141,35 +176,99 @@ tracer_stop() {  # sets ev dr cpu hwm: events, drops, CPU ns, peak RSS KiB
 }
 
 # ---- 1. the yield workload ----
+# cpurun.py PIDFILE CMD…: runs CMD (its output passed through), writes its PID to PIDFILE, then
+# prints cpu_ns=N: the CPU time of all its threads, user + system, from wait4 (the scheduler's
+# ns, which on this kernel include the interrupts taken while it ran: a sampler's too). When
+# PIDFILE.tracer names a tracer, also tracer_ns=N tracer_hwm_kb=K: its CPU ns so far (live
+# threads' schedstat) and peak RSS, read once CMD has exited but before it is reaped: a tracer
+# by PID sees its process gone only then, so its analysis at the end is not in the figure
+cat > "$TMP/cpurun.py" <<'EOF'
+import glob, os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+with open(sys.argv[1] + '.tmp', 'w') as f:
+    f.write(str(pid))
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+try:
+    tp = open(sys.argv[1] + '.tracer').read().strip()
+    ns = sum(int(open(t).read().split()[0]) for t in glob.glob(f'/proc/{tp}/task/*/schedstat'))
+    hwm = [l.split()[1] for l in open(f'/proc/{tp}/status') if l.startswith('VmHWM:')][0]
+    print(f"tracer_ns={ns} tracer_hwm_kb={hwm}", flush=True)
+except (OSError, IndexError, ValueError):
+    pass
+_, st, ru = os.wait4(pid, 0)
+print(f"cpu_ns={round((ru.ru_utime + ru.ru_stime) * 1e9)}", flush=True)
+sys.exit(os.waitstatus_to_exitcode(st))
+EOF
+yield_held() {  # yield_held BIN [TRACER ARGS…]: the yield workload of BIN, held at its start
+    # (--wait-start) while a tracer given ARGS attaches to its PID, then let go. Sets line (its
+    # output), wcpu (its CPU ns from the go to its exit: its own start-up left out), tcpu and
+    # thwm (the tracer's CPU ns over the same span and its peak RSS KiB, when one runs)
+    local bin=$1 c0 t0 t1 wrap; shift
+    rm -f "$TMP/go" "$TMP/wl.pid" "$TMP/wl.pid.tracer"
+    python3 "$TMP/cpurun.py" "$TMP/wl.pid" "$bin" "${WL[@]}" --wait-start "$TMP/go" > "$TMP/wl.out" 2> "$TMP/wl.err" &
+    wrap=$!
+    for _ in $(seq 1200); do [ -s "$TMP/wl.pid" ] && break; sleep 0.05; done
+    SVC_PID=$(cat "$TMP/wl.pid" 2> /dev/null)
+    [ -n "$SVC_PID" ] || die "the workload did not start ($bin): $(cat "$TMP/wl.err")"
+    [ $# -gt 0 ] && { tracer_start --pid "$SVC_PID" "$@"; echo "$TRACER_PID" > "$TMP/wl.pid.tracer"; }
+    # asleep in its wait for the go: then its only thread's CPU so far is its start-up
+    for _ in $(seq 1000); do
+        [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$SVC_PID/stat" 2> /dev/null)" = S ] && break
+        sleep 0.01
+    done
+    c0=$(awk '{ print $1 }' "/proc/$SVC_PID/schedstat")
+    [ -n "$TRACER_PID" ] && t0=$(run_ns "$TRACER_PID")
+    touch "$TMP/go"
+    wait "$wrap" || die "workload failed ($bin $*): $(cat "$TMP/wl.err")"
+    SVC_PID=""
+    tcpu=- thwm=-
+    t1=$(sed -n 's/^tracer_ns=\([0-9]*\) .*/\1/p' "$TMP/wl.out")
+    [ -n "$t1" ] && tcpu=$(( t1 - t0 )) thwm=$(sed -n 's/.* tracer_hwm_kb=//p' "$TMP/wl.out")
+    line=$(grep -v '^cpu_ns=\|^tracer_ns=' "$TMP/wl.out")
+    wcpu=$(sed -n 's/^cpu_ns=//p' "$TMP/wl.out" | awk -v a="$c0" '{ printf "%.0f", $1 - a }')
+}
 yield_one() {  # yield_one REP CONFIG
-    local rep=$1 cfg=$2 bin=$USDT line ns el ev=- dr=- cpu=- hwm=-
+    local rep=$1 cfg=$2 bin=$USDT line ns el ev=- dr=- cpu=- hwm=- wcpu tcpu thwm
     case "$cfg" in
-    stock) bin=$STOCK ;;
+    stock|fallback|sampling-*) bin=$STOCK ;;
     tokio-console) bin=$CONSOLE ;;
-    usdt) ;;
+    esac
+    case "$cfg" in
     per-event) tracer_start --binary "$USDT" --capture per-event --probes all ;;
     batched) tracer_start --binary "$USDT" --sample-rate 1 ;;
     batched-auto) tracer_start --binary "$USDT" ;;
     batched-nosched) tracer_start --binary "$USDT" --sample-rate 1 --no-sched ;;
     batched-1/100) tracer_start --binary "$USDT" --sample-rate 100 ;;
-    fallback) bin=$STOCK; tracer_start --binary "$STOCK" --mode uprobe ;;
+    fallback) tracer_start --binary "$STOCK" --mode uprobe ;;
     per-event-nouring) tracer_start --binary "$USDT" --capture per-event --probes all --no-io-uring ;;
     batched-nouring) tracer_start --binary "$USDT" --sample-rate 1 --no-io-uring ;;
     esac
-    line=$("$bin" "${WL[@]}") || die "workload failed ($cfg)"
+    if [[ "$cfg" == sampling-* ]]; then  # by PID, the workload held until the tracer is attached
+        yield_held "$bin" --mode sampling --profile-hz "${cfg#sampling-}"
+    else
+        yield_held "$bin"
+    fi
     ns=$(sed -n 's/.*ns_per_poll=\([0-9.]*\).*/\1/p' <<< "$line")
     el=$(sed -n 's/.*elapsed_ns=\([0-9]*\).*/\1/p' <<< "$line")
-    if [ -n "$TRACER_PID" ]; then
+    if [[ "$cfg" == sampling-* ]]; then
+        tracer_stop   # it has ended, or ends, with its process
+        cpu=$tcpu hwm=$thwm
+    elif [ -n "$TRACER_PID" ]; then
         sleep 0.5   # let the tracer catch up with what the ring holds
         tracer_stop
     fi
-    printf 'yield\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" >> "$RAW"
+    printf 'yield\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$ns" "$ev" "$dr" "$cpu" "$hwm" "$el" "$wcpu" >> "$RAW"
 }
 if [[ "$SKIP" != *" yield "* ]]; then
     YCONF=(stock tokio-console usdt per-event batched batched-auto batched-nosched batched-1/100 fallback
-           per-event-nouring batched-nouring)
+           sampling-99 sampling-499 sampling-997 sampling-9973 per-event-nouring batched-nouring)
+    [ -n "${BENCH_YIELD_CONFIGS:-}" ] && read -r -a YCONF <<< "$BENCH_YIELD_CONFIGS"
     echo "bench-trace: yield workload, tokio $LINE, ${WL[*]}, $REPS rounds of ${#YCONF[@]} configurations…" >&2
     "$USDT" "${WL[@]}" > /dev/null; "$STOCK" "${WL[@]}" > /dev/null   # warm-up
+    [[ " ${YCONF[*]} " == *" tokio-console "* ]] && [ ! -x "$CONSOLE" ] && die "missing $CONSOLE"
     for rep in $(seq "$REPS"); do
         for cfg in "${YCONF[@]}"; do yield_one "$rep" "$cfg"; done
         echo "bench-trace: yield round $rep/$REPS done" >&2
@@ -178,8 +277,8 @@ fi
 
 # ---- 2. HTTP at saturation ----
 http_one() {  # http_one REP CONFIG
-    local rep=$1 cfg=$2 bin=$USDT addr rps ev=- dr=- cpu=- hwm=- wcpu=-
-    [ "$cfg" = stock ] && bin=$STOCK
+    local rep=$1 cfg=$2 bin=$USDT addr rps ev=- dr=- cpu=- hwm=- wcpu=- cpufn scpu
+    case "$cfg" in stock|fallback|sampling-*) bin=$STOCK ;; esac
     "$bin" serve --workers 1 > "$TMP/svc.out" 2> "$TMP/svc.err" &
     SVC_PID=$!
     for _ in $(seq 100); do grep -q '^listening on' "$TMP/svc.out" && break; sleep 0.05; done
@@ -194,18 +293,25 @@ http_one() {  # http_one REP CONFIG
     batched-1/100) tracer_start --pid "$SVC_PID" --sample-rate 100 ;;
     flight) tracer_start --pid "$SVC_PID" --flight-recorder 60s --trigger long_poll ;;
     flight-nice10) tracer_start --pid "$SVC_PID" --flight-recorder 60s --trigger long_poll --nice 10 ;;
+    fallback) tracer_start --pid "$SVC_PID" --mode uprobe ;;
+    sampling-*) tracer_start --pid "$SVC_PID" --mode sampling --profile-hz "${cfg#sampling-}" ;;
     esac
     wrk -t2 -c16 -d1s "http://$addr/" > /dev/null 2>&1   # warm-up
-    [ -n "$TRACER_PID" ] && wcpu=$(cpu_ns "$TRACER_PID")
+    cpufn=cpu_ns
+    [ -n "$SAMPLING" ] && cpufn=run_ns
+    [ -n "$TRACER_PID" ] && wcpu=$($cpufn "$TRACER_PID")
+    scpu=$(run_ns "$SVC_PID")
     rps=$(wrk -t2 -c16 -d"${HTTP_SECS}s" "http://$addr/" 2>&1 | awk '/^Requests\/sec:/{print $2}')
     [ -n "$rps" ] || die "wrk measured nothing ($cfg)"
-    [ -n "$TRACER_PID" ] && wcpu=$(awk -v a="$wcpu" -v b="$(cpu_ns "$TRACER_PID")" 'BEGIN { printf "%.0f", b - a }')
+    scpu=$(awk -v a="$scpu" -v b="$(run_ns "$SVC_PID")" 'BEGIN { printf "%.0f", b - a }')
+    [ -n "$TRACER_PID" ] && wcpu=$(awk -v a="$wcpu" -v b="$($cpufn "$TRACER_PID")" 'BEGIN { printf "%.0f", b - a }')
     [ -n "$TRACER_PID" ] && tracer_stop
     kill -TERM "$SVC_PID"; wait "$SVC_PID" 2>/dev/null; SVC_PID=""
-    printf 'http\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$rps" "$ev" "$dr" "$cpu" "$hwm" "$wcpu" >> "$RAW"
+    printf 'http\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$rps" "$ev" "$dr" "$cpu" "$hwm" "$wcpu" "$scpu" >> "$RAW"
 }
 if [[ "$SKIP" != *" http "* ]]; then
-    HCONF=(stock usdt batched batched-auto batched-nosched batched-999hz per-event batched-1/100 flight)
+    HCONF=(stock usdt batched batched-auto batched-nosched batched-999hz per-event batched-1/100 flight
+           fallback sampling-99 sampling-499 sampling-997)
     [ -n "${BENCH_HTTP_CONFIGS:-}" ] && read -r -a HCONF <<< "$BENCH_HTTP_CONFIGS"
     echo "bench-trace: HTTP at saturation (wrk -t2 -c16 -d${HTTP_SECS}s, serve --workers 1), $HTTP_REPS rounds…" >&2
     for rep in $(seq "$HTTP_REPS"); do
@@ -383,11 +489,28 @@ def mv(part, cfg):
     v = [float(r[3]) for r in runs(part, cfg)]
     return med(v) if v else None
 def verdict(ok): return "met" if ok else "NOT met"
-def paired(part, cfg):  # this configuration over stock, round by round: (median, min, max)
-    st = {r[1]: float(r[3]) for r in runs(part, 'stock')}
-    q = [float(r[3]) / st[r[1]] for r in runs(part, cfg) if st.get(r[1])]
+def paired(part, cfg, col=3):  # this configuration over stock, round by round: (median, min, max)
+    def val(r): return float(r[col]) if len(r) > col and r[col] not in ('-', '') else None
+    st = {r[1]: val(r) for r in runs(part, 'stock')}
+    q = [val(r) / st[r[1]] for r in runs(part, cfg) if st.get(r[1]) and val(r) is not None]
     return (med(q), min(q), max(q)) if q else None
+def paired_cpu_req(cfg):  # the service's CPU per request over stock's, round by round
+    def per(r): return float(r[9]) / float(r[3]) if len(r) > 9 and r[9] not in ('-', '') and float(r[3]) > 0 else None
+    st = {r[1]: per(r) for r in runs('http', 'stock')}
+    q = [per(r) / st[r[1]] for r in runs('http', cfg) if st.get(r[1]) and per(r) is not None]
+    return (med(q), min(q), max(q)) if q else None
+def cpu_per_poll(cfg):  # the workload's CPU ns per poll (yield rows' last column), median
+    v = [float(r[9]) / polls for r in runs('yield', cfg) if len(r) > 9 and r[9] not in ('-', '')]
+    return med(v) if v else None
 def spread(p): return f"(rounds {p[1]:.2f}–{p[2]:.2f})"
+# --mode sampling's rates in the runs (99 is the default), lowest first
+SAMPLING_HZ = sorted({r[2].split('-', 1)[1] for r in rows if r[2].startswith('sampling-')}, key=int)
+def sampling_rates(part):  # issue 27's lines: the default rate against the target, the others given
+    out = []
+    for hz in SAMPLING_HZ:
+        p = paired(part, f'sampling-{hz}')
+        if p: out.append((hz, p))
+    return out
 polls = int(tasks) * (int(yields) + 1)
 print(f"tokio-ebpf-trace bench: tokio {line}; {ncpu} CPUs, kernel {kernel}")
 stock = mv('yield', 'stock')
@@ -396,13 +519,16 @@ if stock:
     print(f"\n1. yield workload: yield-workload --tasks {tasks} --yields {yields} --workers {workers} "
           f"({polls} polls/run), median of {reps} interleaved rounds; × stock is the median of the "
           f"round-by-round ratios")
-    print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'events/run':>11} {'drops':>7} "
-          f"{'tracer ns/event':>16} {'tracer peak RSS':>16}")
+    print(f"(CPU: the workload's CPU time, all threads, from the go to its exit, per poll: what the "
+          f"tracing took from the process whatever else the machine runs; × stock CPU: round by round)")
+    print(f"{'configuration':<16} {'ns/poll':>9} {'× stock':>8} {'CPU ns/poll':>12} {'× stock CPU':>12} "
+          f"{'events/run':>11} {'drops':>7} {'tracer ns/event':>16} {'tracer peak RSS':>16}")
     names = {'usdt': 'usdt, untraced', 'batched-nosched': 'batched no-sched', 'batched-auto': 'batched, auto',
              'batched': 'batched, all',
-             'per-event-nouring': 'per-ev no-uring', 'batched-nouring': 'batched no-uring'}
+             'per-event-nouring': 'per-ev no-uring', 'batched-nouring': 'batched no-uring',
+             **{f'sampling-{hz}': f'sampling {hz} Hz' for hz in SAMPLING_HZ}}
     for cfg in ['stock', 'tokio-console', 'usdt', 'per-event', 'batched', 'batched-auto', 'batched-nosched', 'batched-1/100', 'fallback',
-                'per-event-nouring', 'batched-nouring']:
+                *[f'sampling-{hz}' for hz in SAMPLING_HZ], 'per-event-nouring', 'batched-nouring']:
         v = runs('yield', cfg)
         if not v: continue
         ns = mv('yield', cfg)
@@ -410,7 +536,9 @@ if stock:
         dr = [int(r[5]) for r in v if r[5] != '-']
         cpu = [float(r[6]) / int(r[4]) for r in v if r[6] != '-' and r[4] != '-' and int(r[4])]
         hwm = [int(r[7]) for r in v if r[7] != '-']
+        cp, cq = cpu_per_poll(cfg), paired('yield', cfg, 9)
         print(f"{names.get(cfg, cfg):<16} {ns:>9.1f} {paired('yield', cfg)[0]:>8.2f} "
+              f"{(f'{cp:.1f}' if cp else '-'):>12} {(f'{cq[0]:.3f}' if cq else '-'):>12} "
               f"{(str(int(med(ev))) if ev else '-'):>11} {(str(sum(dr)) if dr else '-'):>7} "
               f"{(f'{med(cpu):.0f}' if cpu else '-'):>16} {(f'{max(hwm) / 1024:.0f} MiB' if hwm else '-'):>16}")
     b, s, u = paired('yield', 'batched'), paired('yield', 'batched-1/100'), paired('yield', 'usdt')
@@ -418,6 +546,19 @@ if stock:
     if b: print(f"  batched ≤ 1.5× stock: {b[0]:.3f}× {spread(b)} — {verdict(b[0] <= 1.5)}; must not exceed 2×: {verdict(b[0] <= 2)}")
     if s: print(f"  --sample-rate 100 ≤ 1.05×: {s[0]:.3f}× {spread(s)} — {verdict(s[0] <= 1.05)}")
     if u: print(f"  untraced ≤ 1.02×: {u[0]:.3f}× {spread(u)} — {verdict(u[0] <= 1.02)}")
+    for hz, p in sampling_rates('yield'):
+        c = paired('yield', f'sampling-{hz}', 9)
+        print(f"  --mode sampling at {hz} Hz" + (" (the default) ≤ 1.02× stock (issue 27)" if hz == '99' else "")
+              + f": ns/poll {p[0]:.3f}× {spread(p)}"
+              + (f", CPU per poll {c[0]:.3f}× {spread(c)}" if c else "")
+              + (f" — {verdict(p[0] <= 1.02)} (ns/poll), {verdict(c[0] <= 1.02) if c else '?'} (CPU)" if hz == '99' else ""))
+    hi = SAMPLING_HZ[-1] if SAMPLING_HZ else None
+    c = paired('yield', f'sampling-{hi}', 9) if hi and int(hi) > 99 else None
+    if c:  # the sampler's cost grows with the rate: amplified, it stands out of the noise
+        print(f"  the sampler's cost, linear in the rate, from the {hi} Hz rows' CPU ({c[0]:.3f}×): "
+              f"{100 * (c[0] - 1) / int(hi):.5f} % of the workload's CPU per Hz, at 99 Hz "
+              f"{1 + (c[0] - 1) * 99 / int(hi):.4f}× (the sched tracepoints' part, not in proportion, "
+              f"is in the 99 Hz rows)")
     pe, b = mv('yield', 'per-event'), mv('yield', 'batched')
     if pe and b: print(f"  batched vs per-event: {pe / b:.1f}× cheaper per poll")
     n = paired('yield', 'batched-nosched')
@@ -431,8 +572,12 @@ hs = mv('http', 'stock')
 if hs:
     print(f"\n2. HTTP at saturation: wrk -t2 -c16 on GET /, serve --workers 1, median of {hreps} interleaved rounds; "
           f"of stock is the median of the round-by-round ratios")
-    print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'events':>10} {'drops':>7} {'tracer µs/request':>18}")
-    for cfg in ['stock', 'usdt', 'batched', 'batched-auto', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100', 'flight', 'flight-nice10']:
+    print(f"(service CPU: the service's threads' CPU time during the measured run per request, interrupts "
+          f"taken while they ran included; × stock: round by round)")
+    print(f"{'configuration':<16} {'requests/s':>11} {'of stock':>9} {'service µs/req':>15} {'× stock':>8} "
+          f"{'events':>10} {'drops':>7} {'tracer µs/request':>18}")
+    for cfg in ['stock', 'usdt', 'batched', 'batched-auto', 'batched-nosched', 'batched-999hz', 'per-event', 'batched-1/100', 'flight', 'flight-nice10',
+                'fallback', *[f'sampling-{hz}' for hz in SAMPLING_HZ]]:
         v = runs('http', cfg)
         if not v: continue
         rps = mv('http', cfg)
@@ -440,9 +585,12 @@ if hs:
         dr = [int(r[5]) for r in v if r[5] != '-']
         # the tracer's CPU during the measured run over the requests it served (rps × seconds)
         tq = [float(r[8]) / 1e3 / (float(r[3]) * HTTP_SECS) for r in v if r[8] != '-' and float(r[3]) > 0]
-        print(f"{({'usdt': 'usdt, untraced', 'batched': 'batched, all', 'batched-auto': 'batched, auto', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz', 'flight': 'flight recorder', 'flight-nice10': 'flight nice 10'}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
+        sq = [float(r[9]) / 1e3 / (float(r[3]) * HTTP_SECS) for r in v if len(r) > 9 and r[9] != '-' and float(r[3]) > 0]
+        sp = paired_cpu_req(cfg)
+        print(f"{({'usdt': 'usdt, untraced', 'batched': 'batched, all', 'batched-auto': 'batched, auto', 'batched-nosched': 'batched no-sched', 'batched-999hz': 'batched 999 Hz', 'flight': 'flight recorder', 'flight-nice10': 'flight nice 10', 'fallback': 'fallback (stock)', **{f'sampling-{hz}': f'sampling {hz} Hz' for hz in SAMPLING_HZ}}).get(cfg, cfg):<16} {rps:>11.0f} {paired('http', cfg)[0]:>9.3f} "
+              f"{(f'{med(sq):.2f}' if sq else '-'):>15} {(f'{sp[0]:.3f}' if sp else '-'):>8} "
               f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7} "
-              f"{(f'{med(tq):.2f}' if tq else '-'):>18}")
+              f"{(f'{med(tq):.3f}' if tq else '-'):>18}")
     b, s = paired('http', 'batched'), paired('http', 'batched-1/100')
     print("targets (HTTP):")
     if b: print(f"  batched ≥ 97 % of stock (issue 25): {100 * b[0]:.1f} % {spread(b)} — {verdict(b[0] >= 0.97)}")
@@ -451,6 +599,14 @@ if hs:
     if b and n: print(f"  the kernel side (defaults: sched + 99 Hz) costs {100 * (n[0] - b[0]):.1f} points of stock "
                       f"(batched {100 * b[0]:.1f} % vs no-sched {100 * n[0]:.1f} %); at 999 Hz: "
                       f"{100 * h[0]:.1f} % {spread(h) if h else ''}")
+    for hz, p in sampling_rates('http'):
+        c = paired_cpu_req(f'sampling-{hz}')
+        print(f"  --mode sampling at {hz} Hz" + (" (the default) ≥ 99 % of stock (issue 27)" if hz == '99' else "")
+              + f": {100 * p[0]:.1f} % {spread(p)}" + (f", service CPU per request {c[0]:.3f}× {spread(c)}" if c else "")
+              + (f" — {verdict(p[0] >= 0.99)}" if hz == '99' else ""))
+    fb, c = paired('http', 'fallback'), paired_cpu_req('fallback')
+    if fb: print(f"  the uprobe fallback on the same stock build: {100 * fb[0]:.1f} % {spread(fb)}"
+                 + (f", service CPU per request {c[0]:.3f}× {spread(c)}" if c else ""))
     f = paired('http', 'flight')
     if f and b: print(f"  the flight recorder (60 s window, live long_poll detection): {100 * f[0]:.1f} % {spread(f)} "
                       f"vs batched capture with reports {100 * b[0]:.1f} %")

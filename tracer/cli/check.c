@@ -10,7 +10,10 @@
  *      (tokio::runtime::task::raw::poll, the waker functions) in .symtab/.dynsym.
  *   3. The kernel: uprobe PMU, ref_ctr_offset, optimized uprobes, BTF, permissions.
  * And, for sampling a stock build (issue 27), where the executable keeps Tokio's thread-local
- * task id (tracer/discover/tlsctx.c): reported only, it changes no verdict.
+ * task id (tracer/discover/tlsctx.c): reported only, it changes no verdict. For a build
+ * without usable probes, the choice between --mode sampling (the same test trace makes,
+ * rs_sampling_file) and the uprobe fallback: what each sees, their measured costs, and the
+ * one recommended for this binary.
  * Verdict → exit status (exits.def): 0 ready (usdt), 1 lacks probes (uprobes on symbols),
  * 2 cannot. --json gives the facts and both halves of the machine's gate (kernel.ok,
  * kernel.permissions.ok) for the preflight and the kit, which decide nothing themselves.
@@ -35,6 +38,9 @@
 #include "discover.h"
 #include "json.h"
 #include "notes.h"
+#include "run.h"
+#include "run_sampling.h"
+#include "sampling_report.h"
 #include "tlsctx.h"
 
 /* The dialects (this project's, Tokio's upstream proposal, oxide's tokio-dtrace) are
@@ -318,9 +324,9 @@ enum mode { MODE_USDT, MODE_FALLBACK, MODE_NONE };
 struct verdict {
 	enum mode binary_mode;  /* what the binary offers */
 	enum mode mode;         /* what the tracer will do here, kernel included */
-	char why[8][256];
+	char why[8][TET_ERR_LEN];
 	int nwhy;
-	char warn[8][256];
+	char warn[8][TET_ERR_LEN];
 	int nwarn;
 };
 
@@ -425,6 +431,112 @@ static void decide(const struct target *t, const struct kernel *k, struct verdic
 	}
 }
 
+/* ---------------------------------------------------------------------------------------
+ * A build without usable probes: --mode sampling or the uprobe fallback (issue 27)
+ *
+ * The costs are measured figures, not estimates: `make bench` (scripts/bench-trace.sh, part 1
+ * the yield workload, part 2 HTTP at saturation: ratios to the same stock build in side-by-side
+ * rounds), as the README's "What tracing costs" gives them with their date and spread; when a
+ * new run changes them, change both.
+ */
+static const char sampling_cost[] =
+	"measured by make bench on 2026-12-07 (README, What tracing costs; a 2-CPU VM shared with "
+	"other jobs): at the default 99 Hz the yield workload's CPU per poll 0.95–1.04× stock (the "
+	"sampler alone ≈ 1.004×); HTTP 85–99 % of stock requests/s (each park of a worker thread "
+	"reads its stack)";
+static const char fallback_cost[] =
+	"measured by make bench on 2026-12-07 (README, What tracing costs): the yield workload's "
+	"CPU per poll ≈ 120× stock (traps at every poll's entry and return and at every wake); "
+	"HTTP 55–57 % of stock requests/s, 2.7× the service's CPU per request";
+static const char *const sampling_sees[] = {
+	"CPU time per task and per future type (samples x period), their hottest frames",
+	"long polls on CPU, by consecutive samples (duration known within a sample period)",
+	"polls blocked in a system call: the sleep's exact time, the system call, the stack",
+};
+static const char *const fallback_sees[] = {
+	"every poll: its exact duration, poll counts, long polls",
+	"wakes, and the scheduling delay from a wake to the next poll",
+	"task ends and future types; waker clones and drops with --probes waker",
+};
+#define NSEES(a) (sizeof(a) / sizeof((a)[0]))
+
+enum pick { PICK_USDT, PICK_SAMPLING, PICK_FALLBACK, PICK_NONE };
+
+struct stock_choice {
+	bool applies;            /* no usable Tokio probes: the two modes are the choice */
+	bool sampling, fallback; /* possible for this binary on this machine */
+	char no_sampling[TET_ERR_LEN], no_fallback[TET_ERR_LEN];
+	enum pick pick;
+	char why[384];
+};
+
+static const char *pick_name(enum pick p)
+{
+	return p == PICK_USDT ? "usdt" : p == PICK_SAMPLING ? "sampling"
+	     : p == PICK_FALLBACK ? "uprobe-fallback" : "none";
+}
+
+/* The main executable (sampling reads one process's), as check examined it. */
+static const struct sdt_file *main_file(const struct target *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (!t->pid || t->files[i]->is_main)
+			return t->files[i];
+	return NULL;
+}
+
+static void decide_stock(const struct target *t, const struct kernel *k, const struct verdict *v,
+			 struct stock_choice *c)
+{
+	const struct sdt_file *f = main_file(t);
+	char what[64] = "";
+
+	memset(c, 0, sizeof(*c));
+	if (v->binary_mode == MODE_USDT) {
+		c->pick = PICK_USDT;
+		snprintf(c->why, sizeof(c->why), "the Tokio USDT probes are used (attach mode usdt): "
+			 "--mode sampling and the uprobe fallback are for builds without them");
+		return;
+	}
+	c->applies = true;
+	/* sampling: trace's own test of the executable, then the permissions (no uprobe needed) */
+	if (t->pid)
+		snprintf(what, sizeof(what), "the executable of pid %d", t->pid);
+	if (!f) {
+		snprintf(c->no_sampling, sizeof(c->no_sampling), "no main executable among the files");
+	} else if (!rs_sampling_file(f->open_path ? f->open_path : f->path,
+				     t->pid ? what : t->path, c->no_sampling,
+				     sizeof(c->no_sampling))) {
+		c->sampling = k->perms;
+		if (!k->perms)
+			snprintf(c->no_sampling, sizeof(c->no_sampling), "%s", k->perm_problem);
+	}
+	/* the fallback: the verdict's own decision, kernel and permissions included */
+	if (v->binary_mode == MODE_FALLBACK && v->mode == MODE_FALLBACK)
+		c->fallback = true;
+	else if (v->binary_mode != MODE_FALLBACK)
+		snprintf(c->no_fallback, sizeof(c->no_fallback), "%s", v->nwhy ? v->why[0] : "?");
+	else
+		snprintf(c->no_fallback, sizeof(c->no_fallback), "%s",
+			 !k->perms ? k->perm_problem : k->problem);
+	if (c->sampling) {
+		c->pick = PICK_SAMPLING;
+		snprintf(c->why, sizeof(c->why), "it costs the service far less (above); give "
+			 "--pid PID --mode sampling (without it, trace takes the uprobe fallback)%s",
+			 c->fallback ? "; for wakes, poll counts or scheduling delay, a short run "
+				       "of the fallback" : "");
+	} else if (c->fallback) {
+		c->pick = PICK_FALLBACK;
+		snprintf(c->why, sizeof(c->why), "sampling is not possible here (above): the fallback "
+			 "(trace's default here), at its cost; or rebuild with the kit "
+			 "(scripts/tokio-usdt-build) for the probes");
+	} else {
+		c->pick = PICK_NONE;
+		snprintf(c->why, sizeof(c->why), "neither is possible (above): rebuild with the kit "
+			 "(scripts/tokio-usdt-build) for the probes");
+	}
+}
+
 static const char *mode_name(enum mode m)
 {
 	return m == MODE_USDT ? "usdt" : m == MODE_FALLBACK ? "uprobe-fallback" : "impossible";
@@ -484,7 +596,42 @@ static void print_tls_human(const struct tlsctx *c)
 					  : "Option<Id(NonZeroU64)>: u64, 0 = None");
 }
 
-static void print_human(const struct target *t, const struct kernel *k, const struct verdict *v)
+/* One item a line; stride 2: the keys of a { key, why } table on one line, '_' as spaces */
+static void print_list(const char *label, const char *const *v, size_t n, size_t stride)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (stride == 1 || !i)
+			printf("%s    %-6s ", i ? "\n" : "", i ? "" : label);
+		else
+			printf(", ");
+		for (const char *p = v[i * stride]; *p; p++)
+			putchar(stride == 2 && *p == '_' ? ' ' : *p);
+	}
+	printf("\n");
+}
+
+static void print_stock_human(const struct stock_choice *c)
+{
+	if (!c->applies) {
+		printf("\nWithout probes: not needed — %s\n", c->why);
+		return;
+	}
+	printf("\nWithout probes: --mode sampling or the uprobe fallback\n");
+	printf("  sampling (--pid PID --mode sampling): %s%s\n", c->sampling ? "possible" : "no: ",
+	       c->sampling ? "" : c->no_sampling);
+	printf("    cost:  %s\n", sampling_cost);
+	print_list("sees:", sampling_sees, NSEES(sampling_sees), 1);
+	print_list("not:", &sr_not_seen[0][0], SR_NOT_SEEN, 2);
+	printf("  uprobe fallback (--mode uprobe; trace's default without probes): %s%s\n",
+	       c->fallback ? "possible" : "no: ", c->fallback ? "" : c->no_fallback);
+	printf("    cost:  %s\n", fallback_cost);
+	print_list("sees:", fallback_sees, NSEES(fallback_sees), 1);
+	print_list("not:", run_fallback_unavailable, RUN_FALLBACK_UNAVAILABLE, 1);
+	printf("  recommended: %s — %s\n", pick_name(c->pick), c->why);
+}
+
+static void print_human(const struct target *t, const struct kernel *k, const struct verdict *v,
+			const struct stock_choice *c)
 {
 	const struct tet_dprobe *e;
 	size_t i;
@@ -568,6 +715,7 @@ static void print_human(const struct target *t, const struct kernel *k, const st
 		printf("  - %s\n", v->why[p]);
 	for (p = 0; p < v->nwarn; p++)
 		printf("  ! %s\n", v->warn[p]);
+	print_stock_human(c);
 }
 
 static void print_tls_json(struct jw *w, const struct tlsctx *c)
@@ -595,8 +743,49 @@ static void print_tls_json(struct jw *w, const struct tlsctx *c)
 	jw_obj_end(w);
 }
 
+static void print_mode_json(struct jw *w, const char *key, bool ok, const char *no,
+			    const char *options, const char *cost, const char *const *sees,
+			    size_t nsees, const char *const *not, size_t nnot, size_t stride)
+{
+	jw_key(w, key);
+	jw_obj_begin(w);
+	jw_kbool(w, "possible", ok);
+	jw_kstr(w, "reason", ok ? NULL : no);
+	jw_kstr(w, "options", options);
+	jw_kstr(w, "cost", cost);
+	jw_key(w, "sees");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < nsees; i++)
+		jw_str(w, sees[i]);
+	jw_arr_end(w);
+	jw_key(w, "not_seen");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < nnot; i++)
+		jw_str(w, not[i * stride]);
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static void print_stock_json(struct jw *w, const struct stock_choice *c)
+{
+	jw_key(w, "without_probes");
+	jw_obj_begin(w);
+	jw_kbool(w, "applies", c->applies);
+	jw_kstr(w, "recommended", pick_name(c->pick));
+	jw_kstr(w, "why", c->why);
+	if (c->applies) {
+		print_mode_json(w, "sampling", c->sampling, c->no_sampling, "--pid PID --mode sampling",
+				sampling_cost, sampling_sees, NSEES(sampling_sees),
+				&sr_not_seen[0][0], SR_NOT_SEEN, 2);
+		print_mode_json(w, "uprobe_fallback", c->fallback, c->no_fallback, "--mode uprobe",
+				fallback_cost, fallback_sees, NSEES(fallback_sees),
+				run_fallback_unavailable, RUN_FALLBACK_UNAVAILABLE, 1);
+	}
+	jw_obj_end(w);
+}
+
 static void print_json(const struct target *t, const struct kernel *k, const struct verdict *v,
-		       bool pretty)
+		       const struct stock_choice *c, bool pretty)
 {
 	struct jw *w = jw_new(stdout, pretty);
 	const struct tet_dprobe *e;
@@ -726,6 +915,7 @@ static void print_json(const struct target *t, const struct kernel *k, const str
 	for (p = 0; p < v->nwarn; p++)
 		jw_str(w, v->warn[p]);
 	jw_arr_end(w);
+	print_stock_json(w, c);
 	jw_obj_end(w);
 	if (jw_finish(w))
 		fprintf(stderr, "%s: check: writing the output failed\n", TET_PROG);
@@ -746,6 +936,8 @@ static void check_usage(FILE *out)
 "    CAP_BPF + CAP_PERFMON)\n"
 "  - where the executable keeps Tokio's thread-local task id (CONTEXT.current_task_id,\n"
 "    offsets from the thread pointer), for sampling a stock build; no effect on the verdict\n"
+"  - without usable probes: --mode sampling or the uprobe fallback, what each sees and\n"
+"    misses, their costs as make bench measured them, which one fits this binary\n"
 "With -p, every ELF file the process maps is examined (probes in shared libraries too).\n"
 "\n"
 "Options:\n"
@@ -781,6 +973,7 @@ int cmd_check(int argc, char **argv)
 	struct target *t;
 	struct kernel k;
 	struct verdict v;
+	struct stock_choice *c;
 	char err[SDT_ERR_LEN];
 	bool pretty = false;
 	int opt, ret, pid = 0;
@@ -818,7 +1011,10 @@ int cmd_check(int argc, char **argv)
 	}
 
 	t = calloc(1, sizeof(*t));
-	if (!t) {
+	c = calloc(1, sizeof(*c));
+	if (!t || !c) {
+		free(t);
+		free(c);
 		p_err("out of memory");
 		return TET_EXIT_INPUT;
 	}
@@ -828,18 +1024,21 @@ int cmd_check(int argc, char **argv)
 	if (ret) {
 		p_err("%s", err);
 		free(t);
+		free(c);
 		return TET_EXIT_INPUT;
 	}
 	scan(t);
 	check_kernel(&k, getenv("TET_SYSFS_ROOT"));
 	decide(t, &k, &v);
+	decide_stock(t, &k, &v, c);
 	if (json_output)
-		print_json(t, &k, &v, pretty);
+		print_json(t, &k, &v, c, pretty);
 	else
-		print_human(t, &k, &v);
+		print_human(t, &k, &v, c);
 	fflush(stdout);
 	ret = verdict_exit(v.mode);
 	sdt_files_free(t->files, t->nfiles);
 	free(t);
+	free(c);
 	return ret;
 }

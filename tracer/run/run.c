@@ -407,7 +407,7 @@ static const char *fallback_missing_impact(int kind)
 	}
 }
 
-static const char *const fallback_unavailable[] = {
+const char *const run_fallback_unavailable[RUN_FALLBACK_UNAVAILABLE] = {
 	"spawn locations (tasks are named by their future type)",
 	"task ids (tasks are told apart by header pointer)",
 	"spawns, and the scheduling delay before a task's first poll",
@@ -445,8 +445,8 @@ static const struct report_fallback *fallback_meta(struct run *r)
 	f->fn_names = b->names;
 	f->fn_counts = b->counts;
 	f->nfns = TSYM_KINDS;
-	f->unavailable = fallback_unavailable;
-	f->nunavailable = sizeof(fallback_unavailable) / sizeof(fallback_unavailable[0]);
+	f->unavailable = run_fallback_unavailable;
+	f->nunavailable = RUN_FALLBACK_UNAVAILABLE;
 	f->poll_instances = s->count[TSYM_POLL];
 	f->types = s->ntypes;
 	f->types_ambiguous = s->ambiguous;

@@ -91,4 +91,8 @@ void run_finish(struct run *r, int stop_signal);
 int run_write(struct run *r, struct outputs *outs);
 void run_close(struct run *r);
 
+/* What the uprobe fallback does not give (the report's fallback.unavailable, and `check`'s) */
+#define RUN_FALLBACK_UNAVAILABLE 7
+extern const char *const run_fallback_unavailable[RUN_FALLBACK_UNAVAILABLE];
+
 #endif

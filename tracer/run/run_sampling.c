@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 
 #include "capture.h"
+#include "discover.h"
 #include "events.h"
 #include "reporters.h"
 #include "run_sampling.h"
@@ -376,26 +377,26 @@ static void live_step(struct rs *r, uint64_t now)
 	}
 }
 
-int rs_preflight(pid_t pid, char *err, size_t len)
+int rs_sampling_file(const char *path, const char *what, char *err, size_t len)
 {
 	struct tsym_table t = { 0 };
 	struct tlsctx tls;
-	char path[64];
 	int ret;
 
 #if !defined(__x86_64__)
-	seterr(err, len, "--mode sampling reads the thread pointer of x86-64 only");
+	(void)path;
+	(void)what;
+	seterr(err, len, "it reads the thread pointer of x86-64 only");
 	return -EOPNOTSUPP;
 #endif
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	ret = tsym_load(path, &t, err, len);
 	if (ret)
 		return ret;
 	if (!t.has_symtab) {
-		seterr(err, len, "--mode sampling: the executable of pid %d is stripped (no symbol table): neither the task id slot nor the future types of the polls can be found", (int)pid);
+		seterr(err, len, "%s is stripped (no symbol table): neither the task id slot nor the future types of the polls can be found", what);
 		ret = -ENODATA;
 	} else if (!t.tokio || !t.count[TSYM_POLL]) {
-		seterr(err, len, "--mode sampling: the executable of pid %d has no Tokio task functions (raw::poll): nothing to charge samples to", (int)pid);
+		seterr(err, len, "%s has no Tokio task functions (raw::poll): nothing to charge samples to", what);
 		ret = -ENODATA;
 	}
 	tsym_free(&t);
@@ -403,14 +404,27 @@ int rs_preflight(pid_t pid, char *err, size_t len)
 		return ret;
 	ret = tlsctx_find(path, &tls);
 	if (ret < 0) {
-		seterr(err, len, "--mode sampling: %s", tls.why);
+		seterr(err, len, "%s", tls.why);
 		return ret;
 	}
 	if (tls.method == TLSCTX_NONE) {
-		seterr(err, len, "--mode sampling: Tokio's thread-local task id was not found: %s", tls.why);
+		seterr(err, len, "Tokio's thread-local task id was not found: %s", tls.why);
 		return -ENODATA;
 	}
 	return 0;
+}
+
+int rs_preflight(pid_t pid, char *err, size_t len)
+{
+	char path[64], what[64], why[TET_ERR_LEN];
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	snprintf(what, sizeof(what), "the executable of pid %d", (int)pid);
+	ret = rs_sampling_file(path, what, why, sizeof(why));
+	if (ret)
+		seterr(err, len, "--mode sampling: %s", why);
+	return ret;
 }
 
 /* Attaches the sampler, drains it until stopped, the duration is over or the process ended. */
@@ -429,10 +443,10 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 	if (ret)
 		return ret;
 	*stacks_fd = tet_session_stacks_fd(r->cap);
-	if (!o->quiet)
-		fprintf(stderr, "tokio-ebpf-trace: sampling pid %d at %u Hz: attached (%zu perf events, sched tracepoints %s; no uprobe)\n",
-			(int)o->pid, o->profile_hz, tet_session_sched(r->cap)->perf_events,
-			tet_session_sched(r->cap)->on ? "on" : "off");
+	/* with -q too, as the other modes' attach line: what waits for the tracer waits for it */
+	fprintf(stderr, "tokio-ebpf-trace: sampling pid %d at %u Hz: attached (%zu perf events, sched tracepoints %s; no uprobe)\n",
+		(int)o->pid, o->profile_hz, tet_session_sched(r->cap)->perf_events,
+		tet_session_sched(r->cap)->on ? "on" : "off");
 	r->t0 = mono_ns();
 	r->next_metrics = r->t0;
 	r->next_interval = r->t0 + o->interval_ns;

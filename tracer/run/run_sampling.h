@@ -33,8 +33,11 @@ struct rs_opts {
 	volatile sig_atomic_t *stop;
 };
 
-/* Checks that the process can be traced this way: 0, or a negative errno with one line in err
- * (no task id slot: tlsctx's reason; stripped; not x86-64; no Tokio). */
+/* Whether the executable at path can be traced this way: 0, or a negative errno and the
+ * reason in err (no task id slot: tlsctx's reason; stripped; not x86-64; no Tokio), naming the
+ * file as what. `check` asks this of a file, `trace` through rs_preflight of a process. */
+int rs_sampling_file(const char *path, const char *what, char *err, size_t len);
+/* The same for a process: one line in err, "--mode sampling: " and the reason. */
 int rs_preflight(pid_t pid, char *err, size_t len);
 /* Runs the capture, then writes the reports; the metrics and --interval's summaries while it runs
  * (summary: the terminal's stream). 0 or -errno (err set). */
