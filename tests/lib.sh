@@ -11,13 +11,17 @@ TESTS_RUN=0
 _TRACKED_PIDS=()
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/tet-test.XXXXXX")
 # python3 as the interpreter itself: where it is a pyenv shim (a bash script running `pyenv exec`,
-# ~0.3 s a call against ~0.05 s; the tests make hundreds of calls), the interpreter the shim
-# picks here is put first on PATH, alone, as $TMPD/.python/python3
-_py=$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)
-if [ -x "$_py" ] && [ "$(command -v python3)" != "$_py" ]; then
-    mkdir -p "$TMPD/.python" && ln -s "$_py" "$TMPD/.python/python3" && PATH="$TMPD/.python:$PATH"
+# ~0.3 s a call against ~0.05 s, 1-2 s on a loaded machine; the tests make hundreds of calls), the
+# interpreter the shim picks here is put first on PATH, alone, as $TMPD/.python/python3.
+# tests/run.sh does that once for the whole run and says so in TET_PYTHON3 (the python3 it put on
+# PATH): then nothing is asked here (the question itself, through the shim, cost each test 1-2 s).
+if [ -z "${TET_PYTHON3:-}" ] || [ "$(command -v python3)" != "$TET_PYTHON3" ]; then
+    _py=$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)
+    if [ -x "$_py" ] && [ "$(command -v python3)" != "$_py" ]; then
+        mkdir -p "$TMPD/.python" && ln -s "$_py" "$TMPD/.python/python3" && PATH="$TMPD/.python:$PATH"
+    fi
+    unset _py
 fi
-unset _py
 
 ok()     { TESTS_RUN=$((TESTS_RUN+1)); echo "ok - $*"; }
 not_ok() { TESTS_RUN=$((TESTS_RUN+1)); TESTS_FAILED=$((TESTS_FAILED+1)); echo "not ok - $*"; }

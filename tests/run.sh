@@ -10,6 +10,18 @@ LOGS="$ROOT/build/test-logs"
 mkdir -p "$LOGS"
 pass=0; fail=0; skip=0; failed=()
 
+# python3 resolved once for every test: where it is a pyenv shim (a bash script, 0.3-2 s a call),
+# the interpreter it picks goes first on PATH, alone, in a directory of this run; TET_PYTHON3 tells
+# tests/lib.sh, which asks the shim itself otherwise (a test run alone), that it is done
+PYDIR=""
+_py=$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)
+if [ -x "$_py" ] && [ "$(command -v python3)" != "$_py" ]; then
+    PYDIR=$(mktemp -d "${TMPDIR:-/tmp}/tet-run-python.XXXXXX") && ln -s "$_py" "$PYDIR/python3" &&
+        PATH="$PYDIR:$PATH"
+fi
+unset _py
+command -v python3 > /dev/null && export TET_PYTHON3=$(command -v python3)
+
 # The kit's build tests (t_kit_matrix, t_kit_notes) compile for minutes. When the run holds one
 # of them after other tests, tests/kit/warm.sh compiles the same into their content-hash caches
 # meanwhile, at the lowest priority (SCHED_IDLE: only CPU the running test leaves idle), in a
@@ -32,7 +44,7 @@ warm_stop() {
     WARM_PID=""
     echo "# kit builds made ahead (build/test-logs/kit-warm.log): $(grep -c ': exit 0' "$LOGS/kit-warm.log") done, $(grep -c ': exit [1-9]' "$LOGS/kit-warm.log") failed (the tests build those again)"
 }
-trap warm_stop EXIT
+trap 'warm_stop; [ -z "$PYDIR" ] || rm -rf "$PYDIR"' EXIT
 names=" $(printf '%s\n' "${selected[@]}" | xargs -rn1 basename | tr '\n' ' ')"
 if [ "${TEST_WARM:-1}" = 1 ] && [[ "$names" =~ \ t_kit_(matrix|notes)\.sh\  ]] &&
    [[ "$(basename "${selected[0]}")" != t_kit_* ]] && command -v chrt > /dev/null; then
