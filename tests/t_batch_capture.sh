@@ -91,11 +91,14 @@ for line in "${LINES[@]}"; do
     wait_for_line "$TMPD/ltr.$line.err" attached 30 || not_ok "$L: tracer attached to the long-poll process"
     touch "$TMPD/lgate.$line"
     wait_for_line "$TMPD/lp.$line.out" '^blocking' 30 || not_ok "$L: the task began blocking"
-    sleep 3.5
+    # the -i summary's never_yields, as soon as it shows, at most 3.5 s into the 6 s poll (it was
+    # a fixed 3.5 s sleep); the poll must still run then
+    ny="never_yields.*workload.rs:$LP_LINE:" deadline=$(( ${EPOCHREALTIME//[!0-9]/} + 3500000 ))
+    until grep -qE "$ny" "$TMPD/ltr.$line.out" || [ "${EPOCHREALTIME//[!0-9]/}" -ge "$deadline" ]; do sleep 0.1; done
     still=$(grep -c long_poll_ms= "$TMPD/lp.$line.out")
-    check_eq "$L: 3.5 s into the 6 s poll, it is still running" 0 "$still"
+    check_eq "$L: when the summary shows it (at most 3.5 s into the 6 s poll), the poll is still running" 0 "$still"
     check "$L: the -i summary shows never_yields at the long_poll site while the poll runs" \
-        grep -qE "never_yields.*workload.rs:$LP_LINE:" "$TMPD/ltr.$line.out"
+        grep -qE "$ny" "$TMPD/ltr.$line.out"
 
     # semaphores back to 0 on a live process, after the tracer exits — meanwhile the 6 s poll
     # above ends (its processes are not this one's; its report is read below)
