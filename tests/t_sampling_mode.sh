@@ -3,7 +3,10 @@
 # uprobe at all, by their future types, on the three Debian Tokio lines (1.24: the tagged slot
 # layout; 1.43, 1.53: niche). The stock builds have no frame pointers: the poll frame comes from
 # the BPF side's scan of the user stack (sched.bpf.h scan_polls), so this tests that path.
-#  - serve --pathology blocking_call,cpu_hog under load, traced 3 s at 499 Hz: at least one
+#  - serve --pathology blocking_call,cpu_hog under load, traced 3 s at 499 Hz with a 5 ms
+#    long-poll threshold (samples count CPU time: the hog's 30 ms of wall time were under 10 ms of
+#    CPU, no long poll, on this machine at load 8-10; 5 ms is also a stricter test of the healthy
+#    tasks, and of the short polls below): at least one
 #    on-CPU long_poll of cpu_hog_compute's future, each with hottest frame cpu_hog_compute, and at
 #    least one blocked long_poll of blocking_call_in_async's future, slept in clock_nanosleep /
 #    nanosleep with legacy_sync_lookup as its frame; no finding of any other future type (the
@@ -223,7 +226,7 @@ run_line() {  # run_line LINE [FLAVOUR]
     live=()
     [ "$v" = 1.53 ] && [ -z "${2:-}" ] && live=(--metrics-addr 127.0.0.1:0 --interval 1s) dur=4s
     [ "$v" = 1.53 ] && outs=(--stacks "$TMPD/s.folded" --pprof "$TMPD/s.pb.gz" --trace "$TMPD/s.trace.json" -o "$TMPD/s$v.html")
-    start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --duration $dur -o "$j" "${live[@]}" "${outs[@]}"
+    start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --long-poll-threshold 5ms --duration $dur -o "$j" "${live[@]}" "${outs[@]}"
     tp=$BG_PID
     wait_for_line "$TMPD/tr.$v.err" attached 20 || { not_ok "$v: attached"; cat "$TMPD/tr.$v.err"; }
     t_att=$(date +%s%N)
@@ -327,7 +330,7 @@ yield_line() {  # yield_line NAME WORKLOAD-ARGS...
     start_bg "yw.$n" "$BIN" yield-workload --tasks 1000 --yields 100000000 "$@"
     yp=$BG_PID
     wait_exec "$yp" "$BIN"
-    "$TRACER" trace --pid "$yp" --mode sampling --profile-hz 499 --duration 3s -o "$j" > "$TMPD/yt.$n.out" 2> "$TMPD/yt.$n.err"
+    "$TRACER" trace --pid "$yp" --mode sampling --profile-hz 499 --long-poll-threshold 5ms --duration 3s -o "$j" > "$TMPD/yt.$n.out" 2> "$TMPD/yt.$n.err"
     check_eq "yield workload, $n: tracer exit 0" 0 "$?"
     stop_pid "$yp"
     echo "# yield workload, $n: $(jqr "$j" '.attribution | del(.rule) | tostring')"

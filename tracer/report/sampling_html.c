@@ -348,28 +348,5 @@ int report_sampling_html(FILE *out, const struct sa_model *o, const struct sampl
 int report_sampling_write_html(const char *path, const struct sa_model *o,
 			       const struct sampling_meta *mt, char *err, size_t len)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int ret = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
-		seterr(err, len, "%s: path too long", path);
-		return -ENAMETOOLONG;
-	}
-	f = fopen(tmp, "we");
-	if (!f) {
-		ret = -errno;
-		seterr(err, len, "%s: %s", tmp, strerror(errno));
-		return ret;
-	}
-	if (report_sampling_html(f, o, mt) | fclose(f)) {
-		ret = -EIO;
-		seterr(err, len, "%s: write failed", path);
-	} else if (rename(tmp, path)) {
-		ret = -errno;
-		seterr(err, len, "%s: %s", path, strerror(errno));
-	}
-	if (ret)
-		unlink(tmp);
-	return ret;
+	return report_sampling_write_file(path, report_sampling_html, o, mt, err, len);
 }

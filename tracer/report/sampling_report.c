@@ -342,22 +342,16 @@ void report_sampling_terminal(FILE *out, const struct sa_model *o, const struct 
 	fprintf(out, " (no uprobe: see the JSON's not_seen)\n");
 }
 
-/* -o FILE: written to FILE.tmp.PID and renamed into place when complete (as report/outputs.c):
- * a failed run leaves no half-written report. */
-int report_sampling_write_json(const char *path, const struct sa_model *o,
-			       const struct sampling_meta *mt, char *err, size_t len)
+/* -o FILE: written to FILE.tmp.PID by write and renamed into place when complete (as
+ * report/outputs.c): a failed run leaves no half-written report. The JSON's and report.html's. */
+int report_sampling_write_file(const char *path, int (*write)(FILE *, const struct sa_model *,
+							      const struct sampling_meta *),
+			       const struct sa_model *o, const struct sampling_meta *mt, char *err, size_t len)
 {
 	char tmp[PATH_MAX];
 	FILE *f;
 	int ret = 0;
 
-	if (!strcmp(path, "-")) {
-		if (report_sampling_json(stdout, o, mt)) {
-			seterr(err, len, "standard output: write failed");
-			return -EIO;
-		}
-		return 0;
-	}
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
 		seterr(err, len, "%s: path too long", path);
 		return -ENAMETOOLONG;
@@ -368,7 +362,7 @@ int report_sampling_write_json(const char *path, const struct sa_model *o,
 		seterr(err, len, "%s: %s", tmp, strerror(errno));
 		return ret;
 	}
-	if (report_sampling_json(f, o, mt) | fclose(f)) {
+	if (write(f, o, mt) | fclose(f)) {
 		ret = -EIO;
 		seterr(err, len, "%s: write failed", path);
 	} else if (rename(tmp, path)) {
@@ -378,6 +372,19 @@ int report_sampling_write_json(const char *path, const struct sa_model *o,
 	if (ret)
 		unlink(tmp);
 	return ret;
+}
+
+int report_sampling_write_json(const char *path, const struct sa_model *o,
+			       const struct sampling_meta *mt, char *err, size_t len)
+{
+	if (!strcmp(path, "-")) {
+		if (report_sampling_json(stdout, o, mt)) {
+			seterr(err, len, "standard output: write failed");
+			return -EIO;
+		}
+		return 0;
+	}
+	return report_sampling_write_file(path, report_sampling_json, o, mt, err, len);
 }
 
 /* --interval's summary (as report_terminal's non-final one: "--" and the span so far, the

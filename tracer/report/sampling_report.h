@@ -44,6 +44,11 @@ int report_sampling_json(FILE *out, const struct sa_model *m, const struct sampl
  * -errno with one line in err; a failed write leaves nothing behind. */
 int report_sampling_write_json(const char *path, const struct sa_model *m,
 			       const struct sampling_meta *mt, char *err, size_t len);
+/* PATH written by write to PATH.tmp.PID and renamed into place when complete: 0, or -errno with
+ * one line in err; a failed write leaves nothing behind. */
+int report_sampling_write_file(const char *path, int (*write)(FILE *, const struct sa_model *,
+							      const struct sampling_meta *),
+			       const struct sa_model *m, const struct sampling_meta *mt, char *err, size_t len);
 /* report.html (docs/sampling-mode.md "report.html"): one static page, no script; 0, or nonzero
  * when a write failed. */
 int report_sampling_html(FILE *out, const struct sa_model *m, const struct sampling_meta *mt);
