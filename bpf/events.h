@@ -223,6 +223,10 @@ struct tet_sample_rec {
  * TET_REC_SAMPLE's layout is held by recorded fixtures. */
 #define TET_REC_TSAMPLE 74
 #define TET_TS_NOREAD 1u
+/* TET_REC_TOFFCPU: the slot held a task id user space had said is a BlockingTask's (a worker
+ * loop parking, a spawn_blocking closure): not an async poll's, so no stack scan and no stacks
+ * were taken (polls 0, ustack and kstack -1) */
+#define TET_TS_BLOCKING 2u
 /* A build without frame pointers gives a user stack of its leaf only: the BPF side also scans
  * the thread's user stack from its stack pointer up (TET_SCAN_BYTES) for words inside the
  * address range of the raw::poll instances, and sends the first TET_SCAN_CANDS, innermost first
@@ -231,6 +235,8 @@ struct tet_sample_rec {
 #define TET_SCAN_CANDS 4
 _Static_assert((TET_SCAN_CANDS & (TET_SCAN_CANDS - 1)) == 0 && TET_SCAN_CANDS > 0,
 	       "TET_SCAN_CANDS: a power of two (sched.bpf.h scan_polls masks its index with it - 1)");
+/* The BlockingTask ids user space tells the BPF side (sched.bpf.h blocking_ids, LRU). */
+#define TET_BLOCKING_IDS 1024
 #define TET_SCAN_WORDS 64      /* per read */
 #define TET_SCAN_READS 16      /* 8 KiB */
 struct tet_tsample_rec {

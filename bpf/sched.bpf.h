@@ -294,8 +294,23 @@ static __always_inline void scan_polls(struct task_struct *t, __u64 *cand)
 	__builtin_memcpy(cand, c.cand, sizeof(c.cand));
 }
 
+/* --mode sampling: the task ids user space has seen in a BlockingTask's poll (a multi-thread
+ * worker's loop, a spawn_blocking closure; run/run_sampling.c adds them as it reads the records).
+ * A thread that switches out with one of them in its slot is not in an async poll's body: its
+ * sleep is recorded (the heat map's exact off-CPU time) with TET_TS_BLOCKING and without the
+ * stack scan and the stacks, which cost several microseconds; a busy multi-thread runtime's
+ * workers park thousands of times a second, each time in their loop's blocking task. LRU: a
+ * spawn_blocking closure's id is used once; a worker loop's, at every park, stays. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TET_BLOCKING_IDS);
+	__type(key, __u64);
+	__type(value, __u8);
+} blocking_ids SEC(".maps");
+
 /* --mode sampling: a thread going to sleep with a task in its slot (a poll, or a worker parked
- * inside the blocking task that runs its loop: user space tells them apart by the stack). */
+ * inside the blocking task that runs its loop: user space tells them apart by the stack, and
+ * tells BPF the blocking tasks' ids it has seen: blocking_ids). */
 static __always_inline void tls_switch_out(void *ctx, struct task_struct *prev, bool preempt)
 {
 	struct offcpu_state *st;
@@ -321,8 +336,13 @@ static __always_inline void tls_switch_out(void *ctx, struct task_struct *prev, 
 	st->task = task;
 	st->tflags = flags;
 	__builtin_memset(st->polls, 0, sizeof(st->polls));
-	scan_polls(prev, st->polls);
 	st->syscall = syscall_of(prev);
+	if (task && bpf_map_lookup_elem(&blocking_ids, &task)) {
+		st->tflags |= TET_TS_BLOCKING;
+		st->ustack = st->kstack = -1;
+		return;
+	}
+	scan_polls(prev, st->polls);
 	st->kstack = stack_id(ctx, 0, c);
 	st->ustack = stack_id(ctx, BPF_F_USER_STACK, c);
 }

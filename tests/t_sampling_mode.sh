@@ -43,6 +43,10 @@
 #    checked by python3's html.parser (balanced) and in Chromium (check_html: the future types,
 #    the mode's facts, the long polls (blocking_call_in_async's blocked ones), a heat-map row
 #    per thread with every bucket);
+#  - every line: the 2 workers' loop ids (their blocking tasks') were told to the BPF side (at
+#    least 2, none refused) and some sleeps were recorded in them without the stack scan, fewer
+#    than all (sleeps_in_blocking_tasks); the blocked long polls above still have their stacks;
+#    on 1.53 stock, bpftool dumps the tracer's blocking_ids map with at least 2 ids while it runs;
 #  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, --remote-write.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -259,6 +263,15 @@ run_line() {  # run_line LINE [FLAVOUR]
             sleep 0.3
         done
         [ "$ok" = 1 ] || not_ok "$v: the metrics endpoint answered"
+        # the worker loops' blocking-task ids the tracer has told its BPF side, as bpftool
+        # dumps the tracer's own map (the map ids of its fds: other tracers may run beside it)
+        local mid
+        mid=$(bpftool -j map show 2> /dev/null | jq --argjson m "[$(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$tp"/fdinfo/* 2> /dev/null | paste -sd,)]" \
+            '[.[] | select(.name == "blocking_ids" and (.id as $i | $m | index($i))) | .id][0] // empty')
+        bpftool -j map dump id "${mid:-0}" > "$TMPD/blk.json" 2> /dev/null || echo '[]' > "$TMPD/blk.json"
+        echo "# $v: bpftool map dump of the tracer's blocking_ids: $(jq -c '[.[] | .formatted.key // .key]' "$TMPD/blk.json")"
+        check_eq "$v: bpftool: the tracer's blocking_ids map holds the 2 workers' loop ids (at least 2)" true \
+            "$(jq 'length >= 2' "$TMPD/blk.json")"
     fi
     wait_exit "$tp" 30
     check_eq "$v: tracer exit 0" 0 "$RC"
@@ -304,6 +317,12 @@ run_line() {  # run_line LINE [FLAVOUR]
     check_eq "$v: not_seen names wakes, waker counts, spawn sites, scheduling delay, pending times" true \
         "$(jqr "$j" '.not_seen | has("wakes") and has("waker_counts") and has("spawn_sites") and has("scheduling_delay") and has("pending_times")')"
     echo "# $v: $(jqr "$j" '.attribution | del(.rule) | tostring')"
+    # the workers park in their loops' blocking tasks: told to the BPF side, which then records
+    # their sleeps without the stack scan (docs/sampling-mode.md); the blocked long polls above
+    # are still found, with their stacks
+    echo "# $v: blocking task ids $(jqr "$j" '.capture | "\(.blocking_task_ids) (errors \(.blocking_task_id_errors)), sleeps in them \(.sleeps_in_blocking_tasks) of \(.sleeps)"')"
+    check_eq "$v: the 2 worker loops' ids told (at least 2, none refused), sleeps in them recorded without a scan" true \
+        "$(jqr "$j" '.capture | .blocking_task_ids >= 2 and .blocking_task_id_errors == 0 and .sleeps_in_blocking_tasks > 0 and .sleeps_in_blocking_tasks < .sleeps')"
     [ "${#live[@]}" -eq 0 ] || check_live "$v" "$j"
     [ "$v" = 1.53 ] && check_profiles "$j"
     check_heat "$v" "$j"

@@ -203,6 +203,11 @@ int tet_session_drain(struct tet_session *s)
 	return s->ops->drain(s->b);
 }
 
+int tet_session_blocking_id(struct tet_session *s, uint64_t id)
+{
+	return s->ops->blocking_id ? s->ops->blocking_id(s->b, id) : -EOPNOTSUPP;
+}
+
 int tet_session_counters(struct tet_session *s, struct tet_counters *sum)
 {
 	int ret = s->ops->counters(s->b, sum);

@@ -79,6 +79,10 @@ int tet_session_stacks_fd(const struct tet_session *s);
 int tet_session_lost_fd(const struct tet_session *s);
 /* Consumes every record in the ring buffer; returns the count or a negative errno. */
 int tet_session_drain(struct tet_session *s);
+/* --mode sampling: task id `id` is a BlockingTask's (a worker loop, a spawn_blocking closure):
+ * a thread that sleeps with it in its slot is recorded without the stack scan and the stacks
+ * (TET_TS_BLOCKING). 0, -EOPNOTSUPP for another capture, or -errno. */
+int tet_session_blocking_id(struct tet_session *s, uint64_t id);
 /* Sums the per-CPU counters. */
 int tet_session_counters(struct tet_session *s, struct tet_counters *sum);
 /* Detaches every probe (the kernel resets the semaphores); the ring buffer stays readable.

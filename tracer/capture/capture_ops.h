@@ -44,6 +44,8 @@ struct tet_capture_ops {
 	const struct tet_fb_info *(*fallback)(const void *b);
 	/* the share of the ring written and not read yet (0–1), negative: unknown */
 	double (*backlog)(const void *b);
+	/* the sampler: task id `id` is a BlockingTask's (its sleeps go without stacks) */
+	int (*blocking_id)(void *b, uint64_t id);
 };
 
 #endif

@@ -152,6 +152,16 @@ static int sp_counters(void *b, struct tet_counters *sum)
 	return tet_counters_sum(bpf_map__fd(((struct tet_sp *)b)->skel->maps.counters), sum);
 }
 
+static int sp_blocking_id(void *b, uint64_t id)
+{
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(((struct tet_sp *)b)->skel->maps.blocking_ids), &id,
+				&one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 static void sp_end(void *b, uint64_t cutoff_ns)
 {
 	struct tet_sp *s = b;
@@ -188,4 +198,5 @@ const struct tet_capture_ops tet_sp_ops = {
 	.counters = sp_counters,
 	.end = sp_end,
 	.close = sp_close,
+	.blocking_id = sp_blocking_id,
 };

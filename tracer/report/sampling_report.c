@@ -128,6 +128,10 @@ int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampl
 	jw_ku64(w, "slot_read_failures", mt->slot_read_failures);
 	jw_ku64(w, "sample_drops", mt->sample_drops);
 	jw_ku64(w, "sleep_drops", mt->sleep_drops);
+	jw_ku64(w, "blocking_task_ids", mt->blocking_ids_told);
+	jw_ku64(w, "blocking_task_ids_by_sleeps", mt->blocking_ids_by_sleeps);
+	jw_ku64(w, "blocking_task_id_errors", mt->blocking_id_errors);
+	jw_ku64(w, "sleeps_in_blocking_tasks", mt->blocking_sleeps);
 	jw_ku64(w, "stack_errors", mt->stack_errors);
 	jw_ku64(w, "records_over_memory_bound", mt->over_memory_bound);
 	jw_ku64(w, "records_malformed", mt->malformed);

@@ -36,6 +36,9 @@ struct sampling_meta {
 	uint64_t slot_read_failures, sample_drops, sleep_drops, stack_errors;
 	uint64_t over_memory_bound, malformed;
 	uint64_t scan_hits;          /* samples whose poll frame came from the stack scan */
+	/* BlockingTask ids told to the BPF side (and refused by it), and the sleeps recorded with
+	 * one in the slot, without stack scan or stacks (bpf/sched.bpf.h blocking_ids) */
+	uint64_t blocking_ids_told, blocking_ids_by_sleeps, blocking_id_errors, blocking_sleeps;
 };
 
 /* The JSON report (docs/sampling-mode.md "JSON"): 0, or nonzero when a write failed. */

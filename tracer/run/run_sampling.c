@@ -41,6 +41,8 @@
 /* Samples kept, and sleeps kept: 2^19 each of 88 B and 96 B (sampling.h's asserts) = 44 + 48 MiB,
  * 92 MiB at most (114 MiB for a moment while realloc doubles an array: the old half and the new) */
 #define RS_MAX_RECS (1u << 19)
+#define RS_BLOCKING 4096   /* a power of two */
+#define RS_BLK_SLEEPS 32   /* sleeps on one thread, none with a poll frame: a BlockingTask's */
 
 _Static_assert(SA_KFRAME == SST_KFRAME, "a kernel frame's name: one size from decode to the model");
 _Static_assert(SP_FRAME == SST_FRAME_MAX, "a user frame's name: one size from decode to the profile");
@@ -59,6 +61,16 @@ struct rs {
 	int64_t wall0;
 	uint64_t scan_hits;
 	size_t resolved_s, resolved_z;  /* records whose poll function is set */
+	/* what learn_blocking knows of the task ids it met: an open-addressing table */
+	struct rs_blk {
+		uint64_t id;
+		uint32_t tid;       /* the thread of its first sleep without a poll frame */
+		uint16_t nsleeps;   /* its sleeps without a poll frame, all on thread tid */
+		uint8_t async;      /* slept in an async poll's frame, or on two threads */
+		uint8_t told;
+	} blk[RS_BLOCKING];
+	size_t nblk;
+	uint64_t blk_told, blk_by_sleeps, blk_errors, blk_sleeps;
 	/* the live outputs (--metrics-addr, --interval) */
 	FILE *summary;
 	struct prom_server *prom;
@@ -128,6 +140,7 @@ static int on_rec(void *ctx, void *data, size_t size)
 			r->z = p;
 			r->capz = cap;
 		}
+		r->blk_sleeps += !!(x->flags & TET_TS_BLOCKING);
 		r->z[r->nz++] = (struct sa_sleep){ .since = x->o.since, .ts = h->ts,
 			.woken = x->o.woken, .task = x->task, .syscall = x->o.syscall, .tid = h->tid,
 			.flags = x->flags, .ustack = x->o.ustack, .kstack = x->o.kstack, .poll = -1,
@@ -180,6 +193,84 @@ static void resolve(struct rs *r)
 	}
 	r->resolved_s = r->ns;
 	r->resolved_z = r->nz;
+}
+
+/* The entry of task id `id` (not 0), made when new; a table half full is emptied first (what
+ * is forgotten is learnt again; telling the BPF side twice is harmless). */
+static struct rs_blk *blk_get(struct rs *r, uint64_t id)
+{
+	size_t k = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 52) & (RS_BLOCKING - 1);
+
+	for (;; k = (k + 1) & (RS_BLOCKING - 1)) {
+		if (r->blk[k].id == id)
+			return &r->blk[k];
+		if (!r->blk[k].id)
+			break;
+	}
+	if (r->nblk >= RS_BLOCKING / 2) {
+		memset(r->blk, 0, sizeof(r->blk));
+		r->nblk = 0;
+		k = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 52) & (RS_BLOCKING - 1);
+	}
+	r->nblk++;
+	r->blk[k].id = id;
+	return &r->blk[k];
+}
+
+static void tell_blocking(struct rs *r, struct rs_blk *b, bool by_sleeps)
+{
+	if (b->told)
+		return;
+	b->told = 1;
+	if (tet_session_blocking_id(r->cap, b->id)) {
+		r->blk_errors++;
+		return;
+	}
+	r->blk_told++;
+	r->blk_by_sleeps += by_sleeps;
+}
+
+/* The records read since the last call resolved (what the end does anyway), and the task ids
+ * of BlockingTasks told to the BPF side: a multi-thread worker parks in its loop's blocking
+ * task, thousands of times a second on a busy service, and each park's stack scan and stacks
+ * cost microseconds of the service's CPU (bpf/sched.bpf.h blocking_ids). An id is a
+ * BlockingTask's when a record's poll frame is a BlockingTask's (the rule analyze/sampling.c
+ * reads), or when it has slept RS_BLK_SLEEPS times without a poll frame, all on one thread,
+ * and never with an async poll's frame (a sample's frame does not count: on CPU in the worker
+ * loop a sample's scan often finds a frame left over from an earlier poll, and 1.43's loop ids
+ * showed one in 1 run of 2): the scan keeps the first TET_SCAN_CANDS words
+ * in the poll functions' address range, and in some releases (1.43) those are all other
+ * functions' before a parked worker's BlockingTask frame. A blocking task never moves between
+ * threads; an async task whose sleeps the scan never places in its poll would lose no finding
+ * by it (a sleep without a poll frame is none). */
+static void learn_blocking(struct rs *r)
+{
+	size_t s0 = r->resolved_s, z0 = r->resolved_z;
+
+	resolve(r);
+	for (size_t i = s0; i < r->ns; i++) {
+		const struct sa_sample *x = &r->s[i];
+
+		if (x->task && sst_type_blocking(r->sst, x->ptype))
+			tell_blocking(r, blk_get(r, x->task), false);
+	}
+	for (size_t i = z0; i < r->nz; i++) {
+		const struct sa_sleep *x = &r->z[i];
+		struct rs_blk *b;
+
+		if (!x->task || (x->flags & TET_TS_BLOCKING))
+			continue;
+		b = blk_get(r, x->task);
+		if (sst_type_blocking(r->sst, x->ptype)) {
+			tell_blocking(r, b, false);
+		} else if (x->ptype >= 0 || (b->nsleeps && b->tid != x->tid)) {
+			b->async = 1;
+		} else if (!b->async) {
+			b->tid = x->tid;
+			if (++b->nsleeps >= RS_BLK_SLEEPS)
+				tell_blocking(r, b, true);
+		}
+	}
 }
 
 static int analyze(struct rs *r, struct sa_model *m)
@@ -309,6 +400,9 @@ static void meta(const struct rs *r, const struct tet_counters *c, struct sampli
 		.slot_read_failures = r->noread, .sample_drops = c->sample_drops,
 		.sleep_drops = c->offcpu_drops, .stack_errors = c->stack_errors,
 		.over_memory_bound = r->kept_out, .malformed = r->bad, .scan_hits = r->scan_hits,
+		.blocking_ids_told = r->blk_told, .blocking_ids_by_sleeps = r->blk_by_sleeps,
+		.blocking_id_errors = r->blk_errors,
+		.blocking_sleeps = r->blk_sleeps,
 	};
 }
 
@@ -461,6 +555,7 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 
 		if (tet_session_drain(r->cap) < 0)
 			break;
+		learn_blocking(r);
 		live_step(r, mono_ns());
 		if (o->stop && *o->stop)
 			break;
