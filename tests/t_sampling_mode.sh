@@ -245,6 +245,8 @@ run_line() {  # run_line LINE [FLAVOUR]
             "$(jq --argjson p "$tp" '[.[] | select(.pid == $p and (.fd_type | test("uprobe|uretprobe")))] | length' "$TMPD/perf.json")"
         check_eq "$v: bpftool link show: no uprobe_multi link of the tracer" 0 \
             "$(links_of "$tp" '.type == "uprobe_multi" or .type == 12')"
+        # --nice's default, as the other modes' live capture (ps reads /proc/PID/stat)
+        check_eq "$v: the tracer runs at nice 10 (the default)" 10 "$(ps -o ni= -p "$tp" | tr -d ' ')"
     fi
     if [ "${#live[@]}" -gt 0 ]; then
         # a scrape at least 2 s into the 4 s capture (after bpftool's look; the figures are

@@ -1059,6 +1059,12 @@ static int trace_sampling(struct run_opts *o)
 		p_err("%s", err);
 		return TET_EXIT_INPUT;
 	}
+	/* as the other modes' live capture (default 10): the service keeps the CPU, the records
+	 * wait in the ring (its drops are counted) */
+	if (o->nice < 0)
+		o->nice = 10;
+	if (o->nice && setpriority(PRIO_PROCESS, 0, o->nice))
+		p_warn("--nice %d: %s (the tracer keeps its priority)", o->nice, strerror(errno));
 	catch_signals(false);
 	ret = rs_run(&ro, summary, err, sizeof(err));
 	outputs_abort(&profile_outs);
