@@ -35,7 +35,6 @@
 need_root
 need_tracer
 command -v promtool > /dev/null || die_test "promtool missing (Debian package prometheus: make deps)"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # run LABEL BIN CAPTURE: sets R (JSON), W (program output), S (terminal), H (html), T (trace),
 # M (a metrics scrape taken once both deadlocks were found)

@@ -28,28 +28,8 @@
 need_root
 need_tracer
 need_sample 1.53 usdt
-command -v prometheus > /dev/null || die_test "prometheus missing (Debian package prometheus: make deps)"
-command -v curl > /dev/null || die_test "curl missing (scripts/packages.txt)"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PP=$(free_port)
-API="http://127.0.0.1:$PP"
-printf 'global: { scrape_interval: 1h, evaluation_interval: 1h }\n' > "$TMPD/prom.yml"
-mkdir -p "$TMPD/prom-data"
-# prom_up NAME: starts Prometheus (the receiver) and waits until it is ready; sets PROM
-prom_up() {
-    local i
-    start_bg "prom.$1" prometheus --config.file="$TMPD/prom.yml" --storage.tsdb.path="$TMPD/prom-data" \
-        --web.listen-address="127.0.0.1:$PP" --web.enable-remote-write-receiver
-    PROM=$BG_PID
-    for i in $(seq 200); do
-        curl -sf -o /dev/null "$API/-/ready" && return 0
-        sleep 0.1
-    done
-    die_test "prometheus ($1) ready on 127.0.0.1:$PP: $(tail -3 "$TMPD/prom.$1.err")"
-}
-# q EXPR: the value of the instant query's first result ("" if none)
-q() { curl -sf --get "$API/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
+prom_receiver_init
+q() { prom_q "$@"; }
 
 start_bg svc "$SAMPLE" serve --addr 127.0.0.1:0 --load 200 --duration 90s
 SVC=$BG_PID

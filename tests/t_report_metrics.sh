@@ -25,8 +25,6 @@ need_report_fixture
 command -v promtool > /dev/null || die_test "promtool missing (Debian package prometheus: make deps)"
 command -v prometheus > /dev/null || die_test "prometheus missing (Debian package prometheus: make deps)"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 prom_session() {  # DURING hook
     local url hostport pport i up polls
     wait_for_line "$1" 'Prometheus metrics at' 5 || return

@@ -37,7 +37,15 @@
 #  - the 1.53 stock run (4 s) also serves --metrics-addr and prints --interval 1s: a scrape taken while
 #    it runs passes promtool check metrics, and its counters (samples, sleeps, cpu_hog_compute's
 #    samples and on-CPU long polls by future_type) are > 0 and at most the final JSON's; the
-#    interval summaries come every second with growing sample counts, at most the JSON's;
+#    interval summaries come every second with growing sample counts, at most the JSON's; and
+#    it pushes the same families by --remote-write to a real Prometheus (the
+#    receiver t_remote_write uses, an independent decoder; every 1.5 s, so that no live push
+#    falls at the end): the series Prometheus stores carry
+#    the run's labels (mode="sampling", pid, executable, tokio_release 1.53.x, host, capture),
+#    the last values are the final JSON's exact figures (samples, cpu_hog_compute's samples and
+#    on-CPU long polls: the push at exit holds the final analysis), earlier pushes of the run
+#    are there too (lower, none above it), and the JSON's remote_write counts the pushes with
+#    no failure;
 #  - every line: the worker heat map adds up (check_heat: the buckets' samples are the threads'
 #    samples, 30-120 buckets, a row for each worker); the 1.53 stock run writes report.html too,
 #    checked by python3's html.parser (balanced) and in Chromium (check_html: the future types,
@@ -47,7 +55,7 @@
 #    least 2, none refused) and some sleeps were recorded in them without the stack scan, fewer
 #    than all (sleeps_in_blocking_tasks); the blocked long polls above still have their stacks;
 #    on 1.53 stock, bpftool dumps the tracer's blocking_ids map with at least 2 ids while it runs;
-#  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid, --remote-write.
+#  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
 . "$(dirname "$0")/report_lib.sh"
@@ -134,6 +142,36 @@ check_live() {
     echo "# $v: --interval 1s: $(wc -l < "$TMPD/interval.n") summaries, samples $(tr '\n' ' ' < "$TMPD/interval.n")"
     check_eq "$v: --interval 1s: 3 to 5 summaries in 4 s, samples growing, at most the report's" true \
         "$(jq -s --argjson t "$(jqr "$j" .capture.samples)" 'length >= 3 and length <= 5 and . == unique and .[0] > 0 and .[-1] <= $t' "$TMPD/interval.n")"
+}
+
+# check_remote_write LINE JSON PID: what the Prometheus receiver stored of the --remote-write
+# pushes of that run, against its final JSON (docs/sampling-mode.md "While it runs")
+check_remote_write() {
+    local v=$1 j=$2 sel="pid=\"$3\"" hog='future_type=~".*cpu_hog_compute.*"' lab n
+    check "$v: remote write: says where it pushes" grep -q "pushing the metrics to $API/api/v1/write every 1.5s (Prometheus remote write)" "$TMPD/tr.$v.err"
+    curl -sf --get "$API/api/v1/query" --data-urlencode "query=tokio_trace_sampling_samples_total{$sel}" > "$TMPD/rw.series"
+    lab=$(jq -r '.data.result[0].metric | "\(.mode) \(.capture) \(.host) \(.executable) \(.tokio_release)"' "$TMPD/rw.series")
+    echo "# $v: remote write: labels $lab"
+    check_eq "$v: remote write: the run's labels (mode sampling, capture, host, executable)" \
+        "sampling perf-event $(uname -n) $(readlink -f "$(sample_bin 1.53 stock)")" "${lab% *}"
+    check "$v: remote write: label tokio_release, the binary's release (${lab##* })" grep -qE '^1\.53\.[0-9]+$' <<< "${lab##* }"
+    # the last push is the final analysis's: the report's exact figures (a live one is lower:
+    # pushed at ~0, 1.5 and 3 s of the 4 s, none due near the end)
+    check_eq "$v: remote write: the last samples total = the report's capture.samples (the push at exit)" \
+        "$(jqr "$j" .capture.samples)" "$(prom_q "tokio_trace_sampling_samples_total{$sel}")"
+    check_eq "$v: remote write: cpu_hog_compute's samples and on-CPU long polls = the report's" \
+        "$(jqr "$j" '"\([.future_types[] | select(.type | test("cpu_hog_compute")) | .samples] | add) \([.findings[] | select(.seen_as == "on_cpu" and (.future_type | test("cpu_hog_compute")))] | length)"')" \
+        "$(prom_q "sum(tokio_trace_sampling_future_samples_total{$sel,$hog})") $(prom_q "sum(tokio_trace_sampling_long_polls_total{$sel,$hog,seen_as=\"on_cpu\"})")"
+    n=$(prom_q "count_over_time(tokio_trace_sampling_samples_total{$sel}[10m])")
+    check "$v: remote write: pushes while it ran too ($n samples of the series in Prometheus)" test "${n:-0}" -ge 3
+    check_eq "$v: remote write: the earlier pushes' totals lower, none above the report's" \
+        "$(jqr "$j" .capture.samples) true" \
+        "$(prom_q "max_over_time(tokio_trace_sampling_samples_total{$sel}[10m])") $(jq -n --argjson lo "$(prom_q "min_over_time(tokio_trace_sampling_samples_total{$sel}[10m])")" --argjson t "$(jqr "$j" .capture.samples)" '$lo < $t')"
+    check "$v: remote write: the JSON counts the pushes delivered ($(jqr "$j" .remote_write.pushes))" \
+        test "$(jqr "$j" .remote_write.pushes)" -ge 4
+    check_eq "$v: remote write: no failure, nothing dropped" "0 0 0 0 0 0" \
+        "$(jqr "$j" '[.remote_write.failures[], .remote_write.dropped_samples[]] | map(tostring) | join(" ")')"
+    check "$v: remote write: the terminal summary's line" grep -qE '^remote write to .*: [0-9]+ pushes delivered' "$TMPD/tr.$v.out"
 }
 
 # check_heat LINE JSON: the worker heat map adds up: per row the buckets' samples (in async polls
@@ -228,7 +266,8 @@ run_line() {  # run_line LINE [FLAVOUR]
     j="$TMPD/s$v.json"
     local outs=() dur=3s  # 1.53 stock: the live outputs (metrics, --interval; 4 s), report.html and the profiles too
     live=()
-    [ "$v" = 1.53 ] && [ -z "${2:-}" ] && live=(--metrics-addr 127.0.0.1:0 --interval 1s) dur=4s
+    [ "$v" = 1.53 ] && [ -z "${2:-}" ] && live=(--metrics-addr 127.0.0.1:0 --interval 1s
+        --remote-write "$API/api/v1/write" --remote-write-interval 1500ms) dur=4s
     [ "$v" = 1.53 ] && outs=(--stacks "$TMPD/s.folded" --pprof "$TMPD/s.pb.gz" --trace "$TMPD/s.trace.json" -o "$TMPD/s$v.html")
     start_bg "tr.$v" "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --long-poll-threshold 5ms --duration $dur -o "$j" "${live[@]}" "${outs[@]}"
     tp=$BG_PID
@@ -325,7 +364,7 @@ run_line() {  # run_line LINE [FLAVOUR]
     echo "# $v: blocking task ids $(jqr "$j" '.capture | "\(.blocking_task_ids) (errors \(.blocking_task_id_errors)), sleeps in them \(.sleeps_in_blocking_tasks) of \(.sleeps)"')"
     check_eq "$v: the 2 worker loops' ids told (at least 2, none refused), sleeps in them recorded without a scan" true \
         "$(jqr "$j" '.capture | .blocking_task_ids >= 2 and .blocking_task_id_errors == 0 and .sleeps_in_blocking_tasks > 0 and .sleeps_in_blocking_tasks < .sleeps')"
-    [ "${#live[@]}" -eq 0 ] || check_live "$v" "$j"
+    [ "${#live[@]}" -eq 0 ] || { check_live "$v" "$j"; check_remote_write "$v" "$j" "$sp"; }
     [ "$v" = 1.53 ] && check_profiles "$j"
     check_heat "$v" "$j"
     [ "$v" != 1.53 ] || check_html "$v" "$j" "$TMPD/s$v.html"
@@ -338,7 +377,10 @@ run_line() {  # run_line LINE [FLAVOUR]
     fi
 }
 
+prom_receiver_init  # the receiver of the 1.53 stock run's --remote-write
+prom_up sampling
 run_line 1.53
+stop_pid "$PROM"
 run_line 1.24
 run_line 1.43
 run_line 1.53 usdt
@@ -374,7 +416,6 @@ sleep 0.5
 expect_fail "a stripped copy" 2 "stripped" "$TRACER" trace --pid "$SP" --mode sampling --duration 1s
 expect_fail "a process with no Tokio" 2 "no Tokio" "$TRACER" trace --pid "$NP" --mode sampling --duration 1s
 expect_fail "no --pid" 3 "give --pid" "$TRACER" trace --binary "$BIN" --mode sampling --duration 1s
-expect_fail "--remote-write" 3 "does not make Prometheus remote write" "$TRACER" trace --pid "$SP" --mode sampling --remote-write http://127.0.0.1:9/api/v1/write
 stop_pid "$SP"
 stop_pid "$NP"
 finish

@@ -392,8 +392,10 @@ int sa_analyze(struct sa_model *o, const struct sa_input *in)
 	o->min_run = (in->long_poll_ns + o->period_ns - 1) / o->period_ns;
 	if (o->min_run < 2)
 		o->min_run = 2;
-	qsort(in->s, in->ns, sizeof(*in->s), cmp_sample);
-	qsort(in->z, in->nz, sizeof(*in->z), cmp_sleep);
+	if (in->ns)  /* none yet (the first live analysis): s is NULL, which qsort may not take */
+		qsort(in->s, in->ns, sizeof(*in->s), cmp_sample);
+	if (in->nz)
+		qsort(in->z, in->nz, sizeof(*in->z), cmp_sleep);
 	classify(o, in);
 	charge(o, in);
 	aggregate(o, in);

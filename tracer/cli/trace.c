@@ -148,7 +148,8 @@ static void trace_usage(FILE *out)
 "                           uprobe (the fallback even when probes exist); sampling: no uprobe\n"
 "                           at all, the CPU sampler (--profile-hz) reads Tokio's thread-local\n"
 "                           task id and the stacks (one process, --pid; JSON, the summary and\n"
-"                           the files of --stacks, --pprof, --trace, --metrics-addr, --interval)\n"
+"                           the files of --stacks, --pprof, --trace; --metrics-addr, --interval\n"
+"                           and --remote-write)\n"
 "      --capture HOW        batched (default when the target has tokio:event_batch): the\n"
 "                           process records events in per-thread buffers and hands them over\n"
 "                           in batches, one probe hit per batch; per-event: one probe hit per\n"
@@ -984,7 +985,8 @@ static int run_until_end(struct run *r)
 }
 
 /* --mode sampling: one process, JSON, report.html, the terminal summary, --stacks, --pprof,
- * --trace, --metrics-addr and --interval; what it does not make yet is refused in one line. */
+ * --trace, --metrics-addr, --remote-write and --interval; what it does not make yet is refused
+ * in one line. */
 static int trace_sampling(struct run_opts *o)
 {
 	struct rs_opts ro = { .pid = o->pid, .profile_hz = o->sched.profile_hz,
@@ -992,7 +994,7 @@ static int trace_sampling(struct run_opts *o)
 			      .ringbuf_bytes = o->ringbuf ? o->ringbuf : 8u << 20,
 			      .quiet = o->quiet, .stop = &stop_signal,
 			      .metrics_addr = o->metrics_addr, .metrics_sites = o->metrics_sites,
-			      .interval_ns = o->interval_ns };
+			      .interval_ns = o->interval_ns, .rw = o->rw.url ? &o->rw : NULL };
 	struct outputs profile_outs = { 0 };
 	FILE *summary = stdout;
 	char err[TET_ERR_LEN];
@@ -1006,10 +1008,9 @@ static int trace_sampling(struct run_opts *o)
 		p_err("--mode sampling is the CPU sampler: it does not go with --no-sched or --profile-hz 0");
 		return TET_EXIT_USAGE;
 	}
-	if (o->fl.on || o->rw.url || o->capture == CAPTURE_BATCHED || o->sample_rate > 1 ||
+	if (o->fl.on || o->capture == CAPTURE_BATCHED || o->sample_rate > 1 ||
 	    o->max_overhead_given) {
 		p_err("--mode sampling does not make %s yet", o->fl.on ? "the flight recorder" :
-		      o->rw.url ? "Prometheus remote write (--remote-write; --metrics-addr serves its metrics)" :
 		      "batched capture or its sampling (--capture batched, --sample-rate, --max-overhead)");
 		return TET_EXIT_USAGE;
 	}

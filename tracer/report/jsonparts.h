@@ -31,6 +31,9 @@ void report_lock_holder_json(struct jw *w, const struct analyzer *a, uint32_t pi
 void report_finding_wait_json(struct jw *w, const struct analyzer *a,
 			      const struct report_meta *m, const struct an_finding *f);
 
+/* "remote_write": what --remote-write sent (the JSON report and --mode sampling's) */
+void report_json_remote_write(struct jw *w, const struct rw_stats *s);
+
 /* Runs of keys the JSON report and the HTML page's data blob both write: */
 /* "started_at" (ISO 8601 UTC), "duration_ns" */
 void report_json_started(struct jw *w, const struct report_meta *m);

@@ -308,33 +308,6 @@ static void j_flight(struct jw *w, const struct report_meta *m)
 	jw_obj_end(w);
 }
 
-/* "remote_write": what --remote-write sent (only with it) */
-static void j_remote_write(struct jw *w, const struct rw_stats *s)
-{
-	jw_key(w, "remote_write");
-	jw_obj_begin(w);
-	jw_kstr(w, "url", s->url);
-	jw_ku64(w, "interval_ns", s->interval_ns);
-	jw_ku64(w, "pushes", s->pushes);
-	jw_ku64(w, "samples", s->samples);
-	jw_ku64(w, "retries", s->retries);
-	jw_key(w, "failures");
-	jw_obj_begin(w);
-	jw_ku64(w, "connection", s->fail_connection);
-	jw_ku64(w, "server", s->fail_server);
-	jw_ku64(w, "client", s->fail_client);
-	jw_obj_end(w);
-	jw_key(w, "dropped_samples");
-	jw_obj_begin(w);
-	jw_ku64(w, "queue_full", s->dropped_queue);
-	jw_ku64(w, "rejected", s->dropped_rejected);
-	jw_ku64(w, "at_exit", s->dropped_exit);
-	jw_obj_end(w);
-	jw_ku64(w, "queue_max", s->queue_max);
-	jw_ku64(w, "last_status", (uint64_t)(s->last_status > 0 ? s->last_status : 0));
-	jw_obj_end(w);
-}
-
 /* "totals": event counts of the whole capture */
 static void j_totals(struct jw *w, const struct analyzer *a, const struct report_meta *m)
 {
@@ -1035,7 +1008,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	if (m->flight)
 		j_flight(w, m);
 	if (m->remote_write)
-		j_remote_write(w, m->remote_write);
+		report_json_remote_write(w, m->remote_write);
 	j_totals(w, a, m);
 	j_data_loss(w, a, m);
 	j_spawn_sites(w, a, m);

@@ -478,8 +478,7 @@ static void worker_metrics(FILE *out, const struct analyzer *a)
 		}
 }
 
-/* --remote-write's own figures (as of the last push before this rendering) */
-static void remote_write_metrics(FILE *out, const struct rw_stats *w)
+void prom_remote_write_metrics(FILE *out, const struct rw_stats *w)
 {
 	if (!w)
 		return;
@@ -579,7 +578,7 @@ static int render(FILE *out, const struct analyzer *a, const struct report_meta 
 	     "Distinct site labels allowed (--metrics-sites).");
 	fprintf(out, "tokio_trace_site_label_limit %zu\n", L->max);
 	uring_metrics(out, a);
-	remote_write_metrics(out, m->remote_write);
+	prom_remote_write_metrics(out, m->remote_write);
 	return fflush(out) || ferror(out) ? -EIO : 0;
 }
 

@@ -5,7 +5,8 @@
  * Thanos, Cortex, VictoriaMetrics.
  *
  * One list of figures: prom.c renders the exposition text (its own site labels, kept from one
- * push to the next as the server keeps them), and this file turns each line of it into a
+ * push to the next as the server keeps them; --mode sampling gives sampling_prom.c's text,
+ * rw_push_text), and this file turns each line of it into a
  * series: `__name__`, the line's labels, then the run's labels (host, pid, executable,
  * tokio_release, mode, capture; a line's own label of the same name wins), sorted by name.
  *
@@ -834,27 +835,15 @@ static int build_extra(struct rw *w, const struct report_meta *m)
 	return ret;
 }
 
-int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m)
+int rw_push_text(struct rw *w, char *text, size_t len, const struct report_meta *m)
 {
-	struct rw_item it = { 0 };
+	struct rw_item it = { .text = text, .len = len };
 	struct timespec now;
 	bool warn = false;
-	FILE *f;
-	int ret;
 
-	if (!w || !w->running)
-		return -EINVAL;
-	if (!w->extra && build_extra(w, m))
-		return -ENOMEM;
-	f = open_memstream(&it.text, &it.len);
-	if (!f)
-		return -ENOMEM;
-	ret = prom_render_labels(f, a, m, w->labels);
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	if (ret) {
-		free(it.text);
-		return ret;
+	if (!w || !w->running || (!w->extra && build_extra(w, m))) {
+		free(text);
+		return w && w->running ? -ENOMEM : -EINVAL;
 	}
 	for (const char *p = it.text, *e = it.text + it.len; p < e;) {
 		const char *nl = memchr(p, '\n', (size_t)(e - p));
@@ -888,12 +877,32 @@ int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m)
 	return 0;
 }
 
-void rw_finish(struct rw *w, const struct analyzer *a, const struct report_meta *m,
-	       uint64_t wait_ns)
+int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	if (!w || !w->running)
+		return -EINVAL;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	ret = prom_render_labels(f, a, m, w->labels);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (ret) {
+		free(text);
+		return ret;
+	}
+	return rw_push_text(w, text, len, m);
+}
+
+void rw_finish(struct rw *w, uint64_t wait_ns)
 {
 	if (!w || !w->running)
 		return;
-	rw_push(w, a, m);
 	pthread_mutex_lock(&w->mu);
 	w->finishing = true;
 	w->deadline = mono_ns() + wait_ns;

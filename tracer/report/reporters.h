@@ -86,6 +86,9 @@ int prom_update(struct prom_server *ps, const struct analyzer *a, const struct r
  * buf (malloc'd, len bytes). */
 void prom_publish(struct prom_server *ps, char *buf, size_t len);
 void prom_stop(struct prom_server *ps);
+/* --remote-write's own families (as of the last push before this rendering; nothing when w is
+ * NULL), for the other renderings (sampling_prom.c) too. */
+void prom_remote_write_metrics(FILE *out, const struct rw_stats *w);
 /* The exposition text itself (tests, the snapshot). Returns 0 or -EIO. */
 int prom_render(FILE *out, const struct analyzer *a, const struct report_meta *m,
 		size_t max_sites);
@@ -127,12 +130,14 @@ int rw_start(struct rw **out, const struct rw_opts *o, const struct tet_msgs *ms
 /* Main thread: renders the figures now and queues them (never waits for the network; a full
  * queue drops its oldest push, counted). */
 int rw_push(struct rw *w, const struct analyzer *a, const struct report_meta *m);
-/* The final push: queued like the others, then waits for the queue to empty, at most wait_ns
+/* The same for an exposition text rendered elsewhere (--mode sampling: sampling_prom.c): takes
+ * text (malloc'd, len bytes; freed on error too). m gives the run's labels (the first push's). */
+int rw_push_text(struct rw *w, char *text, size_t len, const struct report_meta *m);
+/* After the final push (rw_push or rw_push_text): waits for the queue to empty, at most wait_ns
  * (a push in backoff is tried at once; after a failed attempt older pushes give way to the
  * final one); what is given up or left then is dropped and counted (dropped_exit). The sender
  * stops. */
-void rw_finish(struct rw *w, const struct analyzer *a, const struct report_meta *m,
-	       uint64_t wait_ns);
+void rw_finish(struct rw *w, uint64_t wait_ns);
 void rw_get_stats(struct rw *w, struct rw_stats *st);
 void rw_stop(struct rw *w);
 /* Pure (the sender's encoder; tests): the exposition text [text, text + len) as a snappy-

@@ -207,5 +207,6 @@ int report_sampling_prom(FILE *out, const struct sa_model *m, const struct sampl
 	head(out, "tokio_trace_sampling_future_type_label_limit", "gauge",
 	     "Distinct future_type label values allowed (--metrics-sites).");
 	fprintf(out, "tokio_trace_sampling_future_type_label_limit %zu\n", l->max);
+	prom_remote_write_metrics(out, mt->remote_write);
 	return fflush(out) || ferror(out) ? -EIO : 0;
 }

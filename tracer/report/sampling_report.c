@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "jsonparts.h"
 #include "sampling_report.h"
 #include "seterr.h"
 #include "text.h"
@@ -231,6 +232,8 @@ int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampl
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	if (mt->remote_write)
+		report_json_remote_write(w, mt->remote_write);
 	jw_key(w, "not_seen");
 	jw_obj_begin(w);
 	for (size_t i = 0; i < SR_NOT_SEEN; i++)
@@ -344,6 +347,8 @@ void report_sampling_terminal(FILE *out, const struct sa_model *o, const struct 
 	for (size_t i = 0; i < SR_NOT_SEEN; i++)
 		fprintf(out, " %s", sr_not_seen[i][0]);
 	fprintf(out, " (no uprobe: see the JSON's not_seen)\n");
+	if (mt->remote_write)
+		fprintf(out, "%s\n", report_remote_write_line(mt->remote_write, b1, sizeof(b1)));
 }
 
 /* -o FILE: written to FILE.tmp.PID by write and renamed into place when complete (as

@@ -19,6 +19,8 @@
 /* What the mode cannot see: { JSON key, why } (the JSON's not_seen, the summary, the page) */
 extern const char *const sr_not_seen[SR_NOT_SEEN][2];
 
+struct rw_stats;
+
 /* What the run knows besides the model: the target, the slot, the capture's figures. */
 struct sampling_meta {
 	int pid;
@@ -39,6 +41,7 @@ struct sampling_meta {
 	/* BlockingTask ids told to the BPF side (and refused by it), and the sleeps recorded with
 	 * one in the slot, without stack scan or stacks (bpf/sched.bpf.h blocking_ids) */
 	uint64_t blocking_ids_told, blocking_ids_by_sleeps, blocking_id_errors, blocking_sleeps;
+	const struct rw_stats *remote_write; /* --remote-write (as of its last push); NULL without */
 };
 
 /* The JSON report (docs/sampling-mode.md "JSON"): 0, or nonzero when a write failed. */

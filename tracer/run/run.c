@@ -1143,7 +1143,8 @@ static void finish_flight(struct run *r, int stop_signal)
 static void finish_remote_write(struct run *r)
 {
 	rw_get_stats(r->rw, &r->rw_stats);
-	rw_finish(r->rw, r->an, &r->meta, RW_FINAL_WAIT_NS);
+	rw_push(r->rw, r->an, &r->meta);
+	rw_finish(r->rw, RW_FINAL_WAIT_NS);
 	rw_get_stats(r->rw, &r->rw_stats);
 }
 

@@ -7,12 +7,14 @@
  * function, runs the analysis (analyze/sampling.h: the attribution and long_poll rules) and
  * writes the outputs (report/sampling_report.h).
  *
- * While it runs (--metrics-addr, --interval): the analysis is pure, so it is run on the records
- * kept so far (each record's stack is resolved once, as it is met), the metrics rendered from it
- * and published to prom.c's server, --interval's summary printed from it. Bounded in CPU: at
- * most once a second for the metrics, and never sooner than 9 times its own last run time after
- * it (at most a tenth of one CPU however many records); a summary due sooner prints the last
- * analysis's figures, its span says how old.
+ * While it runs (--metrics-addr, --remote-write, --interval): the analysis is pure, so it is run
+ * on the records kept so far (each record's stack is resolved once, as it is met), the metrics
+ * rendered from it and published to prom.c's server, pushed by remote_write.c's sender (queued:
+ * the loop never waits for the network; a last push of the final figures at the end),
+ * --interval's summary printed from it. Bounded in CPU: at most once a second for the metrics,
+ * and never sooner than 9 times its own last run time after it (at most a tenth of one CPU
+ * however many records); a push or a summary due sooner gives the last analysis's figures (its
+ * tokio_trace_capture_seconds, its span say how old).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +39,7 @@
 #include "seterr.h"
 #include "symbols.h"
 #include "tlsctx.h"
+#include "units.h"
 
 /* Samples kept, and sleeps kept: 2^19 each of 88 B and 96 B (sampling.h's asserts) = 44 + 48 MiB,
  * 92 MiB at most (114 MiB for a moment while realloc doubles an array: the old half and the new) */
@@ -74,11 +77,13 @@ struct rs {
 	/* the live outputs (--metrics-addr, --interval) */
 	FILE *summary;
 	struct prom_server *prom;
-	struct sp_labels *labels;
+	struct rw *rw;                  /* --remote-write's sender */
+	struct rw_stats rw_stats;       /* its figures, as of the rendering (sampling_meta) */
+	struct sp_labels *labels;       /* the future_type labels of both */
 	struct sa_model live;           /* the last live analysis (live_ok: made) */
 	struct sampling_meta live_mt;
 	bool live_ok, kwarm;
-	uint64_t next_metrics, next_interval, next_analysis;
+	uint64_t next_metrics, next_interval, next_analysis, next_rw;
 	struct sa_input in;
 	char comm[64];
 };
@@ -403,25 +408,52 @@ static void meta(const struct rs *r, const struct tet_counters *c, struct sampli
 		.blocking_ids_told = r->blk_told, .blocking_ids_by_sleeps = r->blk_by_sleeps,
 		.blocking_id_errors = r->blk_errors,
 		.blocking_sleeps = r->blk_sleeps,
+		.remote_write = r->rw ? &r->rw_stats : NULL,
 	};
 }
 
 /* ---- the live outputs ---- */
-static void publish_metrics(struct rs *r, const struct sa_model *m, const struct sampling_meta *mt)
+/* The metrics' text (sampling_prom.c), malloc'd; NULL when out of memory. */
+static char *metrics_text(struct rs *r, const struct sa_model *m, const struct sampling_meta *mt,
+			  size_t *len)
 {
 	char *buf = NULL;
-	size_t blen = 0;
-	FILE *f = open_memstream(&buf, &blen);
+	FILE *f;
 	int ret;
 
+	if (r->rw)  /* mt->remote_write: the sender's figures, as of now */
+		rw_get_stats(r->rw, &r->rw_stats);
+	*len = 0;
+	f = open_memstream(&buf, len);
 	if (!f)
-		return;
+		return NULL;
 	ret = report_sampling_prom(f, m, mt, r->labels);
-	if (fclose(f) || ret) {  /* out of memory: the last text stays served */
+	if (fclose(f) || ret) {
 		free(buf);
-		return;
+		return NULL;
 	}
-	prom_publish(r->prom, buf, blen);
+	return buf;
+}
+
+static void publish_metrics(struct rs *r, const struct sa_model *m, const struct sampling_meta *mt)
+{
+	size_t len;
+	char *buf = metrics_text(r, m, mt, &len);
+
+	if (buf)  /* out of memory: the last text stays served */
+		prom_publish(r->prom, buf, len);
+}
+
+/* Queued for the sender (never waits for the network). The run's labels: docs/reports.md. */
+static void push_metrics(struct rs *r, const struct sa_model *m, const struct sampling_meta *mt)
+{
+	const struct report_meta rm = { .pid = mt->pid, .executable = mt->exe, .mode = "sampling",
+					.capture = "perf-event" };
+	size_t len;
+	char *buf = metrics_text(r, m, mt, &len);
+
+	if (buf)  /* out of memory: this push is skipped */
+		rw_push_text(r->rw, buf, len, &rm);
 }
 
 /* The analysis of the records so far, when the metrics or a summary is due (see the top). */
@@ -430,9 +462,10 @@ static void live_step(struct rs *r, uint64_t now)
 	const struct rs_opts *o = r->o;
 	bool metrics = r->prom && now >= r->next_metrics;
 	bool summary = o->interval_ns && now >= r->next_interval;
+	bool push = r->rw && now >= r->next_rw;
 	struct tet_counters c = { 0 };
 
-	if (!metrics && !summary)
+	if (!metrics && !summary && !push)
 		return;
 	if (now >= r->next_analysis) {
 		uint64_t t0, t;
@@ -462,6 +495,11 @@ static void live_step(struct rs *r, uint64_t now)
 	}
 	if (metrics)
 		r->next_metrics = now + 1000000000ull;
+	if (push) {
+		if (r->live_ok)
+			push_metrics(r, &r->live, &r->live_mt);
+		r->next_rw = now + o->rw->interval_ns;
+	}
 	if (summary) {
 		if (r->live_ok && !o->quiet)
 			report_sampling_interval(r->summary, &r->live, &r->live_mt);
@@ -521,6 +559,24 @@ int rs_preflight(pid_t pid, char *err, size_t len)
 	return ret;
 }
 
+/* --remote-write: the URL's host resolves and the sender runs, before anything is attached. */
+static int start_remote_write(struct rs *r, const char *exe, char *err, size_t len)
+{
+	struct rw_opts ro = *r->o->rw;
+	char rel[64], d[32];
+	int ret;
+
+	ro.max_sites = r->o->metrics_sites;
+	ro.tokio_release = tsym_tokio_release(exe, rel, sizeof(rel)) ? NULL : rel;
+	ret = rw_start(&r->rw, &ro, r->o->msgs, err, len);
+	if (ret)
+		return ret;
+	rw_get_stats(r->rw, &r->rw_stats);
+	tet_say(r->o->msgs, TET_MSG_INFO, "pushing the metrics to %s every %s (Prometheus remote write)",
+		r->rw_stats.url, fmt_duration(ro.interval_ns, d, sizeof(d)));
+	return 0;
+}
+
 /* Attaches the sampler, drains it until stopped, the duration is over or the process ended. */
 static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 {
@@ -543,6 +599,7 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 		tet_session_sched(r->cap)->on ? "on" : "off");
 	r->t0 = mono_ns();
 	r->next_metrics = r->t0;
+	r->next_rw = r->t0;  /* a first push at the start, as the other modes */
 	r->next_interval = r->t0 + o->interval_ns;
 	{
 		struct timespec w;
@@ -591,18 +648,23 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		goto out;
 	}
 	sst_set_lookup(r.sst, stack_lookup, &stacks_fd);
+	if ((o->metrics_addr || o->rw) && !(r.labels = sp_labels_new(o->metrics_sites))) {
+		ret = -ENOMEM;
+		seterr(err, len, "out of memory");
+		goto out;
+	}
 	if (o->metrics_addr) {
 		ret = prom_start(&r.prom, o->metrics_addr, o->metrics_sites, err, len);
 		if (ret)
 			goto out;
-		if (!(r.labels = sp_labels_new(o->metrics_sites))) {
-			ret = -ENOMEM;
-			seterr(err, len, "out of memory");
-			goto out;
-		}
 		if (!o->quiet)
 			fprintf(stderr, "tokio-ebpf-trace: serving Prometheus metrics at %s\n",
 				prom_url(r.prom));
+	}
+	if (o->rw) {
+		ret = start_remote_write(&r, path, err, len);
+		if (ret)
+			goto out;
 	}
 	ret = capture(&r, &stacks_fd, err, len);
 	if (ret)
@@ -617,6 +679,11 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 	}
 	name_threads(o->pid, &model.heat);
 	meta(&r, &c, &mt);
+	if (r.rw) {  /* the final figures, waited for at most RW_FINAL_WAIT_NS */
+		push_metrics(&r, &model, &mt);
+		rw_finish(r.rw, RW_FINAL_WAIT_NS);
+		rw_get_stats(r.rw, &r.rw_stats);
+	}
 	if (r.prom)
 		publish_metrics(&r, &model, &mt);
 	if (!o->quiet)
@@ -629,6 +696,7 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		ret = report_sampling_write_html(o->html_path, &model, &mt, err, len);
 out:
 	prom_stop(r.prom);
+	rw_stop(r.rw);
 	sp_labels_free(r.labels);
 	sa_free(&r.live);
 	tet_session_close(r.cap);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 struct outputs;
+struct rw_opts;
 struct tet_msgs;
 
 struct rs_opts {
@@ -26,6 +27,7 @@ struct rs_opts {
 	const char *metrics_addr;   /* --metrics-addr, or NULL */
 	size_t metrics_sites;       /* --metrics-sites: future_type label values */
 	uint64_t interval_ns;       /* --interval, 0: none */
+	const struct rw_opts *rw;   /* --remote-write (checked by trace.c), or NULL */
 	struct outputs *outs;       /* --stacks, --pprof, --trace (checked: outputs_open), or NULL */
 	const struct tet_msgs *msgs;  /* where the outputs say they were written */
 	const char *html_path;      /* report.html; NULL: none */
@@ -39,8 +41,8 @@ struct rs_opts {
 int rs_sampling_file(const char *path, const char *what, char *err, size_t len);
 /* The same for a process: one line in err, "--mode sampling: " and the reason. */
 int rs_preflight(pid_t pid, char *err, size_t len);
-/* Runs the capture, then writes the reports; the metrics and --interval's summaries while it runs
- * (summary: the terminal's stream). 0 or -errno (err set). */
+/* Runs the capture, then writes the reports; the metrics (served and pushed) and --interval's
+ * summaries while it runs (summary: the terminal's stream). 0 or -errno (err set). */
 int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len);
 
 #endif
