@@ -14,8 +14,8 @@
 //! - Batched capture (`event_batch`): while a tracer is attached to `event_batch`, every hook
 //!   point appends a compact record to a buffer of its thread (TSC stamps, no lock, no
 //!   allocation, no syscall), and the thread fires `event_batch` once per batch: when the
-//!   buffer fills, when a worker parks, every few milliseconds of activity and before the
-//!   thread leaves the runtime. The tracer copies the batch in one uprobe hit. Sampling (one
+//!   buffer fills, when a worker parks holding task records, every few milliseconds of
+//!   activity and before the thread leaves the runtime. The tracer copies the batch in one uprobe hit. Sampling (one
 //!   task in N, decided from the task id) is set by the tracer through the semaphores of the
 //!   16 `sample_rate` sites, which encode N bit by bit; they go back to 0 when it detaches.
 //!
@@ -164,6 +164,19 @@ mod imp {
         word != 0 && word >> 16 == 0
     }
 
+    /// The gate of a hook that records only inside the polled task's recorded poll
+    /// (`task_wait`, `task_lock`): its own lane `l` of word `w`, or batched capture with a
+    /// recorded poll open on this thread. A task the sample rate leaves out has none open: its
+    /// hook point stops here, before its arguments are computed and without a call. One load
+    /// of the word untraced, as `gate_word`.
+    #[inline(always)]
+    fn in_poll_gate(w: usize, l: usize) -> bool {
+        // Safety: as in gate_word.
+        let word = unsafe { ptr::read_volatile(gate_ptr(w) as *const u64) };
+        word != 0
+            && ((word >> (16 * l)) & 0xffff != 0 || (word & 0xffff != 0 && recorded_poll_open()))
+    }
+
     fn sample_bit(k: usize) -> bool {
         // Safety: a u16 read inside SAMPLE_BITS.
         unsafe { ptr::read_volatile((ptr::addr_of!(SAMPLE_BITS) as *const u16).add(k)) != 0 }
@@ -207,17 +220,29 @@ mod imp {
         };
     }
 
-    /// Defines module `$name` with the probe's gate (`gate()`: its word), its own semaphore
-    /// (`enabled()`: its lane) and the cold `emit()` holding the probe site. `$args` is the SDT
-    /// argument string over the named operands.
+    /// Defines module `$name` with the probe's gate (`gate()`: its word; with `in_poll`, its
+    /// word and, in batched capture alone, a recorded poll open on the thread), its own
+    /// semaphore (`enabled()`: its lane) and the cold `emit()` holding the probe site. `$args`
+    /// is the SDT argument string over the named operands.
     macro_rules! sdt_probe {
+        ($name:ident, word $word:ident $gate:ident, lane $lane:literal, sema $off:literal, in_poll,
+         $($rest:tt)*) => {
+            sdt_probe!(@def $name, $word, $gate, $lane, $off,
+                       { super::in_poll_gate(super::$word, $lane) }, $($rest)*);
+        };
         ($name:ident, word $word:ident $gate:ident, lane $lane:literal, sema $off:literal,
+         $($rest:tt)*) => {
+            sdt_probe!(@def $name, $word, $gate, $lane, $off, { super::gate_word(super::$word) },
+                       $($rest)*);
+        };
+        (@def $name:ident, $word:ident, $gate:ident, $lane:literal, $off:literal, $open:block,
          $args:literal, $($arg:ident: $ty:ty => $class:ident),* $(,)?) => {
             pub(crate) mod $name {
-                /// Non-zero while this probe, or anything sharing its gate word, is traced.
+                /// Open while this probe, or anything sharing its gate word, is traced
+                /// (`in_poll`: see in_poll_gate).
                 #[inline(always)]
                 pub(crate) fn gate() -> bool {
-                    super::gate_word(super::$word)
+                    $open
                 }
 
                 /// Non-zero while a tracer is attached to this probe.
@@ -266,10 +291,12 @@ mod imp {
         worker: i32 => reg, timeout_ns: u64 => reg);
     sdt_probe!(worker_unpark, word W_WORKER GATE_WORKER, lane 2, sema "4", "-4@{worker:e} 8@{timeout_ns}",
         worker: i32 => reg, timeout_ns: u64 => reg);
-    sdt_probe!(task_wait, word W_TASK GATE_TASK, lane 3, sema "6", "8@{id} 1@{kind} 8@{object} 8@{arg}",
+    sdt_probe!(task_wait, word W_TASK GATE_TASK, lane 3, sema "6", in_poll,
+        "8@{id} 1@{kind} 8@{object} 8@{arg}",
         id: u64 => reg, kind: u8 => reg_byte, object: u64 => reg, arg: u64 => reg);
     // task_lock shares task_wait's lane (its word is full): a tracer of either gets both
-    sdt_probe!(task_lock, word W_TASK GATE_TASK, lane 3, sema "6", "8@{id} 1@{op} 8@{object} 8@{permits}",
+    sdt_probe!(task_lock, word W_TASK GATE_TASK, lane 3, sema "6", in_poll,
+        "8@{id} 1@{op} 8@{object} 8@{permits}",
         id: u64 => reg, op: u8 => reg_byte, object: u64 => reg, permits: u64 => reg);
     sdt_probe!(task_meta, word W_WORKER GATE_WORKER, lane 3, sema "6",
         "8@{id} 8@{name} 8@{name_len} 8@{size} 1@{flags}",
@@ -1037,6 +1064,9 @@ mod imp {
         strings: [u64; STRING_SLOTS],
         burst: u64,
         in_burst: bool,
+        /// Bytes of park and unpark records in `data`: the batch holds task records when `len`
+        /// is more (record_park's flush rule).
+        worker_bytes: u32,
     }
 
     thread_local! {
@@ -1095,6 +1125,14 @@ mod imp {
         } else {
             None
         }
+    }
+
+    /// A poll of a recorded task is in progress on this thread (its buffer's open-poll stack).
+    #[inline(always)]
+    fn recorded_poll_open() -> bool {
+        let p = BUF.try_with(Cell::get).unwrap_or(DEAD);
+        // Safety: as in buf().
+        p as usize > DEAD as usize && unsafe { (*p).head.depth.load(Relaxed) } != 0
     }
 
     #[inline(always)]
@@ -1259,6 +1297,7 @@ mod imp {
             // seq first: a sweep that read the old len sees the change and drops its copy
             self.head.seq.store(seq + 1, Release);
             self.head.len.store(0, Release);
+            self.worker_bytes = 0;
             self.head.counts = [0; 10];
             self.head.window_clock = clock;
             self.head.rate = refresh_sampling();
@@ -1424,16 +1463,19 @@ mod imp {
         let t = b.stamp(W_WORKER);
         count(ev);
         b.put([word0(kind, 0, u64::from(worker as u32)), t, timeout_ns], W_WORKER);
-        // A worker about to sleep hands over what it holds, at most once a millisecond (under
-        // load it parks between requests: a flush each time would cost a trap per request);
-        // records it keeps are handed over when it wakes after a long sleep, or read in place
-        // by the tracer meanwhile.
+        b.worker_bytes += 3 * 8;
+        // A worker about to sleep hands over the task records it holds, at most once a
+        // millisecond (under load it parks between requests: a flush each time would cost a
+        // trap per request); task records it keeps through a sleep of more than a millisecond
+        // are handed over when it wakes, and read in place by the tracer meanwhile. A batch of
+        // worker records alone (a sampled capture between the tasks it records: an HTTP worker
+        // at 1 in 100 parks every few requests) waits for the age rule, as on a worker that
+        // never parks: flushed at each park, it cost a uprobe trap every millisecond for records
+        // the tracer does not need sooner.
+        let holds_tasks = b.head.len.load(Relaxed) > b.worker_bytes;
         let park_flush = PARK_FLUSH.load(Relaxed);
-        if kind == R_PARK && timeout_ns != 0 && t.wrapping_sub(b.head.window_clock) >= park_flush {
-            b.flush(W_WORKER, REASON_PARK);
-        } else if kind == R_UNPARK && timeout_ns != 0 && t.wrapping_sub(parked_since) >= park_flush
-            && b.head.len.load(Relaxed) != 0
-        {
+        let since = if kind == R_PARK { b.head.window_clock } else { parked_since };
+        if holds_tasks && timeout_ns != 0 && t.wrapping_sub(since) >= park_flush {
             b.flush(W_WORKER, REASON_PARK);
         } else {
             b.soft_flush(t, W_WORKER);
