@@ -309,6 +309,49 @@ http_one() {  # http_one REP CONFIG
     kill -TERM "$SVC_PID"; wait "$SVC_PID" 2>/dev/null; SVC_PID=""
     printf 'http\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$cfg" "$rps" "$ev" "$dr" "$cpu" "$hwm" "$wcpu" "$scpu" >> "$RAW"
 }
+# The kernel side of a traced configuration, by the kernel's own account: one more measured run
+# with kernel.bpf_stats_enabled (its two clock reads per program run would tilt the rounds above,
+# so it is kept out of them), the run_time_ns and run_cnt that bpftool shows for the tracer's
+# programs (the prog_ids of its fds) summed over the measured run. Row: httpbpf, -, CONFIG,
+# requests/s, BPF ns, program runs, the programs' names:runs:ns.
+bpf_progs() {  # the tracer's "name run_time_ns run_cnt" lines
+    local id
+    for id in $(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$TRACER_PID"/fdinfo/* 2> /dev/null | sort -u); do
+        bpftool -j prog show id "$id" 2> /dev/null | jq -r '"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
+    done
+}
+http_bpf() {  # http_bpf CONFIG
+    local cfg=$1 addr rps old b0 b1
+    local bin=$USDT
+    case "$cfg" in stock) return ;; fallback|sampling-*) bin=$STOCK ;; esac
+    "$bin" serve --workers 1 > "$TMP/svc.out" 2> "$TMP/svc.err" &
+    SVC_PID=$!
+    for _ in $(seq 100); do grep -q '^listening on' "$TMP/svc.out" && break; sleep 0.05; done
+    addr=$(sed -n 's/^listening on //p' "$TMP/svc.out")
+    [ -n "$addr" ] || die "the service did not start ($cfg): $(cat "$TMP/svc.err")"
+    case "$cfg" in
+    usdt) ;;
+    batched) tracer_start --pid "$SVC_PID" --sample-rate 1 ;;
+    batched-1/100) tracer_start --pid "$SVC_PID" --sample-rate 100 ;;
+    fallback) tracer_start --pid "$SVC_PID" --mode uprobe ;;
+    sampling-*) tracer_start --pid "$SVC_PID" --mode sampling --profile-hz "${cfg#sampling-}" ;;
+    *) kill -TERM "$SVC_PID"; wait "$SVC_PID" 2> /dev/null; SVC_PID=""; return ;;
+    esac
+    if [ -n "$TRACER_PID" ]; then
+        wrk -t2 -c16 -d1s "http://$addr/" > /dev/null 2>&1   # warm-up
+        old=$(sysctl -n kernel.bpf_stats_enabled)
+        sysctl -qw kernel.bpf_stats_enabled=1
+        b0=$(bpf_progs)
+        rps=$(wrk -t2 -c16 -d"${HTTP_SECS}s" "http://$addr/" 2>&1 | awk '/^Requests\/sec:/{print $2}')
+        b1=$(bpf_progs)
+        sysctl -qw kernel.bpf_stats_enabled="$old"
+        tracer_stop
+        printf 'httpbpf\t-\t%s\t%s\t%s\n' "$cfg" "${rps:-0}" "$(paste <(echo "$b0") <(echo "$b1") |
+            awk '{ ns += $5 - $2; n += $6 - $3; l = l sprintf("%s%s:%d:%d", l ? "," : "", $1, $6 - $3, $5 - $2) }
+                 END { printf "%d\t%d\t%s", ns, n, l }')" >> "$RAW"
+    fi
+    kill -TERM "$SVC_PID"; wait "$SVC_PID" 2>/dev/null; SVC_PID=""
+}
 if [[ "$SKIP" != *" http "* ]]; then
     HCONF=(stock usdt batched batched-auto batched-nosched batched-999hz per-event batched-1/100 flight
            fallback sampling-99 sampling-499 sampling-997)
@@ -318,6 +361,8 @@ if [[ "$SKIP" != *" http "* ]]; then
         for cfg in "${HCONF[@]}"; do http_one "$rep" "$cfg"; done
         echo "bench-trace: HTTP round $rep/$HTTP_REPS done" >&2
     done
+    for cfg in "${HCONF[@]}"; do http_bpf "$cfg"; done
+    echo "bench-trace: HTTP: the BPF programs' own account (bpf_stats) done" >&2
 fi
 
 # ---- 3. the consumer on one core ----
@@ -591,6 +636,19 @@ if hs:
               f"{(f'{med(sq):.2f}' if sq else '-'):>15} {(f'{sp[0]:.3f}' if sp else '-'):>8} "
               f"{(str(int(med(ev))) if ev else '-'):>10} {(str(sum(dr)) if dr else '-'):>7} "
               f"{(f'{med(tq):.3f}' if tq else '-'):>18}")
+    bp = [r for r in rows if r[0] == 'httpbpf' and float(r[3]) > 0]
+    if bp:
+        print(f"the kernel side by the kernel's own account (kernel.bpf_stats_enabled, one more {HTTP_SECS:.0f} s run "
+              f"per configuration, out of the rounds; every program of the tracer, each run on any thread of the "
+              f"machine counted), over stock's service CPU per request:")
+        sq = [float(r[9]) / (float(r[3]) * HTTP_SECS) for r in runs('http', 'stock') if len(r) > 9 and r[9] not in ('-', '') and float(r[3]) > 0]
+        for r in bp:
+            us = float(r[4]) / 1e3 / (float(r[3]) * HTTP_SECS)
+            progs = ', '.join(f"{n} {int(c) / HTTP_SECS:.0f}/s × {int(t) / max(int(c), 1):.0f} ns"
+                              for n, c, t in (x.split(':') for x in r[6].split(',') if x) if int(c))
+            print(f"  {r[2]:<16} {us:.3f} µs a request"
+                  + (f" = {100 * us * 1e3 / med(sq):.2f} % of stock's {med(sq) / 1e3:.2f} µs" if sq else "")
+                  + f" ({progs})")
     b, s = paired('http', 'batched'), paired('http', 'batched-1/100')
     print("targets (HTTP):")
     if b: print(f"  batched ≥ 97 % of stock (issue 25): {100 * b[0]:.1f} % {spread(b)} — {verdict(b[0] >= 0.97)}")

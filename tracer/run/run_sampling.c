@@ -64,6 +64,7 @@ struct rs {
 	int64_t wall0;
 	uint64_t scan_hits;
 	size_t resolved_s, resolved_z;  /* records whose poll function is set */
+	size_t kwarm_z;                 /* sleeps looked at for a kernel stack (live_step) */
 	/* what learn_blocking knows of the task ids it met: an open-addressing table */
 	struct rs_blk {
 		uint64_t id;
@@ -178,7 +179,20 @@ static bool stack_blocking(void *ctx, int type)
 	return sst_type_blocking(ctx, type);
 }
 
-/* Each record's poll function and its future type, from its stack (or the stack scan's words). */
+/* Each sleep's poll function and its future type, from its stack (or the stack scan's words). */
+static void resolve_sleeps(struct rs *r)
+{
+	for (size_t i = r->resolved_z; i < r->nz; i++) {
+		struct sa_sleep *z = &r->z[i];
+		bool by_scan;
+
+		z->poll = sst_poll(r->sst, z->ustack, z->polls, &by_scan);
+		z->ptype = sst_poll_type(r->sst, z->poll);
+	}
+	r->resolved_z = r->nz;
+}
+
+/* Each record's poll function and its future type (the samples', then resolve_sleeps). */
 static void resolve(struct rs *r)
 {
 	for (size_t i = r->resolved_s; i < r->ns; i++) {
@@ -189,15 +203,8 @@ static void resolve(struct rs *r)
 		s->ptype = sst_poll_type(r->sst, s->poll);
 		r->scan_hits += by_scan;
 	}
-	for (size_t i = r->resolved_z; i < r->nz; i++) {
-		struct sa_sleep *z = &r->z[i];
-		bool by_scan;
-
-		z->poll = sst_poll(r->sst, z->ustack, z->polls, &by_scan);
-		z->ptype = sst_poll_type(r->sst, z->poll);
-	}
 	r->resolved_s = r->ns;
-	r->resolved_z = r->nz;
+	resolve_sleeps(r);
 }
 
 /* The entry of task id `id` (not 0), made when new; a table half full is emptied first (what
@@ -235,30 +242,26 @@ static void tell_blocking(struct rs *r, struct rs_blk *b, bool by_sleeps)
 	r->blk_by_sleeps += by_sleeps;
 }
 
-/* The records read since the last call resolved (what the end does anyway), and the task ids
- * of BlockingTasks told to the BPF side: a multi-thread worker parks in its loop's blocking
- * task, thousands of times a second on a busy service, and each park's stack scan and stacks
- * cost microseconds of the service's CPU (bpf/sched.bpf.h blocking_ids). An id is a
- * BlockingTask's when a record's poll frame is a BlockingTask's (the rule analyze/sampling.c
- * reads), or when it has slept RS_BLK_SLEEPS times without a poll frame, all on one thread,
- * and never with an async poll's frame (a sample's frame does not count: on CPU in the worker
- * loop a sample's scan often finds a frame left over from an earlier poll, and 1.43's loop ids
- * showed one in 1 run of 2): the scan keeps the first TET_SCAN_CANDS words
- * in the poll functions' address range, and in some releases (1.43) those are all other
- * functions' before a parked worker's BlockingTask frame. A blocking task never moves between
- * threads; an async task whose sleeps the scan never places in its poll would lose no finding
- * by it (a sleep without a poll frame is none). */
+/* The sleeps read since the last call resolved (what the end does anyway; the samples wait for
+ * it: resolving them costs the tracer a stack lookup and reads of the file per sample, and
+ * while the service runs), and the task ids of BlockingTasks told to the BPF side: a
+ * multi-thread worker parks in its loop's blocking task, thousands of times a second on a busy
+ * service, and each park's stack scan and stacks cost microseconds of the service's CPU
+ * (bpf/sched.bpf.h blocking_ids). An id is a BlockingTask's when a sleep's poll frame is a
+ * BlockingTask's (the rule analyze/sampling.c reads), or when it has slept RS_BLK_SLEEPS times
+ * without a poll frame, all on one thread, and never in an async poll's frame: the scan keeps
+ * the first TET_SCAN_CANDS words in the poll functions' address range, and in some releases
+ * (1.43) those are all other functions' before a parked worker's BlockingTask frame. A
+ * blocking task never moves between threads; an async task whose sleeps the scan never places
+ * in its poll would lose no finding by it (a sleep without a poll frame is none). Samples are
+ * not asked: on CPU in a worker's loop their scan often finds a frame left over from an earlier
+ * poll (1.43's loop ids showed one in 1 run of 2). A sleep recorded in a known blocking task
+ * (TET_TS_BLOCKING) has no stack to resolve: after the first parks this costs next to nothing. */
 static void learn_blocking(struct rs *r)
 {
-	size_t s0 = r->resolved_s, z0 = r->resolved_z;
+	size_t z0 = r->resolved_z;
 
-	resolve(r);
-	for (size_t i = s0; i < r->ns; i++) {
-		const struct sa_sample *x = &r->s[i];
-
-		if (x->task && sst_type_blocking(r->sst, x->ptype))
-			tell_blocking(r, blk_get(r, x->task), false);
-	}
+	resolve_sleeps(r);
 	for (size_t i = z0; i < r->nz; i++) {
 		const struct sa_sleep *x = &r->z[i];
 		struct rs_blk *b;
@@ -472,15 +475,16 @@ static void live_step(struct rs *r, uint64_t now)
 
 		/* each record's stack once, and its name (sampstack.c keeps it; the first names load
 		 * the symbols, the first kernel frame kallsyms): not in the budget */
-		size_t s0 = r->resolved_s, z0 = r->resolved_z;
+		size_t s0 = r->resolved_s;
 
 		resolve(r);
 		for (size_t i = s0; i < r->ns; i++)
 			sst_frame(r->sst, r->s[i].ustack);
-		for (size_t i = z0; i < r->nz && !r->kwarm; i++) {
+		for (; r->kwarm_z < r->nz && !r->kwarm; r->kwarm_z++) {
 			char k[1][SA_KFRAME];
 
-			r->kwarm = r->z[i].kstack >= 0 && sst_kframes(r->sst, r->z[i].kstack, k, 1);
+			r->kwarm = r->z[r->kwarm_z].kstack >= 0 &&
+				   sst_kframes(r->sst, r->z[r->kwarm_z].kstack, k, 1);
 		}
 		t0 = mono_ns();
 		sa_free(&r->live);
