@@ -55,6 +55,10 @@
 #    least 2, none refused) and some sleeps were recorded in them without the stack scan, fewer
 #    than all (sleeps_in_blocking_tasks); the blocked long polls above still have their stacks;
 #    on 1.53 stock, bpftool dumps the tracer's blocking_ids map with at least 2 ids while it runs;
+#  - the 1.53 stock service traced again with --flight-recorder 2s and SIGUSR1 (check_flight):
+#    one dump, named as the other modes' dumps, its three files handed to --on-dump, its JSON
+#    holding the hog's long polls and only samples of its window; an unusable --dump-dir and a
+#    detector trigger refused before anything is attached;
 #  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -254,6 +258,51 @@ JS
         "$(jq -r '[.eval.rows[] | "\(.tid):\(.cells)"] | join(" ")' "$B")"
 }
 
+# check_flight PID: the flight recorder (docs/sampling-mode.md "Flight recorder") on the 1.53 stock
+# service: a 2 s window, SIGUSR1 3.5 s after the attach, the dump handed to --on-dump; its name,
+# its three files, its JSON (jq), the hog's long polls by future type, and every sample in the
+# window: the heat map's buckets holding samples lie within [T - 2 s, T + post-trigger + slack],
+# T the monotonic clock (python3's time.monotonic_ns: CLOCK_MONOTONIC, the records' clock) read
+# just before the signal; then the bad inputs, refused before anything is attached
+check_flight() {
+    local sp=$1 fd="$TMPD/fr" fp t frj n
+    mkdir -p "$fd"
+    start_bg fr "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --long-poll-threshold 5ms \
+        --flight-recorder 2s --dump-dir "$fd" --on-dump 'echo "on-dump: $TET_DUMP_TRIGGER $# $TET_DUMP_NAME"'
+    fp=$BG_PID
+    wait_for_line "$TMPD/fr.err" attached 20 || not_ok "flight recorder: attached"
+    sleep 3.5
+    t=$(python3 -c 'import time; print(time.monotonic_ns())')
+    kill -USR1 "$fp"
+    wait_for_line "$TMPD/fr.err" '^on-dump: sigusr1 3 ' 20 || not_ok "flight recorder: the dump handed to --on-dump"
+    kill -INT "$fp"
+    wait_exit "$fp" 30
+    check_eq "flight recorder: tracer exit 0" 0 "$RC"
+    n=$(sed -n 's/^on-dump: sigusr1 3 //p' "$TMPD/fr.err")
+    check "flight recorder: the dump named <executable>-<pid>-<UTC time>-<trigger> ($n)" \
+        grep -qE "^sample-service-$sp-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-sigusr1\$" <<< "$n"
+    check_eq "flight recorder: its three files, nothing else" "$n.html $n.json $n.trace.json" "$(cd "$fd" && echo *)"
+    frj="$fd/$n.json"
+    check_eq "flight recorder: the dump is valid JSON (jq)" true "$(jq 'type == "object"' "$frj")"
+    check_eq "flight recorder: its trace is valid JSON (jq), with events" true "$(jq '.traceEvents | length > 0' "$fd/$n.trace.json")"
+    check_eq "flight recorder: the dump's flight_recorder: its name, trigger sigusr1, the 2 s window and 500 ms after" \
+        "$n sigusr1 2000000000 500000000" \
+        "$(jqr "$frj" '"\(.flight_recorder.name) \(.flight_recorder.trigger.kind) \(.flight_recorder.window_ns) \(.flight_recorder.post_trigger_ns)"')"
+    check_eq "flight recorder: the hog's long polls in the dump, by their future type" true \
+        "$(jqr "$frj" '[.findings[] | select(.seen_as == "on_cpu" and (.future_type | test("cpu_hog_compute")))] | length > 0')"
+    echo "# flight recorder: T $t, heat $(jqr "$frj" '.worker_heat | "\(.start_ns)..\(.end_ns) by \(.bucket_ns)"'), samples $(jqr "$frj" .capture.samples)"
+    check_eq "flight recorder: samples in the dump, all of them in the window (T - 2 s .. T + 0.5 s + 2 s of slack)" true \
+        "$(jq --argjson lo "$(( t - 2000000000 ))" --argjson hi "$(( t + 2500000000 ))" '.worker_heat as $h |
+            [$h.rows[] | [.async_poll_samples, .other_samples] | transpose | to_entries[] |
+             select(.value[0] + .value[1] > 0) | $h.start_ns + .key * $h.bucket_ns] |
+            length > 0 and (min + $h.bucket_ns > $lo) and (max < $hi)' "$frj")"
+    check "flight recorder: report.html says what fired the dump" grep -q 'id="flight"><b>Flight-recorder</b> dump 1: trigger sigusr1' "$fd/$n.html"
+    expect_fail "flight recorder: a --dump-dir where no file can be created" 4 "--dump-dir /proc: cannot create files in it" \
+        "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir /proc
+    expect_fail "flight recorder: --trigger long_poll (no live analysis)" 3 "dumps on SIGUSR1, exit and crash only: --trigger long_poll" \
+        "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir "$fd" --trigger long_poll
+}
+
 run_line() {  # run_line LINE [FLAVOUR]
     local v=$1 bin j tp sp live dur t_att
     bin=$(sample_bin "$v" "${2:-stock}")
@@ -338,6 +387,7 @@ run_line() {  # run_line LINE [FLAVOUR]
             "$TRACER" trace --pid "$sp" --mode sampling -o "$TMPD/bad/none/r.html" --duration 5s
         expect_fail "-o report.json in a missing directory" 4 "cannot write the report $TMPD/bad/none/r.json: its directory does not exist" \
             "$TRACER" trace --pid "$sp" --mode sampling -o "$TMPD/bad/none/r.json" --duration 5s
+        check_flight "$sp"
     fi
     stop_pid "$sp"
     [ -s "$j" ] || { not_ok "$v: no report"; cat "$TMPD/tr.$v.err"; return; }

@@ -148,8 +148,9 @@ static void trace_usage(FILE *out)
 "                           uprobe (the fallback even when probes exist); sampling: no uprobe\n"
 "                           at all, the CPU sampler (--profile-hz) reads Tokio's thread-local\n"
 "                           task id and the stacks (one process, --pid; JSON, the summary and\n"
-"                           the files of --stacks, --pprof, --trace; --metrics-addr, --interval\n"
-"                           and --remote-write)\n"
+"                           the files of --stacks, --pprof, --trace; --metrics-addr, --interval,\n"
+"                           --remote-write; or the flight recorder, dumping on SIGUSR1, exit,\n"
+"                           crash and long_poll)\n"
 "      --capture HOW        batched (default when the target has tokio:event_batch): the\n"
 "                           process records events in per-thread buffers and hands them over\n"
 "                           in batches, one probe hit per batch; per-event: one probe hit per\n"
@@ -985,8 +986,8 @@ static int run_until_end(struct run *r)
 }
 
 /* --mode sampling: one process, JSON, report.html, the terminal summary, --stacks, --pprof,
- * --trace, --metrics-addr, --remote-write and --interval; what it does not make yet is refused
- * in one line. */
+ * --trace, --metrics-addr, --remote-write and --interval, or the flight recorder; what it does
+ * not make yet is refused in one line. */
 static int trace_sampling(struct run_opts *o)
 {
 	struct rs_opts ro = { .pid = o->pid, .profile_hz = o->sched.profile_hz,
@@ -1008,12 +1009,26 @@ static int trace_sampling(struct run_opts *o)
 		p_err("--mode sampling is the CPU sampler: it does not go with --no-sched or --profile-hz 0");
 		return TET_EXIT_USAGE;
 	}
-	if (o->fl.on || o->capture == CAPTURE_BATCHED || o->sample_rate > 1 ||
-	    o->max_overhead_given) {
-		p_err("--mode sampling does not make %s yet", o->fl.on ? "the flight recorder" :
+	if (o->capture == CAPTURE_BATCHED || o->sample_rate > 1 || o->max_overhead_given) {
+		p_err("--mode sampling does not make %s yet",
 		      "batched capture or its sampling (--capture batched, --sample-rate, --max-overhead)");
 		return TET_EXIT_USAGE;
 	}
+	/* the flight recorder: its window analysed at a dump only (SIGUSR1, exit, crash) */
+	for (size_t i = 0; o->fl.on && i < o->fl.ntrig; i++) {
+		if (o->fl.trig[i].kind != FR_TRIG_EXIT && o->fl.trig[i].kind != FR_TRIG_CRASH) {
+			p_err("--mode sampling's flight recorder dumps on SIGUSR1, exit and crash only: --trigger %s needs a live analysis it does not run",
+			      o->fl.trig[i].spec);
+			return TET_EXIT_USAGE;
+		}
+	}
+	if (o->fl.on && (o->metrics_addr || o->interval_ns || o->rw.url)) {
+		p_err("--mode sampling's flight recorder analyses its window at a dump only: drop %s",
+		      o->metrics_addr ? "--metrics-addr" : o->interval_ns ? "--interval" : "--remote-write");
+		return TET_EXIT_USAGE;
+	}
+	ro.fl = o->fl.on ? &o->fl : NULL;
+	ro.usr1 = &usr1_signal;
 	for (size_t i = 0; i < o->outs.n; i++) {
 		const struct out_file *f = &o->outs.v[i];
 
@@ -1061,12 +1076,13 @@ static int trace_sampling(struct run_opts *o)
 		return TET_EXIT_INPUT;
 	}
 	/* as the other modes' live capture (default 10): the service keeps the CPU, the records
-	 * wait in the ring (its drops are counted) */
+	 * wait in the ring (its drops are counted); the flight recorder too (its records are a few
+	 * thousand a second, not the batched recorder's millions) */
 	if (o->nice < 0)
 		o->nice = 10;
 	if (o->nice && setpriority(PRIO_PROCESS, 0, o->nice))
 		p_warn("--nice %d: %s (the tracer keeps its priority)", o->nice, strerror(errno));
-	catch_signals(false);
+	catch_signals(o->fl.on);
 	ret = rs_run(&ro, summary, err, sizeof(err));
 	outputs_abort(&profile_outs);
 	if (ret) {

@@ -10,6 +10,9 @@
 
 struct jw;
 struct hist_summary;
+/* "flight_recorder": a dump's window and what fired it (m->flight; times from m->start_ns):
+ * the JSON report's, and --mode sampling's dumps (sampling_report.c) */
+void report_json_flight(struct jw *w, const struct report_meta *m);
 /* A histogram as the report writes distributions: {count, min, p50, p90, p99, max, mean, sum}. */
 void report_json_hist(struct jw *w, const char *key, const struct hist *h);
 void report_json_hist_summary(struct jw *w, const char *key, const struct hist_summary *s);

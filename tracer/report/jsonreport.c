@@ -251,7 +251,7 @@ static void j_exit(struct jw *w, const struct report_meta *m)
 }
 
 /* "flight_recorder": a dump's window and what fired it (m->flight) */
-static void j_flight(struct jw *w, const struct report_meta *m)
+void report_json_flight(struct jw *w, const struct report_meta *m)
 {
 	const struct report_flight *fl = m->flight;
 	const struct report_trigger *tr = &fl->trigger;
@@ -1006,7 +1006,7 @@ int report_json(FILE *out, const struct analyzer *a, const struct report_meta *m
 	j_capture(w, a, m);
 	j_exit(w, m);
 	if (m->flight)
-		j_flight(w, m);
+		report_json_flight(w, m);
 	if (m->remote_write)
 		report_json_remote_write(w, m->remote_write);
 	j_totals(w, a, m);

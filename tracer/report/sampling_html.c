@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report.h"
 #include "sampling_report.h"
 #include "seterr.h"
 #include "text.h"
@@ -73,7 +74,8 @@ static const char style[] =
 	"table.heat{border-spacing:0}table.heat td{padding:0;width:9px;height:18px;border-right:1px solid #fff}"
 	"table.heat th{font-weight:normal;white-space:nowrap;padding-right:10px}"
 	".key span{display:inline-block;width:14px;height:12px;margin:0 4px 0 12px;vertical-align:middle;border:1px solid #999}"
-	"p.note{color:#555;max-width:70em}";
+	"p.note{color:#555;max-width:70em}"
+	"p.flight{border-left:4px solid #c0392b;background:#fdecea;padding:6px 10px}";
 
 static void fact(FILE *out, const char *k, const char *fmt, unsigned long long v)
 {
@@ -336,6 +338,14 @@ int report_sampling_html(FILE *out, const struct sa_model *o, const struct sampl
 		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
 		"<title>tokio-ebpf-trace: sampling mode, pid %d</title>\n<style>%s</style>\n</head>\n<body>\n"
 		"<h1>tokio-ebpf-trace: sampling mode, pid %d</h1>\n", mt->pid, style, mt->pid);
+	if (mt->flight) { /* a dump: what fired it, worded as the other modes' page (printable) */
+		struct report_meta rm = { .start_ns = mt->flight->from_ns, .flight = mt->flight };
+		char line[2048];
+
+		fputs("<p class=\"flight\" id=\"flight\"><b>Flight-recorder</b> ", out);
+		esc(out, report_flight_line(&rm, line, sizeof(line)));
+		fputs("</p>\n", out);
+	}
 	facts(out, o, mt);
 	ret = types(out, o);
 	findings(out, o);

@@ -107,6 +107,11 @@ int report_sampling_json(FILE *out, const struct sa_model *o, const struct sampl
 	jw_ku64(w, "pid", (uint64_t)mt->pid);
 	jw_kname(w, "executable", mt->exe);
 	jw_obj_end(w);
+	if (mt->flight) { /* a dump: its times from the window's start, as the other modes' */
+		struct report_meta rm = { .start_ns = mt->flight->from_ns, .flight = mt->flight };
+
+		report_json_flight(w, &rm);
+	}
 	jw_key(w, "task_id_slot");
 	jw_obj_begin(w);
 	jw_kstr(w, "method", mt->slot_method);

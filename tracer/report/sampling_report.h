@@ -13,6 +13,8 @@
 
 #include "sampling.h"
 
+struct report_flight;
+
 #define SR_NAME_MAX 256   /* bytes of a name from the traced binary shown (report-schema.md) */
 #define SR_NOT_SEEN 6
 
@@ -42,6 +44,7 @@ struct sampling_meta {
 	 * one in the slot, without stack scan or stacks (bpf/sched.bpf.h blocking_ids) */
 	uint64_t blocking_ids_told, blocking_ids_by_sleeps, blocking_id_errors, blocking_sleeps;
 	const struct rw_stats *remote_write; /* --remote-write (as of its last push); NULL without */
+	const struct report_flight *flight; /* a flight-recorder dump (report.h); NULL otherwise */
 };
 
 /* The JSON report (docs/sampling-mode.md "JSON"): 0, or nonzero when a write failed. */

@@ -862,24 +862,6 @@ static int open_remote_write(struct run *r, struct run_opts *o, char *err, size_
 	return rw_start(&r->rw, &o->rw, r->msgs, err, len);
 }
 
-static void flight_announce(struct run *r)
-{
-	const struct flight_opts *fo = &r->o->fl;
-	char w[32], trig[400] = "SIGUSR1, crash";
-	size_t n = strlen(trig);
-
-	for (size_t i = 0; i < fo->ntrig && n < sizeof(trig); i++)
-		if (fo->trig[i].kind != FR_TRIG_CRASH)
-			n += (size_t)snprintf(trig + n, sizeof(trig) - n, ", %s", fo->trig[i].spec);
-	if (fo->window_ns)
-		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: keeping the last %s of events (at most %llu MiB); dumps into %s on: %s",
-			fmt_duration(fo->window_ns, w, sizeof(w)),
-			(unsigned long long)(fo->window_bytes >> 20), fo->dir, trig);
-	else
-		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: keeping the last %llu MiB of events; dumps into %s on: %s",
-			(unsigned long long)(fo->window_bytes >> 20), fo->dir, trig);
-}
-
 int run_open(struct run **out, struct run_opts *o, const struct tet_targets *t,
 	     const struct tet_msgs *msgs, FILE *summary, char *err, size_t len)
 {
@@ -940,8 +922,10 @@ int run_open(struct run **out, struct run_opts *o, const struct tet_targets *t,
 		tet_say(msgs, TET_MSG_INFO, "pushing the metrics to %s every %s (Prometheus remote write)",
 			r->rw_stats.url, fmt_duration(o->rw.interval_ns, d, sizeof(d)));
 	}
-	if (o->fl.on)
-		flight_announce(r);
+	if (o->fl.on) {
+		run_dump_init(r);
+		fr_dump_announce(&r->dump);
+	}
 	r->next_tick = r->start + DETECT_TICK_NS;
 	r->lt.since = r->start;
 	r->lt.margin = r->batched ? 2 * NSEC_PER_SEC : 0;
@@ -1223,8 +1207,7 @@ void run_close(struct run *r)
 {
 	if (!r)
 		return;
-	if (r->child > 0) /* a dump being written finishes */
-		waitpid(r->child, NULL, 0);
+	fr_dump_wait(&r->dump);
 	prom_stop(r->metrics);
 	rw_stop(r->rw);
 	tet_session_close(r->sess);

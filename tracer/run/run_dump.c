@@ -32,6 +32,7 @@
 
 #include "batch.h"
 #include "pmem.h"
+#include "run_dump.h"
 #include "run_int.h"
 #include "seterr.h"
 #include "uring.h"
@@ -63,8 +64,7 @@ static ssize_t dump_read(uint32_t pid, uint64_t addr, void *buf, size_t len)
 /* Wall clock of the window's start and of the trigger: the two clocks read back to back (this
  * child runs at nice 10 or more; a preemption between reads far apart would shift the
  * names). */
-static void dump_wall(uint64_t from, uint64_t trig_at, struct timespec *start,
-		      struct timespec *trig)
+void fr_dump_wall(uint64_t from, uint64_t trig_at, struct timespec *start, struct timespec *trig)
 {
 	struct timespec wall_now;
 	uint64_t m = run_mono_ns();
@@ -165,17 +165,13 @@ static struct analyzer *dump_analyzer(struct run *r)
 static int dump_outputs(struct run *r, struct analyzer *an, const struct report_meta *meta,
 			const char *name)
 {
-	static const char *const ext[3] = { "json", "html", "trace.json" };
 	const struct flight_opts *fo = &r->o->fl;
 	struct outputs outs = { 0 };
-	char *paths[3] = { 0 }, errbuf[1024];
-	const char *keep[2] = { name, NULL };
+	char *paths[FR_DUMP_FILES] = { 0 }, errbuf[1024];
 	int status = 1;
-	size_t nrm;
-	uint64_t rm;
 
-	for (int i = 0; i < 3; i++) {
-		if (asprintf(&paths[i], "%s/%s.%s", fo->dir, name, ext[i]) < 0) {
+	for (int i = 0; i < FR_DUMP_FILES; i++) {
+		if (asprintf(&paths[i], "%s/%s.%s", fo->dir, name, fr_dump_ext[i]) < 0) {
 			paths[i] = NULL;
 			tet_say(r->msgs, TET_MSG_ERROR, "out of memory");
 			goto out;
@@ -188,18 +184,45 @@ static int dump_outputs(struct run *r, struct analyzer *an, const struct report_
 		goto out;
 	}
 	status = outputs_write(&outs, an, meta, r->msgs) ? 1 : 0;
-	/* the forked copy's r->hook: the command that ran when this dump began still reads its own */
-	keep[1] = r->hook > 0 ? r->hook_name : NULL;
-	rm = fr_dir_enforce(fo->dir, fo->dump_max_bytes, keep, 2, &nrm);
-	if (nrm)
-		tet_say(r->msgs, TET_MSG_INFO, "flight recorder: removed %zu old dump file%s (%llu bytes): --dump-max-bytes %llu",
-			nrm, nrm == 1 ? "" : "s", (unsigned long long)rm,
-			(unsigned long long)fo->dump_max_bytes);
+	fr_dump_budget(&r->dump, name);
 out:
 	outputs_abort(&outs);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < FR_DUMP_FILES; i++)
 		free(paths[i]);
 	return status;
+}
+
+const char *const fr_dump_ext[FR_DUMP_FILES] = { "json", "html", "trace.json" };
+
+void fr_dump_budget(const struct fr_dumper *d, const char *name)
+{
+	/* the forked copy's d->hook: the command that ran when this dump began still reads its own */
+	const char *keep[2] = { name, d->hook > 0 ? d->hook_name : NULL };
+	size_t nrm;
+	uint64_t rm = fr_dir_enforce(d->fo->dir, d->fo->dump_max_bytes, keep, 2, &nrm);
+
+	if (nrm)
+		tet_say(d->msgs, TET_MSG_INFO, "flight recorder: removed %zu old dump file%s (%llu bytes): --dump-max-bytes %llu",
+			nrm, nrm == 1 ? "" : "s", (unsigned long long)rm,
+			(unsigned long long)d->fo->dump_max_bytes);
+}
+
+void fr_dump_announce(const struct fr_dumper *d)
+{
+	const struct flight_opts *fo = d->fo;
+	char w[32], trig[400] = "SIGUSR1, crash";
+	size_t n = strlen(trig);
+
+	for (size_t i = 0; i < fo->ntrig && n < sizeof(trig); i++)
+		if (fo->trig[i].kind != FR_TRIG_CRASH)
+			n += (size_t)snprintf(trig + n, sizeof(trig) - n, ", %s", fo->trig[i].spec);
+	if (fo->window_ns)
+		tet_say(d->msgs, TET_MSG_INFO, "flight recorder: keeping the last %s of events (at most %llu MiB); dumps into %s on: %s",
+			fmt_duration(fo->window_ns, w, sizeof(w)),
+			(unsigned long long)(fo->window_bytes >> 20), fo->dir, trig);
+	else
+		tet_say(d->msgs, TET_MSG_INFO, "flight recorder: keeping the last %llu MiB of events; dumps into %s on: %s",
+			(unsigned long long)(fo->window_bytes >> 20), fo->dir, trig);
 }
 
 /* Events the ring could not take since the capture began. */
@@ -211,8 +234,9 @@ static uint64_t lost_since_start(struct run *r)
 }
 
 /* The dump itself (in the child). Returns the exit status. */
-static int dump_write(struct run *r, const struct fr_pending *p)
+static int dump_write(void *ctx, const struct fr_pending *p, const char *name)
 {
+	struct run *r = ctx;
 	const struct flight_opts *fo = &r->o->fl;
 	struct report_meta meta = r->meta;
 	struct report_batch rb;
@@ -243,8 +267,8 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 	rf.hooks_run = r->fl.hooks_run;
 	rf.hooks_failed = r->fl.hooks_failed;
 	rf.hooks_skipped = r->fl.hooks_skipped;
-	dump_wall(plan.from, p->t.at_ns, &meta.wall_start, &wall_trig);
-	rf.basename = r->dump_name; /* run_dump_poll named it, before the fork */
+	fr_dump_wall(plan.from, p->t.at_ns, &meta.wall_start, &wall_trig);
+	rf.basename = name; /* fr_dump_poll named it, before the fork */
 	f.an = dump_analyzer(r);
 	if (!f.an) {
 		tet_say(r->msgs, TET_MSG_ERROR, "flight recorder: dump %llu: out of memory",
@@ -294,7 +318,7 @@ static int dump_write(struct run *r, const struct fr_pending *p)
 		spawns_before ? "the window and the spawns of older tasks alive in it" : "the window",
 		rf.cut_by_memory ? " (the memory bound cut the window short)" : "",
 		(unsigned long long)st.added, (unsigned long long)lost_since_start(r));
-	status = dump_outputs(r, f.an, &meta, r->dump_name);
+	status = dump_outputs(r, f.an, &meta, name);
 	why_free(&why);
 	an_free(f.an);
 	tb_free(win);
@@ -318,46 +342,46 @@ static int reap(pid_t pid, int *st, bool block)
 }
 
 /* --on-dump's command that ended: counted, and said when it failed. */
-static void hook_ended(struct run *r, int st)
+static void hook_ended(struct fr_dumper *d, int st)
 {
-	r->hook = 0;
+	d->hook = 0;
 	if (WIFEXITED(st) && !WEXITSTATUS(st))
 		return;
-	r->fl.hooks_failed++;
+	d->fl->hooks_failed++;
 	if (WIFEXITED(st))
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu exited with status %d (%llu failed so far): the recorder keeps running",
-			(unsigned long long)r->hook_dump, WEXITSTATUS(st),
-			(unsigned long long)r->fl.hooks_failed);
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu exited with status %d (%llu failed so far): the recorder keeps running",
+			(unsigned long long)d->hook_dump, WEXITSTATUS(st),
+			(unsigned long long)d->fl->hooks_failed);
 	else
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu was killed by %s (%llu failed so far): the recorder keeps running",
-			(unsigned long long)r->hook_dump,
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu was killed by %s (%llu failed so far): the recorder keeps running",
+			(unsigned long long)d->hook_dump,
 			WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "a signal",
-			(unsigned long long)r->fl.hooks_failed);
+			(unsigned long long)d->fl->hooks_failed);
 }
 
-/* Reaps the command if it ended (true: r->hook is clear; a lost status counts as failed). */
-static bool hook_done(struct run *r, bool block)
+/* Reaps the command if it ended (true: d->hook is clear; a lost status counts as failed). */
+static bool hook_done(struct fr_dumper *d, bool block)
 {
-	int st, ret = reap(r->hook, &st, block);
+	int st, ret = reap(d->hook, &st, block);
 
 	if (ret > 0) {
-		hook_ended(r, st);
+		hook_ended(d, st);
 	} else if (ret < 0) {
-		r->hook = 0; /* never signalled again: the pid may be another process's now */
-		r->fl.hooks_failed++;
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu: its exit status is lost (waitpid: %s), counted failed (%llu failed so far): the recorder keeps running",
-			(unsigned long long)r->hook_dump, strerror(-ret),
-			(unsigned long long)r->fl.hooks_failed);
+		d->hook = 0; /* never signalled again: the pid may be another process's now */
+		d->fl->hooks_failed++;
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu: its exit status is lost (waitpid: %s), counted failed (%llu failed so far): the recorder keeps running",
+			(unsigned long long)d->hook_dump, strerror(-ret),
+			(unsigned long long)d->fl->hooks_failed);
 	}
 	return ret != 0;
 }
 
 /* Reaps the command if it ended; at the end (`end`), waits for it, bounded. */
-static void hook_reap(struct run *r, bool end)
+static void hook_reap(struct fr_dumper *d, bool end)
 {
 	uint64_t from;
 
-	if (r->hook <= 0 || hook_done(r, false) || !end)
+	if (d->hook <= 0 || hook_done(d, false) || !end)
 		return;
 	/* counted from the end's wait, not the command's start: one that began just before the
 	 * end gets its 10 s too (and a loaded machine's slow dumps do not eat them) */
@@ -366,31 +390,30 @@ static void hook_reap(struct run *r, bool end)
 		struct timespec ts = { 0, 20 * NSEC_PER_MSEC };
 
 		nanosleep(&ts, NULL);
-		if (hook_done(r, false))
+		if (hook_done(d, false))
 			return;
 	}
-	tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu still runs %llu s after the recorder began to wait for it: stopping it (SIGTERM to its process group)",
-		(unsigned long long)r->hook_dump,
+	tet_say(d->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu still runs %llu s after the recorder began to wait for it: stopping it (SIGTERM to its process group)",
+		(unsigned long long)d->hook_dump,
 		(unsigned long long)(HOOK_END_WAIT_NS / NSEC_PER_SEC));
-	kill(-r->hook, SIGTERM);
+	kill(-d->hook, SIGTERM);
 	for (int i = 0; i < 100; i++) { /* 2 s, then SIGKILL */
 		struct timespec ts = { 0, 20 * NSEC_PER_MSEC };
 
-		if (hook_done(r, false))
+		if (hook_done(d, false))
 			return;
 		nanosleep(&ts, NULL);
 	}
-	kill(-r->hook, SIGKILL);
-	if (!hook_done(r, true))
-		r->hook = 0;
+	kill(-d->hook, SIGKILL);
+	if (!hook_done(d, true))
+		d->hook = 0;
 }
 
-/* Hands the dump just written (r->dump_name) to --on-dump's command. */
-static void hook_start(struct run *r)
+/* Hands the dump just written (d->name) to --on-dump's command. */
+static void hook_start(struct fr_dumper *d)
 {
-	static const char *const ext[3] = { "json", "html", "trace.json" };
-	const struct flight_opts *fo = &r->o->fl;
-	char *paths[3] = { 0 }, *env[4] = { 0 }, **envp = NULL;
+	const struct flight_opts *fo = d->fo;
+	char *paths[FR_DUMP_FILES] = { 0 }, *env[4] = { 0 }, **envp = NULL;
 	char *argv[8] = { "sh", "-c", (char *)fo->on_dump, "tokio-ebpf-trace-on-dump" }; /* + 3 files, NULL */
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -400,26 +423,26 @@ static void hook_start(struct run *r)
 
 	if (!fo->on_dump)
 		return;
-	if (r->hook > 0) {
-		r->fl.hooks_skipped++;
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump not run for dump %llu: the one for dump %llu still runs (%llu skipped so far)",
-			(unsigned long long)r->fl.dump_index, (unsigned long long)r->hook_dump,
-			(unsigned long long)r->fl.hooks_skipped);
+	if (d->hook > 0) {
+		d->fl->hooks_skipped++;
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: --on-dump not run for dump %llu: the one for dump %llu still runs (%llu skipped so far)",
+			(unsigned long long)d->fl->dump_index, (unsigned long long)d->hook_dump,
+			(unsigned long long)d->fl->hooks_skipped);
 		return;
 	}
 	for (char **e = environ; *e; e++)
 		nenv++;
 	envp = calloc(nenv + 5, sizeof(*envp));
-	for (int i = 0; i < 3; i++)
-		if (asprintf(&paths[i], "%s/%s.%s", fo->dir, r->dump_name, ext[i]) < 0)
+	for (int i = 0; i < FR_DUMP_FILES; i++)
+		if (asprintf(&paths[i], "%s/%s.%s", fo->dir, d->name, fr_dump_ext[i]) < 0)
 			paths[i] = NULL;
 	if (asprintf(&env[0], "TET_DUMP_DIR=%s", fo->dir) < 0)
 		env[0] = NULL;
-	if (asprintf(&env[1], "TET_DUMP_NAME=%s", r->dump_name) < 0)
+	if (asprintf(&env[1], "TET_DUMP_NAME=%s", d->name) < 0)
 		env[1] = NULL;
-	if (asprintf(&env[2], "TET_DUMP_INDEX=%llu", (unsigned long long)r->fl.dump_index) < 0)
+	if (asprintf(&env[2], "TET_DUMP_INDEX=%llu", (unsigned long long)d->fl->dump_index) < 0)
 		env[2] = NULL;
-	if (asprintf(&env[3], "TET_DUMP_TRIGGER=%s", r->hook_trigger) < 0)
+	if (asprintf(&env[3], "TET_DUMP_TRIGGER=%s", d->hook_trigger) < 0)
 		env[3] = NULL;
 	if (envp && paths[0] && paths[1] && paths[2] && env[0] && env[1] && env[2] && env[3]) {
 		size_t n = 0;
@@ -455,15 +478,15 @@ static void hook_start(struct run *r)
 		posix_spawnattr_destroy(&at);
 	}
 	if (!ret) {
-		r->hook = pid;
-		r->hook_dump = r->fl.dump_index;
-		snprintf(r->hook_name, sizeof(r->hook_name), "%s", r->dump_name);
-		r->fl.hooks_run++;
+		d->hook = pid;
+		d->hook_dump = d->fl->dump_index;
+		snprintf(d->hook_name, sizeof(d->hook_name), "%s", d->name);
+		d->fl->hooks_run++;
 	} else {
-		r->fl.hooks_failed++;
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu: cannot start /bin/sh: %s (%llu failed so far)",
-			(unsigned long long)r->fl.dump_index, strerror(-ret),
-			(unsigned long long)r->fl.hooks_failed);
+		d->fl->hooks_failed++;
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: --on-dump for dump %llu: cannot start /bin/sh: %s (%llu failed so far)",
+			(unsigned long long)d->fl->dump_index, strerror(-ret),
+			(unsigned long long)d->fl->hooks_failed);
 	}
 	for (int i = 0; i < 3; i++)
 		free(paths[i]);
@@ -474,73 +497,73 @@ static void hook_start(struct run *r)
 
 /* The dump that ended: counted, and said when it failed; a complete one goes to --on-dump.
  * At the end (`end`: waited for) the last dump waits for the command still running, bounded. */
-static void dump_reap(struct run *r, bool end)
+static void dump_reap(struct fr_dumper *d, bool end)
 {
 	int st, ret;
 
-	if (r->child <= 0)
+	if (d->child <= 0)
 		return;
-	ret = reap(r->child, &st, end);
+	ret = reap(d->child, &st, end);
 	if (!ret)
 		return;
-	r->child = 0;
+	d->child = 0;
 	if (ret < 0) {
-		r->fl.failed++;
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: dump %llu: its exit status is lost (waitpid: %s), counted failed and not handed to --on-dump: the recorder keeps running",
-			(unsigned long long)r->fl.dump_index, strerror(-ret));
+		d->fl->failed++;
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: dump %llu: its exit status is lost (waitpid: %s), counted failed and not handed to --on-dump: the recorder keeps running",
+			(unsigned long long)d->fl->dump_index, strerror(-ret));
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		r->fl.failed++;
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: dump %llu failed (%s): the recorder keeps running",
-			(unsigned long long)r->fl.dump_index,
+		d->fl->failed++;
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: dump %llu failed (%s): the recorder keeps running",
+			(unsigned long long)d->fl->dump_index,
 			WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "see above");
 	} else {
-		r->fl.dumps++;
-		hook_reap(r, false); /* the previous one may just have ended */
-		if (end && !r->fl.nq && r->hook > 0 && r->o->fl.on_dump) {
-			tet_say(r->msgs, TET_MSG_INFO, "flight recorder: ending: the last dump (%llu) goes to --on-dump once the one for dump %llu ended (waited for at most %llu s after it began)",
-				(unsigned long long)r->fl.dump_index,
-				(unsigned long long)r->hook_dump,
+		d->fl->dumps++;
+		hook_reap(d, false); /* the previous one may just have ended */
+		if (end && !d->fl->nq && d->hook > 0 && d->fo->on_dump) {
+			tet_say(d->msgs, TET_MSG_INFO, "flight recorder: ending: the last dump (%llu) goes to --on-dump once the one for dump %llu ended (waited for at most %llu s after it began)",
+				(unsigned long long)d->fl->dump_index,
+				(unsigned long long)d->hook_dump,
 				(unsigned long long)(HOOK_END_WAIT_NS / NSEC_PER_SEC));
-			hook_reap(r, true);
+			hook_reap(d, true);
 		}
-		hook_start(r);
+		hook_start(d);
 	}
 }
 
 /* The dump's name, in the recorder (--on-dump's paths) before the child writes it. */
-static void dump_name(struct run *r, const struct fr_pending *p)
+static void dump_name(struct fr_dumper *d, const struct fr_pending *p)
 {
 	struct timespec wall_start, wall_trig;
 
-	dump_wall(p->t.at_ns, p->t.at_ns, &wall_start, &wall_trig);
-	fr_dump_name(r->dump_name, sizeof(r->dump_name), r->t->exe ? r->t->exe : r->o->binary,
+	fr_dump_wall(p->t.at_ns, p->t.at_ns, &wall_start, &wall_trig);
+	fr_dump_name(d->name, sizeof(d->name), d->exe,
 		     p->name_pid, &wall_trig, p->t.spec);
-	snprintf(r->hook_trigger, sizeof(r->hook_trigger), "%s", p->t.spec ? p->t.spec : p->t.kind);
+	snprintf(d->hook_trigger, sizeof(d->hook_trigger), "%s", p->t.spec ? p->t.spec : p->t.kind);
 }
 
-void run_dump_poll(struct run *r, bool now_anyway)
+void fr_dump_poll(struct fr_dumper *d, bool now_anyway)
 {
 	struct fr_pending p;
 
-	dump_reap(r, now_anyway);
-	hook_reap(r, false);
-	if (r->child > 0 || !fr_rt_take_due(&r->fl, run_mono_ns(), now_anyway, &p)) {
-		if (now_anyway && r->child <= 0) /* the end: the last command, bounded */
-			hook_reap(r, true);
+	dump_reap(d, now_anyway);
+	hook_reap(d, false);
+	if (d->child > 0 || !fr_rt_take_due(d->fl, run_mono_ns(), now_anyway, &p)) {
+		if (now_anyway && d->child <= 0) /* the end: the last command, bounded */
+			hook_reap(d, true);
 		return;
 	}
-	dump_name(r, &p);
+	dump_name(d, &p);
 	fflush(stdout);
 	fflush(stderr);
-	r->child = fork();
-	if (r->child < 0) {
-		r->child = 0;
-		r->fl.failed++;
-		tet_say(r->msgs, TET_MSG_WARN, "flight recorder: cannot start dump %llu: %s",
-			(unsigned long long)r->fl.dump_index, strerror(errno));
+	d->child = fork();
+	if (d->child < 0) {
+		d->child = 0;
+		d->fl->failed++;
+		tet_say(d->msgs, TET_MSG_WARN, "flight recorder: cannot start dump %llu: %s",
+			(unsigned long long)d->fl->dump_index, strerror(errno));
 		return;
 	}
-	if (!r->child) {
+	if (!d->child) {
 		/* the child: a snapshot of the store; Ctrl-C is the recorder's, not the dump's */
 		pmem_after_fork();
 		signal(SIGINT, SIG_IGN);
@@ -549,8 +572,30 @@ void run_dump_poll(struct run *r, bool now_anyway)
 			setpriority(PRIO_PROCESS, 0, 10);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGUSR1, SIG_IGN);
-		_exit(dump_write(r, &p));
+		_exit(d->write(d->ctx, &p, d->name));
 	}
 	if (now_anyway)
-		run_dump_poll(r, true); /* waits for it */
+		fr_dump_poll(d, true); /* waits for it */
+}
+
+void fr_dump_wait(struct fr_dumper *d)
+{
+	if (d->child > 0) /* a dump being written finishes */
+		waitpid(d->child, NULL, 0);
+	d->child = 0;
+}
+
+void run_dump_init(struct run *r)
+{
+	r->dump.fo = &r->o->fl;
+	r->dump.fl = &r->fl;
+	r->dump.msgs = r->msgs;
+	r->dump.exe = r->t->exe ? r->t->exe : r->o->binary;
+	r->dump.write = dump_write;
+	r->dump.ctx = r;
+}
+
+void run_dump_poll(struct run *r, bool now_anyway)
+{
+	fr_dump_poll(&r->dump, now_anyway);
 }

@@ -13,6 +13,7 @@
 #include "fallback.h"
 #include "report.h"
 #include "run.h"
+#include "run_dump.h"
 #include "stacksym.h"
 #include "symbols.h"
 #include "units.h"
@@ -78,12 +79,7 @@ struct run {
 	struct tb *s2;
 	uint64_t s2_batches, s2_next;
 	uint64_t drained_before;     /* the last drain began then (the ring was read empty) */
-	pid_t child;                 /* the dump being written */
-	char dump_name[300];         /* … its name (made before the fork: --on-dump's paths) */
-	pid_t hook;                  /* --on-dump's command running (its process group) */
-	uint64_t hook_dump;          /* … for that dump */
-	char hook_name[300];         /* … that dump's name: the budget does not remove it */
-	char hook_trigger[128];      /* TET_DUMP_TRIGGER of the dump being written */
+	struct fr_dumper dump;       /* the dump being written, --on-dump's command (run_dump.h) */
 	/* the report */
 	struct iofd iofd;
 	struct loss_track lt;
@@ -113,5 +109,7 @@ void run_why_meta(struct run *r, struct why_report *w, const struct analyzer *an
 /* run_dump.c: starts the first queued dump when it is due and no other is being written
  * (now_anyway: any queued one, and waits for it). */
 void run_dump_poll(struct run *r, bool now_anyway);
+/* … its dumper (run_dump.h), set up once the run's targets are known */
+void run_dump_init(struct run *r);
 
 #endif

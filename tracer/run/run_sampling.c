@@ -15,6 +15,13 @@
  * and never sooner than 9 times its own last run time after it (at most a tenth of one CPU
  * however many records); a push or a summary due sooner gives the last analysis's figures (its
  * tokio_trace_capture_seconds, its span say how old).
+ *
+ * --flight-recorder: the records are not kept in the arrays but in the flight recorder's window
+ * (analyze/flight.h: as the ring hands them over, dropped as the window rolls, bounded by its
+ * memory), nothing analysed until a trigger (SIGUSR1, the process's exit or crash) queues a
+ * dump (run/flight_rt.h); a forked child (run/run_dump.h) replays the dump's window through the
+ * same intake (on_rec: its bounds and refusals) and analysis, and writes the JSON, report.html
+ * and the trace into --dump-dir, named as the other modes' dumps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +36,9 @@
 #include "capture.h"
 #include "discover.h"
 #include "events.h"
+#include "report.h"
 #include "reporters.h"
+#include "run_dump.h"
 #include "run_sampling.h"
 #include "sampling.h"
 #include "sampling_prom.h"
@@ -87,6 +96,11 @@ struct rs {
 	uint64_t next_metrics, next_interval, next_analysis, next_rw;
 	struct sa_input in;
 	char comm[64];
+	/* --flight-recorder (store: NULL without it) */
+	struct fr_store *store;
+	struct fr_rt fl;
+	struct fr_dumper dump;
+	uint64_t fr_bad;               /* records the window did not take: malformed */
 };
 
 static uint64_t mono_ns(void)
@@ -345,7 +359,8 @@ static int write_output(FILE *fp, enum out_format fmt, void *ctx)
 	}
 }
 
-static int write_outputs(struct rs *r, const struct sa_model *m, char *err, size_t len)
+static int write_outputs(struct rs *r, struct outputs *outs, const struct sa_model *m, char *err,
+			 size_t len)
 {
 	struct sp_profile p;
 
@@ -360,7 +375,7 @@ static int write_outputs(struct rs *r, const struct sa_model *m, char *err, size
 	p.end_ns = r->t1;
 	p.wall_start_ns = r->wall0;
 	p.names = (struct sp_names){ prof_user, prof_kernel, prof_thread, r };
-	if (outputs_write_with(r->o->outs, write_output, &p, r->o->msgs)) {
+	if (outputs_write_with(outs, write_output, &p, r->o->msgs)) {
 		sp_free(&p);
 		if (len)
 			err[0] = 0;   /* the file's error is said (msgs) */
@@ -581,6 +596,190 @@ static int start_remote_write(struct rs *r, const char *exe, char *err, size_t l
 	return 0;
 }
 
+/* ---- --flight-recorder (see the top) ---- */
+static void flight_fire(struct rs *r, const struct report_trigger *t, bool exit)
+{
+	uint64_t now = mono_ns();
+	char post[32];
+
+	if (fr_rt_fire(&r->fl, t, now, 0, (uint32_t)r->o->pid, false, exit) != FR_QUEUED)
+		return;
+	tet_say(r->o->msgs, TET_MSG_INFO, "flight recorder: trigger %s: %s; dumping in %s", t->spec,
+		t->detail, fmt_duration(r->fl.q[r->fl.nq - 1].due - now, post, sizeof(post)));
+}
+
+/* The ring's records into the window as they come (the intake judges them at a dump); the
+ * process's end fires its trigger. */
+static int on_rec_flight(void *ctx, void *data, size_t size)
+{
+	struct rs *r = ctx;
+	const struct tet_hdr *h = data;
+	struct report_trigger t;
+	char sn[32];
+
+	if (size < sizeof(*h)) {
+		r->fr_bad++;
+	} else if (h->type == TET_REC_TSAMPLE || h->type == TET_REC_TOFFCPU) {
+		fr_store_add(r->store, data, size); /* -ENOMEM: counted by the store (evicted) */
+	} else if (h->type == TET_REC_EXIT && size >= sizeof(struct tet_exit_rec)) {
+		const struct tet_exit_rec *x = data;
+
+		if (fr_rt_exit_trigger(&r->fl, x, report_signal_name((int)(x->code & 0x7f), sn, sizeof(sn)),
+				       &t))
+			flight_fire(r, &t, true);
+	} else {
+		r->fr_bad++;
+	}
+	return 0;
+}
+
+/* Each drain: SIGUSR1's dump, the window rolled on, the counters' snapshot, a dump due. */
+static void flight_step(struct rs *r, uint64_t now)
+{
+	struct tet_counters c;
+
+	if (r->o->usr1 && *r->o->usr1) {
+		struct report_trigger t = { 0 };
+
+		*r->o->usr1 = 0;
+		t.kind = t.spec = "sigusr1";
+		t.ts = t.at_ns = now;
+		snprintf(t.detail, sizeof(t.detail), "SIGUSR1 received");
+		flight_fire(r, &t, false);
+	}
+	fr_store_trim(r->store, fr_rt_keep_from(&r->fl, now));
+	if (fr_rt_snap_due(&r->fl, now) && !tet_session_counters(r->cap, &c))
+		fr_rt_snap_add(&r->fl, now, &c, NULL);
+	fr_dump_poll(&r->dump, false);
+}
+
+static void replay_rec(void *ctx, const void *rec, size_t size)
+{
+	on_rec(ctx, (void *)rec, size);
+}
+
+/* The window's records (this child's copy of the run) through the intake and the analysis. */
+static int flight_analyze(struct rs *r, const struct fr_pending *p, struct report_flight *rf,
+			  struct sa_model *m, struct sampling_meta *mt)
+{
+	const struct flight_opts *fo = r->o->fl;
+	struct tet_counters c = { 0 };
+	const struct fr_snap *base;
+	struct timespec wall_start, wall_trig;
+	struct fr_stats st;
+	struct fr_plan plan;
+	uint64_t spawns_before;
+
+	fr_store_stats(r->store, &st);
+	fr_rt_plan(fo, &st, p, &plan);
+	*rf = (struct report_flight){ .window_ns = fo->window_ns, .window_bytes = fo->window_bytes,
+		.from_ns = plan.from, .to_ns = plan.to, .post_ns = fo->post_ns, .bytes = st.bytes,
+		.cut_by_memory = plan.cut_by_memory, .dump_index = r->fl.dump_index,
+		.triggers_suppressed = r->fl.suppressed, .trigger = p->t, .on_dump = fo->on_dump != NULL,
+		.hooks_run = r->fl.hooks_run, .hooks_failed = r->fl.hooks_failed,
+		.hooks_skipped = r->fl.hooks_skipped };
+	r->s = NULL, r->z = NULL;
+	r->ns = r->caps = r->nz = r->capz = r->resolved_s = r->resolved_z = 0;
+	r->kept_out = r->noread = r->bad = r->scan_hits = 0;
+	rf->records = fr_store_replay(r->store, plan.from, plan.to, 0, replay_rec, r, &spawns_before);
+	r->t0 = plan.from;
+	r->t1 = plan.to;
+	fr_dump_wall(plan.from, p->t.at_ns, &wall_start, &wall_trig);
+	r->wall0 = (int64_t)wall_start.tv_sec * 1000000000 + wall_start.tv_nsec;
+	/* the drops of the window: the counters now less those at its start */
+	if (!tet_session_counters(r->cap, &c) && (base = fr_rt_snap_base(&r->fl, plan.from)))
+		fr_counters_since(&c, &base->c);
+	if (analyze(r, m))
+		return -ENOMEM;
+	name_threads(r->o->pid, &m->heat);
+	meta(r, &c, mt);
+	mt->flight = rf;
+	return 0;
+}
+
+/* The dump (in the child, fr_dumper.write): the JSON, report.html and the trace of the window;
+ * one failed: none of them left. */
+static int flight_write(void *ctx, const struct fr_pending *p, const char *name)
+{
+	struct rs *r = ctx;
+	struct report_flight rf;
+	struct sa_model m = { 0 };
+	struct sampling_meta mt;
+	struct outputs outs = { 0 };
+	char *paths[FR_DUMP_FILES] = { 0 }, err[TET_ERR_LEN] = "";
+	int status = 1;
+
+	for (int i = 0; i < FR_DUMP_FILES; i++)
+		if (asprintf(&paths[i], "%s/%s.%s", r->o->fl->dir, name, fr_dump_ext[i]) < 0) {
+			paths[i] = NULL;
+			seterr(err, sizeof(err), "out of memory");
+			goto out;
+		}
+	if (flight_analyze(r, p, &rf, &m, &mt)) {
+		seterr(err, sizeof(err), "out of memory analysing the window");
+		goto out;
+	}
+	rf.basename = name; /* fr_dump_poll named it, before the fork */
+	tet_say(r->o->msgs, TET_MSG_INFO, "flight recorder: dump %llu (%s): %llu records from the window (%llu samples, %llu sleeps kept)%s",
+		(unsigned long long)rf.dump_index, p->t.detail, (unsigned long long)rf.records,
+		(unsigned long long)r->ns, (unsigned long long)r->nz,
+		rf.cut_by_memory ? " (the memory bound cut the window short)" : "");
+	if (report_sampling_write_json(paths[0], &m, &mt, err, sizeof(err)) ||
+	    report_sampling_write_html(paths[1], &m, &mt, err, sizeof(err)) ||
+	    outputs_add(&outs, paths[2], OUT_PERFETTO, err, sizeof(err)) ||
+	    outputs_open(&outs, err, sizeof(err)) || write_outputs(r, &outs, &m, err, sizeof(err)))
+		goto out;
+	status = 0;
+	fr_dump_budget(&r->dump, name);
+out:
+	if (status) {
+		tet_say(r->o->msgs, TET_MSG_ERROR, "flight recorder: dump %llu: %s",
+			(unsigned long long)r->fl.dump_index, *err ? err : "a file failed (above)");
+		for (int i = 0; i < FR_DUMP_FILES && paths[i]; i++)
+			unlink(paths[i]);
+	}
+	outputs_abort(&outs);
+	for (int i = 0; i < FR_DUMP_FILES; i++)
+		free(paths[i]);
+	sa_free(&m);
+	free(r->s);
+	free(r->z);
+	return status;
+}
+
+static int flight_start(struct rs *r, char *err, size_t len)
+{
+	const struct flight_opts *fo = r->o->fl;
+
+	if (fr_rt_init(&r->fl, fo) || !(r->store = fr_store_new(fo->window_ns, fo->window_bytes))) {
+		seterr(err, len, "--flight-recorder: out of memory");
+		return -ENOMEM;
+	}
+	r->dump = (struct fr_dumper){ .fo = fo, .fl = &r->fl, .msgs = r->o->msgs,
+				      .exe = sst_exe(r->sst), .write = flight_write, .ctx = r };
+	fr_dump_announce(&r->dump);
+	return 0;
+}
+
+/* The end: what is queued is written now, then waited for. */
+static void flight_end(struct rs *r)
+{
+	struct fr_stats fs;
+
+	fr_dump_poll(&r->dump, true);
+	fr_store_stats(r->store, &fs);
+	tet_say(r->o->msgs, TET_MSG_INFO, "flight recorder: %llu dump%s written, %llu failed; %llu records held in %llu MiB at the end, %llu evicted (%s), %llu malformed not kept",
+		(unsigned long long)r->fl.dumps, r->fl.dumps == 1 ? "" : "s",
+		(unsigned long long)r->fl.failed, (unsigned long long)fs.records,
+		(unsigned long long)(fs.bytes >> 20), (unsigned long long)fs.evicted,
+		fs.evicted_by_size ? "some by the memory bound" : "by the window",
+		(unsigned long long)r->fr_bad);
+	if (r->o->fl->on_dump)
+		tet_say(r->o->msgs, TET_MSG_INFO, "flight recorder: --on-dump: %llu run, %llu failed, %llu skipped (one at a time)",
+			(unsigned long long)r->fl.hooks_run, (unsigned long long)r->fl.hooks_failed,
+			(unsigned long long)r->fl.hooks_skipped);
+}
+
 /* Attaches the sampler, drains it until stopped, the duration is over or the process ended. */
 static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 {
@@ -590,7 +789,8 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 
 	sst_stack_scan(r->sst, &poll_lo, &poll_hi);
 	ret = tet_session_open(&r->cap, &(struct tet_session_opts){ .pid = o->pid,
-			       .ringbuf_bytes = o->ringbuf_bytes, .on_event = on_rec, .ctx = r,
+			       .ringbuf_bytes = o->ringbuf_bytes,
+			       .on_event = r->store ? on_rec_flight : on_rec, .ctx = r,
 			       .sampling = true, .sampler = { .profile_hz = o->profile_hz,
 			       .id_off = r->tls.id_off, .tagged = r->tls.layout == TLSCTX_TAGGED,
 			       .poll_lo = poll_lo, .poll_hi = poll_hi } }, NULL, err, len);
@@ -618,6 +818,8 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 			break;
 		learn_blocking(r);
 		live_step(r, mono_ns());
+		if (r->store)
+			flight_step(r, mono_ns());
 		if (o->stop && *o->stop)
 			break;
 		if (o->duration_ns && mono_ns() - r->t0 >= o->duration_ns)
@@ -670,9 +872,15 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 		if (ret)
 			goto out;
 	}
+	if (o->fl && (ret = flight_start(&r, err, len)))
+		goto out;
 	ret = capture(&r, &stacks_fd, err, len);
 	if (ret)
 		goto out;
+	if (r.store) { /* the dumps are its reports */
+		flight_end(&r);
+		goto out;
+	}
 	sa_free(&r.live);  /* its memory, before the final analysis's */
 	r.live_ok = false;
 	tet_session_counters(r.cap, &c);
@@ -695,10 +903,13 @@ int rs_run(const struct rs_opts *o, FILE *summary, char *err, size_t len)
 	if (o->json_path)
 		ret = report_sampling_write_json(o->json_path, &model, &mt, err, len);
 	if (!ret && o->outs && o->outs->n)
-		ret = write_outputs(&r, &model, err, len);
+		ret = write_outputs(&r, o->outs, &model, err, len);
 	if (!ret && o->html_path)
 		ret = report_sampling_write_html(o->html_path, &model, &mt, err, len);
 out:
+	fr_dump_wait(&r.dump);
+	fr_store_free(r.store);
+	fr_rt_free(&r.fl);
 	prom_stop(r.prom);
 	rw_stop(r.rw);
 	sp_labels_free(r.labels);

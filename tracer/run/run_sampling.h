@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct flight_opts;
 struct outputs;
 struct rw_opts;
 struct tet_msgs;
@@ -33,6 +34,10 @@ struct rs_opts {
 	const char *html_path;      /* report.html; NULL: none */
 	bool quiet;
 	volatile sig_atomic_t *stop;
+	/* --flight-recorder (run/flight_rt.h; its SIGUSR1, exit and crash triggers), or NULL: the
+	 * records of the window kept as they come, a dump analyses and writes them (run_sampling.c) */
+	const struct flight_opts *fl;
+	volatile sig_atomic_t *usr1;    /* SIGUSR1 received: a dump */
 };
 
 /* Whether the executable at path can be traced this way: 0, or a negative errno and the
