@@ -55,10 +55,11 @@
 #    least 2, none refused) and some sleeps were recorded in them without the stack scan, fewer
 #    than all (sleeps_in_blocking_tasks); the blocked long polls above still have their stacks;
 #    on 1.53 stock, bpftool dumps the tracer's blocking_ids map with at least 2 ids while it runs;
-#  - the 1.53 stock service traced again with --flight-recorder 2s and SIGUSR1 (check_flight):
-#    one dump, named as the other modes' dumps, its three files handed to --on-dump, its JSON
-#    holding the hog's long polls and only samples of its window; an unusable --dump-dir and a
-#    detector trigger refused before anything is attached;
+#  - the 1.53 stock service traced again with --flight-recorder 2s, --trigger long_poll and
+#    SIGUSR1 (check_flight): a dump of each, named as the other modes' dumps, their three files
+#    handed to --on-dump; the long_poll one holds its finding, the SIGUSR1 one the hog's long
+#    polls and only samples of its window; an unusable --dump-dir and a trigger this mode has no
+#    finding for refused before anything is attached;
 #  - refusals, one line each: a stripped copy, a process with no Tokio, no --pid.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/trace_lib.sh"
@@ -259,16 +260,19 @@ JS
 }
 
 # check_flight PID: the flight recorder (docs/sampling-mode.md "Flight recorder") on the 1.53 stock
-# service: a 2 s window, SIGUSR1 3.5 s after the attach, the dump handed to --on-dump; its name,
-# its three files, its JSON (jq), the hog's long polls by future type, and every sample in the
-# window: the heat map's buckets holding samples lie within [T - 2 s, T + post-trigger + slack],
-# T the monotonic clock (python3's time.monotonic_ns: CLOCK_MONOTONIC, the records' clock) read
-# just before the signal; then the bad inputs, refused before anything is attached
+# service: a 2 s window, --trigger long_poll (a cooldown of 1 h: one such dump), and SIGUSR1 3.5 s
+# after the attach, each dump handed to --on-dump; their names and files; the long_poll dump
+# holds the finding that fired it (its task, cpu_hog_compute's); the SIGUSR1 dump: its JSON (jq),
+# the hog's long polls by future type, and every sample in the window: the heat map's buckets
+# holding samples lie within [T - 2 s, T + post-trigger + slack], T the monotonic clock
+# (python3's time.monotonic_ns: CLOCK_MONOTONIC, the records' clock) read just before the
+# signal; then the bad inputs, refused before anything is attached
 check_flight() {
-    local sp=$1 fd="$TMPD/fr" fp t frj n
+    local sp=$1 fd="$TMPD/fr" fp t frj n nl
     mkdir -p "$fd"
     start_bg fr "$TRACER" trace --pid "$sp" --mode sampling --profile-hz 499 --long-poll-threshold 5ms \
-        --flight-recorder 2s --dump-dir "$fd" --on-dump 'echo "on-dump: $TET_DUMP_TRIGGER $# $TET_DUMP_NAME"'
+        --flight-recorder 2s --trigger long_poll --trigger-cooldown 1h --dump-dir "$fd" \
+        --on-dump 'echo "on-dump: $TET_DUMP_TRIGGER $# $TET_DUMP_NAME"'
     fp=$BG_PID
     wait_for_line "$TMPD/fr.err" attached 20 || not_ok "flight recorder: attached"
     sleep 3.5
@@ -279,9 +283,14 @@ check_flight() {
     wait_exit "$fp" 30
     check_eq "flight recorder: tracer exit 0" 0 "$RC"
     n=$(sed -n 's/^on-dump: sigusr1 3 //p' "$TMPD/fr.err")
-    check "flight recorder: the dump named <executable>-<pid>-<UTC time>-<trigger> ($n)" \
-        grep -qE "^sample-service-$sp-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-sigusr1\$" <<< "$n"
-    check_eq "flight recorder: its three files, nothing else" "$n.html $n.json $n.trace.json" "$(cd "$fd" && echo *)"
+    nl=$(sed -n 's/^on-dump: long_poll 3 //p' "$TMPD/fr.err")
+    check "flight recorder: the dumps named <executable>-<pid>-<UTC time>-<trigger> ($n, $nl)" \
+        grep -qE "^sample-service-$sp-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-sigusr1 sample-service-$sp-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-long_poll\$" <<< "$n $nl"
+    check_eq "flight recorder: three files a dump, nothing else" \
+        "$(printf '%s\n' "$n".{html,json,trace.json} "$nl".{html,json,trace.json} | sort | xargs)" "$(cd "$fd" && ls | sort | xargs)"
+    check_eq "flight recorder: the long_poll dump holds the finding that fired it (its task: cpu_hog_compute's, on CPU)" true \
+        "$(jq '.flight_recorder.trigger as $t | $t.kind == "long_poll" and $t.task_id > 0 and
+            ([.findings[] | select(.task == $t.task_id and .seen_as == "on_cpu" and (.future_type | test("cpu_hog_compute")))] | length) > 0' "$fd/$nl.json")"
     frj="$fd/$n.json"
     check_eq "flight recorder: the dump is valid JSON (jq)" true "$(jq 'type == "object"' "$frj")"
     check_eq "flight recorder: its trace is valid JSON (jq), with events" true "$(jq '.traceEvents | length > 0' "$fd/$n.trace.json")"
@@ -296,11 +305,11 @@ check_flight() {
             [$h.rows[] | [.async_poll_samples, .other_samples] | transpose | to_entries[] |
              select(.value[0] + .value[1] > 0) | $h.start_ns + .key * $h.bucket_ns] |
             length > 0 and (min + $h.bucket_ns > $lo) and (max < $hi)' "$frj")"
-    check "flight recorder: report.html says what fired the dump" grep -q 'id="flight"><b>Flight-recorder</b> dump 1: trigger sigusr1' "$fd/$n.html"
+    check "flight recorder: report.html says what fired the dump" grep -qE 'id="flight"><b>Flight-recorder</b> dump [0-9]+: trigger sigusr1' "$fd/$n.html"
     expect_fail "flight recorder: a --dump-dir where no file can be created" 4 "--dump-dir /proc: cannot create files in it" \
         "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir /proc
-    expect_fail "flight recorder: --trigger long_poll (no live analysis)" 3 "dumps on SIGUSR1, exit and crash only: --trigger long_poll" \
-        "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir "$fd" --trigger long_poll
+    expect_fail "flight recorder: --trigger stalled (not a finding of this mode)" 3 "dumps on SIGUSR1, exit, crash and long_poll only: --trigger stalled is not" \
+        "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir "$fd" --trigger stalled
 }
 
 run_line() {  # run_line LINE [FLAVOUR]

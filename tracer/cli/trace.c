@@ -148,9 +148,9 @@ static void trace_usage(FILE *out)
 "                           uprobe (the fallback even when probes exist); sampling: no uprobe\n"
 "                           at all, the CPU sampler (--profile-hz) reads Tokio's thread-local\n"
 "                           task id and the stacks (one process, --pid; JSON, the summary and\n"
-"                           the files of --stacks, --pprof, --trace; --metrics-addr, --interval,\n"
-"                           --remote-write; or the flight recorder, dumping on SIGUSR1, exit,\n"
-"                           crash and long_poll)\n"
+"                           the files of --stacks, --pprof, --trace; --metrics-addr, --interval\n"
+"                           and --remote-write; or the flight recorder, dumping on SIGUSR1,\n"
+"                           exit, crash and long_poll)\n"
 "      --capture HOW        batched (default when the target has tokio:event_batch): the\n"
 "                           process records events in per-thread buffers and hands them over\n"
 "                           in batches, one probe hit per batch; per-event: one probe hit per\n"
@@ -1014,16 +1014,19 @@ static int trace_sampling(struct run_opts *o)
 		      "batched capture or its sampling (--capture batched, --sample-rate, --max-overhead)");
 		return TET_EXIT_USAGE;
 	}
-	/* the flight recorder: its window analysed at a dump only (SIGUSR1, exit, crash) */
+	/* the flight recorder: SIGUSR1, exit, crash, and the mode's one finding (run_sampling.c) */
 	for (size_t i = 0; o->fl.on && i < o->fl.ntrig; i++) {
-		if (o->fl.trig[i].kind != FR_TRIG_EXIT && o->fl.trig[i].kind != FR_TRIG_CRASH) {
-			p_err("--mode sampling's flight recorder dumps on SIGUSR1, exit and crash only: --trigger %s needs a live analysis it does not run",
-			      o->fl.trig[i].spec);
+		const struct fr_trigger *t = &o->fl.trig[i];
+
+		if (t->kind != FR_TRIG_EXIT && t->kind != FR_TRIG_CRASH &&
+		    !(t->kind == FR_TRIG_DETECTOR && t->detector == AN_LONG_POLL)) {
+			p_err("--mode sampling's flight recorder dumps on SIGUSR1, exit, crash and long_poll only: --trigger %s is not a finding of this mode",
+			      t->spec);
 			return TET_EXIT_USAGE;
 		}
 	}
 	if (o->fl.on && (o->metrics_addr || o->interval_ns || o->rw.url)) {
-		p_err("--mode sampling's flight recorder analyses its window at a dump only: drop %s",
+		p_err("--mode sampling's flight recorder does not serve the mode's live outputs: drop %s",
 		      o->metrics_addr ? "--metrics-addr" : o->interval_ns ? "--interval" : "--remote-write");
 		return TET_EXIT_USAGE;
 	}

@@ -19,7 +19,8 @@
  * --flight-recorder: the records are not kept in the arrays but in the flight recorder's window
  * (analyze/flight.h: as the ring hands them over, dropped as the window rolls, bounded by its
  * memory), nothing analysed until a trigger (SIGUSR1, the process's exit or crash) queues a
- * dump (run/flight_rt.h); a forked child (run/run_dump.h) replays the dump's window through the
+ * dump (run/flight_rt.h) — with --trigger long_poll the last seconds' records are analysed as
+ * they come too (flight_live) and its findings fire; a forked child (run/run_dump.h) replays the dump's window through the
  * same intake (on_rec: its bounds and refusals) and analysis, and writes the JSON, report.html
  * and the trace into --dump-dir, named as the other modes' dumps.
  */
@@ -33,6 +34,7 @@
 
 #include <bpf/bpf.h>
 
+#include "analyzer.h"
 #include "capture.h"
 #include "discover.h"
 #include "events.h"
@@ -47,6 +49,7 @@
 #include "sampstack.h"
 #include "seterr.h"
 #include "symbols.h"
+#include "text.h"
 #include "tlsctx.h"
 #include "units.h"
 
@@ -55,6 +58,12 @@
 #define RS_MAX_RECS (1u << 19)
 #define RS_BLOCKING 4096   /* a power of two */
 #define RS_BLK_SLEEPS 32   /* sleeps on one thread, none with a poll frame: a BlockingTask's */
+/* --flight-recorder --trigger long_poll: the records of the last FR_LIVE_SPAN_NS analysed, at
+ * most every FR_LIVE_EVERY_NS and never sooner than 9 times the last analysis's run time after
+ * it; the findings fired, by thread and first stamp (a poll still running is met again) */
+#define FR_LIVE_SPAN_NS (10 * 1000000000ull)
+#define FR_LIVE_EVERY_NS (250 * 1000000ull)
+#define FR_FIRED_MAX 64
 
 _Static_assert(SA_KFRAME == SST_KFRAME, "a kernel frame's name: one size from decode to the model");
 _Static_assert(SP_FRAME == SST_FRAME_MAX, "a user frame's name: one size from decode to the profile");
@@ -101,6 +110,10 @@ struct rs {
 	struct fr_rt fl;
 	struct fr_dumper dump;
 	uint64_t fr_bad;               /* records the window did not take: malformed */
+	bool fr_live;                  /* --trigger long_poll: the recent records analysed live */
+	uint64_t fr_seen;              /* … the newest record stamp of the last analysis */
+	struct { uint32_t tid; uint64_t first; } fr_fired[FR_FIRED_MAX]; /* … its findings fired */
+	size_t fr_nfired;
 };
 
 static uint64_t mono_ns(void)
@@ -597,12 +610,12 @@ static int start_remote_write(struct rs *r, const char *exe, char *err, size_t l
 }
 
 /* ---- --flight-recorder (see the top) ---- */
-static void flight_fire(struct rs *r, const struct report_trigger *t, bool exit)
+static void flight_fire(struct rs *r, const struct report_trigger *t, bool throttled, bool exit)
 {
 	uint64_t now = mono_ns();
 	char post[32];
 
-	if (fr_rt_fire(&r->fl, t, now, 0, (uint32_t)r->o->pid, false, exit) != FR_QUEUED)
+	if (fr_rt_fire(&r->fl, t, now, 0, (uint32_t)r->o->pid, throttled, exit) != FR_QUEUED)
 		return;
 	tet_say(r->o->msgs, TET_MSG_INFO, "flight recorder: trigger %s: %s; dumping in %s", t->spec,
 		t->detail, fmt_duration(r->fl.q[r->fl.nq - 1].due - now, post, sizeof(post)));
@@ -621,16 +634,81 @@ static int on_rec_flight(void *ctx, void *data, size_t size)
 		r->fr_bad++;
 	} else if (h->type == TET_REC_TSAMPLE || h->type == TET_REC_TOFFCPU) {
 		fr_store_add(r->store, data, size); /* -ENOMEM: counted by the store (evicted) */
+		if (r->fr_live)
+			on_rec(r, data, size);
 	} else if (h->type == TET_REC_EXIT && size >= sizeof(struct tet_exit_rec)) {
 		const struct tet_exit_rec *x = data;
 
 		if (fr_rt_exit_trigger(&r->fl, x, report_signal_name((int)(x->code & 0x7f), sn, sizeof(sn)),
 				       &t))
-			flight_fire(r, &t, true);
+			flight_fire(r, &t, false, true);
 	} else {
 		r->fr_bad++;
 	}
 	return 0;
+}
+
+/* A long_poll of the live analysis: its trigger (fr_rt_match_detect: the cooldown's), once. */
+static void flight_detect(struct rs *r, const struct sa_model *m, const struct sa_finding *f)
+{
+	struct an_detect d = { .what = AN_LONG_POLL, .pid = (uint32_t)r->o->pid, .tid = f->tid,
+			       .task_id = f->task, .ts = f->first, .at = f->last,
+			       .value_ns = f->last - f->first, .threshold_ns = r->o->long_poll_ns };
+	struct report_trigger t;
+	const char *ty = sa_type_name(m, f->type);
+	char loc[256];
+
+	for (size_t i = 0; i < r->fr_nfired && i < FR_FIRED_MAX; i++)
+		if (r->fr_fired[i].tid == f->tid && r->fr_fired[i].first == f->first)
+			return;
+	r->fr_fired[r->fr_nfired % FR_FIRED_MAX].tid = f->tid;
+	r->fr_fired[r->fr_nfired % FR_FIRED_MAX].first = f->first;
+	r->fr_nfired++;
+	/* a name from the traced binary: printable, bounded, in the line and the dump */
+	text_sanitize(ty ? ty : "unknown future type", ty ? strnlen(ty, SR_NAME_MAX) : 19, 120, loc,
+		      sizeof(loc));
+	if (fr_rt_match_detect(&r->fl, &d, loc, &t))
+		flight_fire(r, &t, true, false);
+}
+
+/* --trigger long_poll: the analysis of the recent records (see FR_LIVE_SPAN_NS); the findings
+ * that end after the last analysis's newest record (less a margin for records late in the
+ * ring) fire, each once. */
+static void flight_live(struct rs *r, uint64_t now)
+{
+	uint64_t from = now > FR_LIVE_SPAN_NS ? now - FR_LIVE_SPAN_NS : 0, seen = r->fr_seen, t0, t;
+	struct sa_model m = { 0 };
+	size_t n = 0, res = 0;
+
+	if (!r->fr_live || now < r->next_analysis)
+		return;
+	for (size_t i = 0; i < r->ns; i++)  /* the older records go (the order kept) */
+		if (r->s[i].ts >= from) {
+			res += i < r->resolved_s;
+			r->s[n++] = r->s[i];
+		}
+	r->ns = n;
+	r->resolved_s = res;
+	n = res = 0;
+	for (size_t i = 0; i < r->nz; i++)
+		if (r->z[i].ts >= from) {
+			res += i < r->resolved_z;
+			r->z[n++] = r->z[i];
+		}
+	r->nz = n;
+	r->resolved_z = res;
+	for (size_t i = 0; i < r->ns; i++)
+		r->fr_seen = r->s[i].ts > r->fr_seen ? r->s[i].ts : r->fr_seen;
+	for (size_t i = 0; i < r->nz; i++)
+		r->fr_seen = r->z[i].ts > r->fr_seen ? r->z[i].ts : r->fr_seen;
+	t0 = mono_ns();
+	if (!analyze(r, &m))
+		for (size_t i = 0; i < m.nf; i++)
+			if (m.f[i].last + FR_LIVE_EVERY_NS > seen) /* a late record's: the ring dedups */
+				flight_detect(r, &m, &m.f[i]);
+	sa_free(&m);
+	t = mono_ns();
+	r->next_analysis = t + (9 * (t - t0) > FR_LIVE_EVERY_NS ? 9 * (t - t0) : FR_LIVE_EVERY_NS);
 }
 
 /* Each drain: SIGUSR1's dump, the window rolled on, the counters' snapshot, a dump due. */
@@ -645,8 +723,9 @@ static void flight_step(struct rs *r, uint64_t now)
 		t.kind = t.spec = "sigusr1";
 		t.ts = t.at_ns = now;
 		snprintf(t.detail, sizeof(t.detail), "SIGUSR1 received");
-		flight_fire(r, &t, false);
+		flight_fire(r, &t, false, false);
 	}
+	flight_live(r, now);
 	fr_store_trim(r->store, fr_rt_keep_from(&r->fl, now));
 	if (fr_rt_snap_due(&r->fl, now) && !tet_session_counters(r->cap, &c))
 		fr_rt_snap_add(&r->fl, now, &c, NULL);
@@ -755,6 +834,7 @@ static int flight_start(struct rs *r, char *err, size_t len)
 		seterr(err, len, "--flight-recorder: out of memory");
 		return -ENOMEM;
 	}
+	r->fr_live = r->fl.detectors & (1u << AN_LONG_POLL);
 	r->dump = (struct fr_dumper){ .fo = fo, .fl = &r->fl, .msgs = r->o->msgs,
 				      .exe = sst_exe(r->sst), .write = flight_write, .ctx = r };
 	fr_dump_announce(&r->dump);
