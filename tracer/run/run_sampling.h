@@ -34,8 +34,9 @@ struct rs_opts {
 	const char *html_path;      /* report.html; NULL: none */
 	bool quiet;
 	volatile sig_atomic_t *stop;
-	/* --flight-recorder (run/flight_rt.h; its SIGUSR1, exit and crash triggers), or NULL: the
-	 * records of the window kept as they come, a dump analyses and writes them (run_sampling.c) */
+	/* --flight-recorder (run/flight_rt.h; its SIGUSR1, exit, crash and long_poll triggers), or
+	 * NULL: the records of the window kept as they come, a dump analyses and writes them
+	 * (run_sampling.c) */
 	const struct flight_opts *fl;
 	volatile sig_atomic_t *usr1;    /* SIGUSR1 received: a dump */
 };
