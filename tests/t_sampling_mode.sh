@@ -297,6 +297,8 @@ check_flight() {
     check_eq "flight recorder: the dump's flight_recorder: its name, trigger sigusr1, the 2 s window and 500 ms after" \
         "$n sigusr1 2000000000 500000000" \
         "$(jqr "$frj" '"\(.flight_recorder.name) \(.flight_recorder.trigger.kind) \(.flight_recorder.window_ns) \(.flight_recorder.post_trigger_ns)"')"
+    check_eq "flight recorder: the worker loops' ids told to the BPF side, their parks recorded without a scan" true \
+        "$(jqr "$frj" '.capture | .blocking_task_ids >= 2 and .sleeps_in_blocking_tasks > 0')"
     check_eq "flight recorder: the hog's long polls in the dump, by their future type" true \
         "$(jqr "$frj" '[.findings[] | select(.seen_as == "on_cpu" and (.future_type | test("cpu_hog_compute")))] | length > 0')"
     echo "# flight recorder: T $t, heat $(jqr "$frj" '.worker_heat | "\(.start_ns)..\(.end_ns) by \(.bucket_ns)"'), samples $(jqr "$frj" .capture.samples)"

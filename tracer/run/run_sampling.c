@@ -284,28 +284,31 @@ static void tell_blocking(struct rs *r, struct rs_blk *b, bool by_sleeps)
  * not asked: on CPU in a worker's loop their scan often finds a frame left over from an earlier
  * poll (1.43's loop ids showed one in 1 run of 2). A sleep recorded in a known blocking task
  * (TET_TS_BLOCKING) has no stack to resolve: after the first parks this costs next to nothing. */
+static void learn_sleep(struct rs *r, uint64_t task, uint32_t tid, uint32_t flags, int ptype)
+{
+	struct rs_blk *b;
+
+	if (!task || (flags & TET_TS_BLOCKING))
+		return;
+	b = blk_get(r, task);
+	if (sst_type_blocking(r->sst, ptype)) {
+		tell_blocking(r, b, false);
+	} else if (ptype >= 0 || (b->nsleeps && b->tid != tid)) {
+		b->async = 1;
+	} else if (!b->async) {
+		b->tid = tid;
+		if (++b->nsleeps >= RS_BLK_SLEEPS)
+			tell_blocking(r, b, true);
+	}
+}
+
 static void learn_blocking(struct rs *r)
 {
 	size_t z0 = r->resolved_z;
 
 	resolve_sleeps(r);
-	for (size_t i = z0; i < r->nz; i++) {
-		const struct sa_sleep *x = &r->z[i];
-		struct rs_blk *b;
-
-		if (!x->task || (x->flags & TET_TS_BLOCKING))
-			continue;
-		b = blk_get(r, x->task);
-		if (sst_type_blocking(r->sst, x->ptype)) {
-			tell_blocking(r, b, false);
-		} else if (x->ptype >= 0 || (b->nsleeps && b->tid != x->tid)) {
-			b->async = 1;
-		} else if (!b->async) {
-			b->tid = x->tid;
-			if (++b->nsleeps >= RS_BLK_SLEEPS)
-				tell_blocking(r, b, true);
-		}
-	}
+	for (size_t i = z0; i < r->nz; i++)
+		learn_sleep(r, r->z[i].task, r->z[i].tid, r->z[i].flags, r->z[i].ptype);
 }
 
 static int analyze(struct rs *r, struct sa_model *m)
@@ -636,6 +639,18 @@ static int on_rec_flight(void *ctx, void *data, size_t size)
 		fr_store_add(r->store, data, size); /* -ENOMEM: counted by the store (evicted) */
 		if (r->fr_live)
 			on_rec(r, data, size);
+		if (h->type == TET_REC_TOFFCPU && size >= sizeof(struct tet_toffcpu_rec)) {
+			/* the blocking task ids, learnt here as learn_blocking does without the recorder */
+			const struct tet_toffcpu_rec *x = data;
+			uint64_t polls[TET_SCAN_CANDS];
+			bool by_scan;
+
+			if (x->task && !(x->flags & TET_TS_BLOCKING)) {
+				memcpy(polls, x->polls, sizeof(polls));
+				learn_sleep(r, x->task, h->tid, x->flags, sst_poll_type(r->sst,
+					    sst_poll(r->sst, x->o.ustack, polls, &by_scan)));
+			}
+		}
 	} else if (h->type == TET_REC_EXIT && size >= sizeof(struct tet_exit_rec)) {
 		const struct tet_exit_rec *x = data;
 
@@ -759,7 +774,7 @@ static int flight_analyze(struct rs *r, const struct fr_pending *p, struct repor
 		.hooks_skipped = r->fl.hooks_skipped };
 	r->s = NULL, r->z = NULL;
 	r->ns = r->caps = r->nz = r->capz = r->resolved_s = r->resolved_z = 0;
-	r->kept_out = r->noread = r->bad = r->scan_hits = 0;
+	r->kept_out = r->noread = r->bad = r->scan_hits = r->blk_sleeps = 0;
 	rf->records = fr_store_replay(r->store, plan.from, plan.to, 0, replay_rec, r, &spawns_before);
 	r->t0 = plan.from;
 	r->t1 = plan.to;
@@ -896,7 +911,8 @@ static int capture(struct rs *r, int *stacks_fd, char *err, size_t len)
 
 		if (tet_session_drain(r->cap) < 0)
 			break;
-		learn_blocking(r);
+		if (!r->store)  /* the recorder learns as the records come (on_rec_flight) */
+			learn_blocking(r);
 		live_step(r, mono_ns());
 		if (r->store)
 			flight_step(r, mono_ns());
