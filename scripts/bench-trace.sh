@@ -50,6 +50,10 @@
 #    requests/s, the service's CPU time per request during the measured run (its threads'
 #    schedstat; the interrupts taken while they ran included): it moves less than requests/s
 #    with what else the machine runs. And the tracer's CPU per request over the same run.
+#    Then the kernel side by the kernel's own account: for each traced configuration among
+#    batched, batched 1/100, the fallback and sampling, one more run with
+#    kernel.bpf_stats_enabled (kept out of the rounds: its clock reads cost), the run_time_ns
+#    bpftool shows for the tracer's programs over the requests served, per program.
 # 3. The consumer on one core: a batched capture of the yield workload dumped (TET_BATCH_DUMP),
 #    replayed through the decode stage and the analyzer (build/tests/batch_replay); then the same
 #    with 200 live tasks instead of 1000 (200 × 5000 yields).
@@ -276,14 +280,17 @@ if [[ "$SKIP" != *" yield "* ]]; then
 fi
 
 # ---- 2. HTTP at saturation ----
-http_one() {  # http_one REP CONFIG
-    local rep=$1 cfg=$2 bin=$USDT addr rps ev=- dr=- cpu=- hwm=- wcpu=- cpufn scpu
-    case "$cfg" in stock|fallback|sampling-*) bin=$STOCK ;; esac
-    "$bin" serve --workers 1 > "$TMP/svc.out" 2> "$TMP/svc.err" &
+svc_start() {  # svc_start BIN CONFIG: serve --workers 1 started; sets SVC_PID and the caller's addr
+    "$1" serve --workers 1 > "$TMP/svc.out" 2> "$TMP/svc.err" &
     SVC_PID=$!
     for _ in $(seq 100); do grep -q '^listening on' "$TMP/svc.out" && break; sleep 0.05; done
     addr=$(sed -n 's/^listening on //p' "$TMP/svc.out")
-    [ -n "$addr" ] || die "the service did not start ($cfg): $(cat "$TMP/svc.err")"
+    [ -n "$addr" ] || die "the service did not start ($2): $(cat "$TMP/svc.err")"
+}
+http_one() {  # http_one REP CONFIG
+    local rep=$1 cfg=$2 bin=$USDT addr rps ev=- dr=- cpu=- hwm=- wcpu=- cpufn scpu
+    case "$cfg" in stock|fallback|sampling-*) bin=$STOCK ;; esac
+    svc_start "$bin" "$cfg"
     case "$cfg" in
     per-event) tracer_start --pid "$SVC_PID" --capture per-event --probes all ;;
     batched) tracer_start --pid "$SVC_PID" --sample-rate 1 ;;
@@ -324,11 +331,7 @@ http_bpf() {  # http_bpf CONFIG
     local cfg=$1 addr rps old b0 b1
     local bin=$USDT
     case "$cfg" in stock) return ;; fallback|sampling-*) bin=$STOCK ;; esac
-    "$bin" serve --workers 1 > "$TMP/svc.out" 2> "$TMP/svc.err" &
-    SVC_PID=$!
-    for _ in $(seq 100); do grep -q '^listening on' "$TMP/svc.out" && break; sleep 0.05; done
-    addr=$(sed -n 's/^listening on //p' "$TMP/svc.out")
-    [ -n "$addr" ] || die "the service did not start ($cfg): $(cat "$TMP/svc.err")"
+    svc_start "$bin" "$cfg"
     case "$cfg" in
     usdt) ;;
     batched) tracer_start --pid "$SVC_PID" --sample-rate 1 ;;
