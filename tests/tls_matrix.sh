@@ -59,61 +59,11 @@ else:
         print("TLS %d %d" % (int(s.value(gdb.selected_frame()).address), fs))
 EOF
 
-build() {  # build VERSION: sets APP
-    local v=$1 d="$W/app-$1"
-    APP="$d/target/release/app"
-    [ -x "$APP" ] && return 0
-    "$ROOT/tests/kit/registry.sh" "$v" "$W/reg-$v" || return 1
-    rm -rf "$d" && mkdir -p "$d/src" "$d/.cargo"
-    printf '[source.crates-io]\nreplace-with = "m"\n[source.m]\ndirectory = "%s"\n[net]\noffline = true\n' "$W/reg-$v" > "$d/.cargo/config.toml"
-    cat > "$d/Cargo.toml" <<EOF
-[package]
-name = "app"
-version = "0.1.0"
-edition = "2021"
-[dependencies]
-tokio = { version = "=$v", features = ["rt-multi-thread", "macros", "time"] }
-[profile.release]
-debug = 2
-EOF
-    cat > "$d/src/main.rs" <<'RS'
-use std::time::{Duration, Instant};
-
-fn spin(us: u64) -> u64 {
-    let end = Instant::now() + Duration::from_micros(us);
-    let mut n = 0u64;
-    while Instant::now() < end {
-        n = n.wrapping_add(1);
-    }
-    n
-}
-
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let secs: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(5);
-    let end = Instant::now() + Duration::from_secs(secs);
-    println!("ready");
-    let mut total = 0u64;
-    while Instant::now() < end {
-        let hs: Vec<_> = (0..4).map(|_| tokio::spawn(async {
-            let n = spin(300);
-            tokio::task::yield_now().await;
-            n + spin(300)
-        })).collect();
-        for h in hs {
-            total = total.wrapping_add(h.await.unwrap());
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    println!("done {total}");
-}
-RS
-    (cd "$d" && cargo generate-lockfile --offline --quiet && cargo build --release --offline --quiet) > "$TMPD/build.$v.log" 2>&1
-}
+. "$ROOT/tests/kit/tls_app.sh"
 
 for v in ${TLS_MATRIX:-1.28.2 1.29.0 1.39.3 1.40.0}; do
     t0=$SECONDS
-    build "$v" || { not_ok "$v: builds ($(tail -3 "$TMPD/build.$v.log"))"; continue; }
+    tls_app_build "$v" || { not_ok "$v: builds ($(tail -3 "$TMPD/build.$v.log"))"; continue; }
     echo "# $v: built in $(( SECONDS - t0 )) s"
     "$TRACER" check --json "$APP" > "$TMPD/check.$v.json"
     sl() { jq -r ".task_id_slot.$1 // empty" "$TMPD/check.$v.json"; }
