@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* text.c — untrusted text made printable (text.h). */
+/* text.c — untrusted text made printable, and HTML-escaped (text.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,4 +51,23 @@ const char *text_sanitize(const char *s, size_t n, size_t max_chars, char *buf, 
 	}
 	buf[o] = 0;
 	return buf;
+}
+
+void text_html_escn(FILE *out, const char *s, size_t n)
+{
+	for (const char *e = s + n; s < e && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+void text_html_esc(FILE *out, const char *s)
+{
+	text_html_escn(out, s, strlen(s));
 }

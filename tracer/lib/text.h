@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * Length (1–4) of the well-formed UTF-8 sequence at p (n ≥ 1 bytes available), or 0 if it is
@@ -48,5 +49,10 @@ static inline size_t utf8_seq_len(const unsigned char *p, size_t n, bool reject_
 /* Untrusted bytes → printable UTF-8: control characters and invalid bytes as \xNN,
  * backslash as \\, cut at max_chars characters with "…". Returns buf. */
 const char *text_sanitize(const char *p, size_t n, size_t max_chars, char *buf, size_t len);
+
+/* The first n bytes of s (to its NUL) written to out HTML-escaped: & < > " ' as entities (for
+ * element text and quoted attributes). text_html_esc: the whole string. */
+void text_html_escn(FILE *out, const char *s, size_t n);
+void text_html_esc(FILE *out, const char *s);
 
 #endif

@@ -95,21 +95,12 @@ static const char *const kind_title[AN_FINDING_KINDS] = {
 /* ---- HTML text ---- */
 static void escn(FILE *out, const char *s, size_t n)
 {
-	for (const char *e = s + n; s < e && *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&#39;", out); break;
-		default: fputc(*s, out);
-		}
-	}
+	text_html_escn(out, s, n);
 }
 
 static void esc(FILE *out, const char *s)
 {
-	escn(out, s, strlen(s));
+	text_html_esc(out, s);
 }
 
 /* Untrusted bytes: printable UTF-8 first (control and invalid bytes as \xNN), then escaped. */

@@ -29,16 +29,7 @@
 
 static void esc(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&#39;", out); break;
-		default: fputc(*s, out);
-		}
-	}
+	text_html_esc(out, s);
 }
 
 /* An untrusted name (NULL: dflt), its first SR_NAME_MAX bytes made printable, then escaped. */
