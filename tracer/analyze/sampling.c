@@ -172,9 +172,19 @@ static void add_finding(struct sa_model *o, const struct sa_finding *f)
 }
 
 /* Each sample's future type (its poll function's, given by the caller); the ids the worker
- * loops' blocking tasks hold. */
+ * loops' blocking tasks hold: a sample's poll frame a BlockingTask's, or a sleep the BPF side
+ * marked TET_TS_BLOCKING (its id one the run had told it: the run learns them from the sleeps
+ * too, where a scan finds no BlockingTask frame in some releases, 1.43 — there a worker loop's
+ * samples whose scan finds a poll frame left over in the stack were charged to its id as an
+ * async task's). */
 static void classify(struct sa_model *o, const struct sa_input *in)
 {
+	for (size_t i = 0; i < in->nz; i++) {
+		const struct sa_sleep *z = &in->z[i];
+
+		if ((z->flags & TET_TS_BLOCKING) && z->task && !htab_get(&o->blk, z->task, 0))
+			id_put(o, &o->blk, z->task, 0);
+	}
 	for (size_t i = 0; i < in->ns; i++) {
 		struct sa_sample *s = &in->s[i];
 
