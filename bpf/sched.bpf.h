@@ -450,7 +450,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tgid)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u32 ptgid = BPF_CORE_READ(prev, tgid), ntgid = BPF_CORE_READ(next, tgid);
+	__u32 ptgid = prev->tgid, ntgid = next->tgid;  /* trusted BTF arguments: plain loads */
 
 	if (stopped())
 		return 0;
@@ -473,7 +473,7 @@ int BPF_PROG(tet_switch, bool preempt, struct task_struct *prev, struct task_str
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(tet_wakeup, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = p->tgid;  /* a trusted BTF argument: a plain load */
 	struct offcpu_state *st;
 
 	if (!tgid || !of_target(tgid))
