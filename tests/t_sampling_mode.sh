@@ -312,6 +312,10 @@ check_flight() {
         "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir /proc
     expect_fail "flight recorder: --trigger stalled (not a finding of this mode)" 3 "dumps on SIGUSR1, exit, crash and long_poll only: --trigger stalled is not" \
         "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir "$fd" --trigger stalled
+    expect_fail "flight recorder: with --remote-write (its window is analysed at a dump only)" 3 "does not serve the mode's live outputs: drop --remote-write" \
+        "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir "$fd" --remote-write http://127.0.0.1:9/api/v1/write
+    expect_fail "flight recorder: with --metrics-addr" 3 "does not serve the mode's live outputs: drop --metrics-addr" \
+        "$TRACER" trace --pid "$sp" --mode sampling --flight-recorder 2s --dump-dir "$fd" --metrics-addr 127.0.0.1:0
 }
 
 run_line() {  # run_line LINE [FLAVOUR]

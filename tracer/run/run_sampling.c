@@ -20,9 +20,10 @@
  * (analyze/flight.h: as the ring hands them over, dropped as the window rolls, bounded by its
  * memory), nothing analysed until a trigger (SIGUSR1, the process's exit or crash) queues a
  * dump (run/flight_rt.h) — with --trigger long_poll the last seconds' records are analysed as
- * they come too (flight_live) and its findings fire; a forked child (run/run_dump.h) replays the dump's window through the
- * same intake (on_rec: its bounds and refusals) and analysis, and writes the JSON, report.html
- * and the trace into --dump-dir, named as the other modes' dumps.
+ * they come too (flight_live) and its findings fire; a forked child (run/run_dump.h) replays
+ * the dump's window through the same intake (on_rec: its bounds and refusals) and analysis,
+ * and writes the JSON, report.html and the trace into --dump-dir, named as the other modes'
+ * dumps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -236,9 +237,14 @@ static void resolve(struct rs *r)
 
 /* The entry of task id `id` (not 0), made when new; a table half full is emptied first (what
  * is forgotten is learnt again; telling the BPF side twice is harmless). */
+static size_t blk_slot(uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 52) & (RS_BLOCKING - 1);
+}
+
 static struct rs_blk *blk_get(struct rs *r, uint64_t id)
 {
-	size_t k = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 52) & (RS_BLOCKING - 1);
+	size_t k = blk_slot(id);
 
 	for (;; k = (k + 1) & (RS_BLOCKING - 1)) {
 		if (r->blk[k].id == id)
@@ -249,7 +255,7 @@ static struct rs_blk *blk_get(struct rs *r, uint64_t id)
 	if (r->nblk >= RS_BLOCKING / 2) {
 		memset(r->blk, 0, sizeof(r->blk));
 		r->nblk = 0;
-		k = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 52) & (RS_BLOCKING - 1);
+		k = blk_slot(id);
 	}
 	r->nblk++;
 	r->blk[k].id = id;
@@ -642,7 +648,7 @@ static int on_rec_flight(void *ctx, void *data, size_t size)
 		if (h->type == TET_REC_TOFFCPU && size >= sizeof(struct tet_toffcpu_rec)) {
 			/* the blocking task ids, learnt here as learn_blocking does without the recorder */
 			const struct tet_toffcpu_rec *x = data;
-			uint64_t polls[TET_SCAN_CANDS];
+			uint64_t polls[TET_SCAN_CANDS];  /* __u64 is another type than uint64_t */
 			bool by_scan;
 
 			if (x->task && !(x->flags & TET_TS_BLOCKING)) {
